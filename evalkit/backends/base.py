@@ -1,0 +1,73 @@
+"""The `Backend` protocol, the features a backend may lack, and the retry policy for faults."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
+
+from evalkit.chat import CallContext, ChatRequest, Completion
+from evalkit.errors import BackendError
+
+__all__ = ["Backend", "Feature", "RetryPolicy", "call_with_retries"]
+
+Feature = Literal["native_tools", "tool_choice_required", "tool_choice_any", "grammar", "json_schema"]
+
+T = TypeVar("T")
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """A model server. One async method does the work; the rest is description.
+
+    `complete` raises `BackendError` (with `retryable` set for timeouts, 429 and 5xx) and never
+    returns a fake answer for a failed call.
+    """
+
+    kind: str
+    model: str
+    simulated: bool
+
+    def supports(self, feature: Feature) -> bool: ...
+
+    async def complete(self, request: ChatRequest, context: CallContext) -> Completion: ...
+
+    async def describe(self) -> dict[str, Any]: ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded exponential backoff with full jitter for retryable backend errors."""
+
+    attempts: int = 4
+    base_delay_s: float = 0.5
+    max_delay_s: float = 8.0
+
+    def delay(self, attempt: int, rng: random.Random) -> float:
+        return rng.uniform(0, min(self.max_delay_s, self.base_delay_s * 2**attempt))
+
+
+async def call_with_retries(
+    call: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    rng: random.Random | None = None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> tuple[T, int]:
+    """Run `call`, retrying retryable `BackendError`s; return (result, retries used).
+
+    The last error propagates once the attempts are used up or when it is not retryable.
+    """
+    rng = rng or random.Random()
+    for attempt in range(policy.attempts):
+        try:
+            return await call(), attempt
+        except BackendError as exc:
+            if not exc.retryable or attempt + 1 >= policy.attempts:
+                raise
+            await sleep(policy.delay(attempt, rng))
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,159 @@
+"""Normalised chat types shared by backends, strategies and the agent loop.
+
+Every backend translates its wire format into these and back, so strategies and scoring never see
+a provider's JSON. They are pydantic models because they are written verbatim into results files.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CallContext",
+    "ChatRequest",
+    "Completion",
+    "Constraint",
+    "Message",
+    "Sampling",
+    "Skill",
+    "ToolCall",
+    "ToolSpec",
+    "Usage",
+    "parse_arguments",
+]
+
+Role = Literal["system", "user", "assistant", "tool"]
+ToolChoice = Literal["auto", "required", "none"]
+ToolMode = Literal["native", "prompt"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolSpec(_Model):
+    """A tool offered to the model: a name, a description and JSON-schema parameters."""
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+
+    def openai_schema(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": self.parameters},
+        }
+
+
+class ToolCall(_Model):
+    """A tool call as the model made it.
+
+    Unparseable arguments are kept, never dropped: `arguments` is then None, `raw_arguments` holds
+    what the model wrote and `parse_error` says why it did not parse.
+    """
+
+    id: str = ""
+    name: str
+    arguments: dict[str, Any] | None = None
+    raw_arguments: str | None = None
+    parse_error: str | None = None
+
+    @property
+    def malformed(self) -> bool:
+        return self.arguments is None
+
+
+def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
+    """Parse tool-call arguments that arrive as a JSON string or an object; return (args, error)."""
+    if raw is None or raw == "":
+        return {}, None
+    if isinstance(raw, dict):
+        return raw, None
+    try:
+        value = json.loads(raw)
+    except (json.JSONDecodeError, TypeError) as exc:
+        return None, f"invalid JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, f"arguments are a JSON {type(value).__name__}, not an object"
+    return value, None
+
+
+class Message(_Model):
+    """One chat message. `origin` marks messages the harness wrote (a guard's nudge, a mocked result)."""
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    origin: Literal["scenario", "model", "guard", "mock", "harness"] = "scenario"
+
+
+class Constraint(_Model):
+    """Constrained decoding: a GBNF grammar or a JSON schema the output must match."""
+
+    kind: Literal["grammar", "json_schema"]
+    grammar: str | None = None
+    json_schema: dict[str, Any] | None = None
+    # hybrid mode: a backend that refuses constraints gets the request without them
+    optional: bool = False
+
+
+class Sampling(_Model):
+    """Sampling settings sent with every call (and recorded per run)."""
+
+    temperature: float = 0.7
+    seed: int | None = None
+    max_tokens: int = 256
+
+
+class ChatRequest(_Model):
+    """What a backend is asked: the only input a backend may use to build its wire request."""
+
+    messages: list[Message]
+    tools: list[ToolSpec] = Field(default_factory=list)
+    tool_choice: ToolChoice | None = None
+    constraint: Constraint | None = None
+    sampling: Sampling = Field(default_factory=Sampling)
+
+
+class Skill(_Model):
+    """The scenario's intended solution, which a *simulated* model may know (never the check)."""
+
+    calls: list[ToolCall] = Field(default_factory=list)
+    reply: str = ""
+    asks_user: bool = False
+
+
+class CallContext(_Model):
+    """Facts about the call that are not part of the wire request.
+
+    Real backends ignore it. The simulated backend uses it to draw deterministic randomness per
+    call and to know the scenario's intended solution, as a model "knows" how to do a task.
+    """
+
+    run_id: str
+    seed: int
+    call_index: int
+    mode: ToolMode = "native"
+    offered_tools: list[ToolSpec] = Field(default_factory=list)
+    skill: Skill = Field(default_factory=Skill)
+
+
+class Usage(_Model):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class Completion(_Model):
+    """A backend's normalised answer. A tool call happened iff `tool_calls` is non-empty."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str = "stop"
+    usage: Usage = Field(default_factory=Usage)
+    latency_s: float = 0.0
+    constraint_dropped: bool = False

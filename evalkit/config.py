@@ -1,0 +1,145 @@
+"""The run config: which scenarios, on which backends and models, under which guard stacks, N times.
+
+    name: default
+    seed: 1234
+    runs: 25                       # runs per cell
+    scenarios: ["../scenarios/*/*.yaml"]   # globs, relative to this file
+    modes: [native]                # tool-calling modes: native and/or prompt
+    backends:
+      - {label: sim-small, kind: sim, model: small-local}
+    strategies:                    # label -> stack of guards, applied in order
+      trust_text: [trust_text]
+      respond+nudge: [respond_tool, {retry_nudge: {max_retries: 3}}]
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from evalkit.chat import Sampling, ToolMode
+from evalkit.errors import ConfigError, ScenarioError
+from evalkit.strategies import StrategySpec
+from evalkit.yamlfile import read_yaml
+
+__all__ = ["BackendEntry", "RetrySettings", "RunConfig", "load_config", "parse_strategy_specs"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class RetrySettings(_Model):
+    """Backoff for backend faults (timeouts, connection errors, 429, 5xx)."""
+
+    attempts: int = Field(4, ge=1, le=20)
+    base_delay_s: float = Field(0.5, ge=0)
+    max_delay_s: float = Field(8.0, ge=0)
+
+
+class BackendEntry(_Model):
+    """One backend and model. `label` names it in results and reports."""
+
+    label: str
+    kind: str
+    model: str
+    url: str | None = None
+    api_key_env: str | None = None  # the *name* of the variable; the key itself is never stored
+    concurrency: int = Field(4, ge=1, le=256)
+    timeout_s: float = Field(120.0, gt=0)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunConfig(_Model):
+    name: str
+    description: str = ""
+    seed: int = 0
+    runs: int = Field(25, ge=1, le=100_000)
+    scenarios: list[str] = Field(min_length=1)
+    families: list[str] | None = None
+    modes: list[ToolMode] = Field(default_factory=lambda: ["native"], min_length=1)
+    backends: list[BackendEntry] = Field(min_length=1)
+    strategies: dict[str, list[Any]] = Field(min_length=1)
+    sampling: Sampling = Field(default_factory=Sampling)
+    output: str | None = None
+    base_dir: str = Field("", exclude=True)
+
+    @field_validator("backends")
+    @classmethod
+    def _unique_labels(cls, backends: list[BackendEntry]) -> list[BackendEntry]:
+        labels = [b.label for b in backends]
+        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        if dupes:
+            raise ValueError(f"duplicate backend label(s): {dupes}")
+        return backends
+
+    @model_validator(mode="after")
+    def _check_strategies(self) -> RunConfig:
+        for label, specs in self.strategies.items():
+            parse_strategy_specs(label, specs)
+        return self
+
+    def strategy_specs(self) -> dict[str, list[StrategySpec]]:
+        return {label: parse_strategy_specs(label, specs) for label, specs in self.strategies.items()}
+
+    def scenario_paths(self) -> list[Path]:
+        """Scenario files matched by the globs, relative to the config file, sorted and unique."""
+        base = Path(self.base_dir or ".")
+        found: set[Path] = set()
+        for pattern in self.scenarios:
+            full = pattern if Path(pattern).is_absolute() else str(base / pattern)
+            matches = [Path(p) for p in glob.glob(full, recursive=True)]
+            if not matches:
+                raise ConfigError(f"{self.name}: scenario pattern {pattern!r} matches no file")
+            found.update(p.resolve() for p in matches)
+        return sorted(found)
+
+    def fingerprint(self) -> str:
+        """A hash of everything that decides the runs, to refuse resuming into another config."""
+        data = json.dumps(self.model_dump(exclude={"output", "description"}), sort_keys=True)
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def parse_strategy_specs(label: str, specs: list[Any]) -> list[StrategySpec]:
+    """Turn a YAML guard list into (name, options) pairs, with errors that name the stack."""
+    out: list[StrategySpec] = []
+    for item in specs:
+        if isinstance(item, str):
+            out.append((item, {}))
+        elif isinstance(item, dict) and set(item) <= {"plugin", "options"} and "plugin" in item:
+            out.append((str(item["plugin"]), dict(item.get("options") or {})))
+        elif isinstance(item, dict) and len(item) == 1:
+            (name, options), = item.items()
+            if not isinstance(options, dict):
+                raise ValueError(f"strategy stack {label!r}: options of {name!r} must be a mapping")
+            out.append((str(name), options))
+        else:
+            raise ValueError(f"strategy stack {label!r}: cannot read guard {item!r}")
+    if not out:
+        raise ValueError(f"strategy stack {label!r} is empty (use [trust_text] for no guard)")
+    return out
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Load and validate a config file; errors name the file, the field and the line."""
+    try:
+        doc = read_yaml(path)
+    except ScenarioError as exc:
+        raise ConfigError(str(exc)) from exc
+    try:
+        config = RunConfig.model_validate(doc.data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(first["loc"])
+        field = ".".join(str(p) for p in loc) or "(top level)"
+        line = doc.line_of(loc)
+        where = f"{path}:{line}" if line else str(path)
+        raise ConfigError(f"{where}: {field}: {first['msg']}") from exc
+    config.base_dir = str(Path(path).resolve().parent)
+    return config

@@ -1,0 +1,72 @@
+"""The exception tree. Every error evalkit raises on purpose derives from `EvalkitError`.
+
+    EvalkitError
+     ├── ConfigError        a config file or option is unusable
+     ├── ScenarioError      a scenario file is unusable (names file, field path, line)
+     ├── ResultsError       a results file is unreadable or does not match a resume
+     ├── BackendError       a backend failed; `retryable` says whether trying again may help
+     │    └── UnsupportedFeature  the backend cannot do what a strategy or mode needs
+     ├── ReplayMiss         a replay backend has no recording for a request
+     └── GateInputError     gate inputs cannot be compared (exit code 2)
+
+`evalkit.cli.main` is the only place that maps these to exit codes.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BackendError",
+    "ConfigError",
+    "EvalkitError",
+    "GateInputError",
+    "ReplayMiss",
+    "ResultsError",
+    "ScenarioError",
+    "UnsupportedFeature",
+]
+
+
+class EvalkitError(Exception):
+    """Root of every error evalkit raises deliberately."""
+
+
+class ConfigError(EvalkitError):
+    """A run config (or a command-line option) cannot be used."""
+
+
+class ScenarioError(EvalkitError):
+    """A scenario file cannot be used; the message starts with the file name."""
+
+    def __init__(self, path: str, problem: str, *, field: str | None = None, line: int | None = None):
+        self.path = path
+        self.problem = problem
+        self.field = field
+        self.line = line
+        where = path + (f":{line}" if line else "")
+        what = f"{field}: {problem}" if field else problem
+        super().__init__(f"{where}: {what}")
+
+
+class ResultsError(EvalkitError):
+    """A results file is unreadable, or does not belong to the run being resumed."""
+
+
+class BackendError(EvalkitError):
+    """A backend call failed. `retryable` errors (timeouts, 429, 5xx) are retried by the runner."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None):
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+class UnsupportedFeature(BackendError):
+    """A strategy or tool mode needs a feature this backend lacks; the cell is `unsupported`."""
+
+
+class ReplayMiss(EvalkitError):
+    """A replayed request was not recorded (the request changed, or the recording is missing)."""
+
+
+class GateInputError(EvalkitError):
+    """The gate's inputs cannot be compared: mismatched scenarios, empty cells, too many infra errors."""

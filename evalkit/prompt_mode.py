@@ -1,0 +1,88 @@
+"""Prompt-mode tool calling: tools described in the system prompt, calls parsed out of the text.
+
+This is the harness's own, strict format: a reply that is one JSON object
+`{"name": ..., "arguments": {...}}` (or a list of them), optionally inside `<tool_call>` tags.
+Anything looser (calls inside prose, fenced blocks, XML dialects) is the `rescue_parse` guard's job,
+so that rescuing stays a measured intervention rather than a hidden default.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from evalkit.chat import ChatRequest, Message, ToolCall, ToolSpec, parse_arguments
+
+__all__ = ["apply_prompt_mode", "parse_strict_calls", "render_tool_prompt", "tool_result_message"]
+
+_TAGGED = re.compile(r"^\s*<tool_call>\s*(.*?)\s*</tool_call>\s*$", re.DOTALL)
+
+
+def render_tool_prompt(tools: list[ToolSpec]) -> str:
+    lines = [
+        "You can call these tools:",
+        *(f"- {t.name}: {t.description} Parameters (JSON schema): {json.dumps(t.parameters)}" for t in tools),
+        "",
+        'To call a tool, reply with only a JSON object: {"name": "<tool name>", "arguments": {...}}.',
+        "If no tool is needed, reply in plain text.",
+    ]
+    return "\n".join(lines)
+
+
+def tool_result_message(call: ToolCall, content: str) -> Message:
+    """How a tool's result goes back to a model that has no tool role: a user message."""
+    return Message(role="user", content=f"Result of {call.name}: {content}", origin="mock")
+
+
+def _as_wire_message(message: Message) -> Message:
+    if message.role == "tool":
+        return Message(role="user", content=f"Result of {message.name}: {message.content}", origin=message.origin)
+    if message.role == "assistant" and message.tool_calls:
+        calls = [{"name": c.name, "arguments": c.arguments if c.arguments is not None else c.raw_arguments}
+                 for c in message.tool_calls]
+        text = json.dumps(calls[0] if len(calls) == 1 else calls)
+        return Message(role="assistant", content=text, origin=message.origin)
+    return message
+
+
+def apply_prompt_mode(request: ChatRequest) -> ChatRequest:
+    """Move the request's tools into the system prompt; send no tool API fields at all."""
+    if not request.tools:
+        return request
+    prompt = render_tool_prompt(request.tools)
+    messages = [_as_wire_message(m) for m in request.messages]
+    if messages and messages[0].role == "system":
+        messages[0] = messages[0].model_copy(update={"content": messages[0].content + "\n\n" + prompt})
+    else:
+        messages.insert(0, Message(role="system", content=prompt, origin="harness"))
+    return request.model_copy(update={"messages": messages, "tools": [], "tool_choice": None})
+
+
+def _call_from_object(obj: Any, index: int) -> ToolCall | None:
+    if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
+        return None
+    raw = obj.get("arguments", obj.get("parameters", {}))
+    args, error = parse_arguments(raw if isinstance(raw, (str, dict)) else json.dumps(raw))
+    raw_text = raw if isinstance(raw, str) else None
+    return ToolCall(id=f"call_{index}", name=obj["name"], arguments=args, raw_arguments=raw_text, parse_error=error)
+
+
+def parse_strict_calls(text: str) -> list[ToolCall]:
+    """Calls in the harness's own format, or [] when the reply is prose."""
+    tagged = _TAGGED.match(text)
+    body = tagged.group(1) if tagged else text.strip()
+    if not body.startswith(("{", "[")):
+        return []
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError:
+        if tagged or body.startswith('{"name"'):
+            # clearly meant as a call, but broken: keep it as a malformed call
+            name = re.search(r'"name"\s*:\s*"([^"]+)"', body)
+            if name:
+                return [ToolCall(id="call_0", name=name.group(1), raw_arguments=body, parse_error="invalid JSON")]
+        return []
+    items = value if isinstance(value, list) else [value]
+    calls = [_call_from_object(item, i) for i, item in enumerate(items)]
+    return [c for c in calls if c is not None] if all(c is not None for c in calls) else []

@@ -1,0 +1,96 @@
+"""Guard strategies: a registry of names, and building a run's strategy stack from config specs.
+
+A spec is a name (`retry_nudge`), a mapping of one name to its options (`{retry_nudge: {max_retries: 5}}`)
+or a user's own guard (`{plugin: "mypkg.guards:MyGuard", options: {...}}`). Modules are imported
+lazily so that listing strategies costs nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from typing import Any
+
+from evalkit.errors import ConfigError
+from evalkit.strategies.base import (
+    Accept,
+    BaseStrategy,
+    Decision,
+    Execute,
+    ExecutedCall,
+    Retry,
+    Stop,
+    Strategy,
+    TurnView,
+)
+
+__all__ = [
+    "STRATEGIES",
+    "Accept",
+    "BaseStrategy",
+    "Decision",
+    "Execute",
+    "ExecutedCall",
+    "Retry",
+    "Stop",
+    "Strategy",
+    "StrategySpec",
+    "TurnView",
+    "build_stack",
+    "load_class",
+]
+
+# name -> "module:Class"
+STRATEGIES: dict[str, str] = {
+    "trust_text": "evalkit.strategies.trust_text:TrustText",
+    "retry_nudge": "evalkit.strategies.retry_nudge:RetryNudge",
+    "no_tools_guard": "evalkit.strategies.no_tools_guard:NoToolsGuard",
+    "respond_tool": "evalkit.strategies.respond_tool:RespondTool",
+    "grammar": "evalkit.strategies.grammar:Grammar",
+    "rescue_parse": "evalkit.strategies.rescue_parse:RescueParse",
+    "tool_choice": "evalkit.strategies.tool_choice:ToolChoiceRequired",
+    "context_mode": "evalkit.strategies.context_mode:ContextMode",
+    "completion_guard": "evalkit.strategies.completion_guard:CompletionGuard",
+}
+
+StrategySpec = tuple[str, dict[str, Any]]  # (registry name or "module:Class", options)
+
+
+def load_class(target: str) -> type[Any]:
+    """Import `module:Class`, with an error that says what was wrong."""
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise ConfigError(f"plugin {target!r}: expected 'module:Class'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"plugin {target!r}: cannot import {module_name!r}: {exc}") from exc
+    try:
+        cls: type[Any] = getattr(module, attr)
+    except AttributeError as exc:
+        raise ConfigError(f"plugin {target!r}: module {module_name!r} has no {attr!r}") from exc
+    return cls
+
+
+def _build_one(name: str, options: dict[str, Any]) -> Strategy:
+    target = STRATEGIES.get(name, name if ":" in name else "")
+    if not target:
+        known = ", ".join(sorted(STRATEGIES))
+        raise ConfigError(f"unknown strategy {name!r} (known: {known}; or a plugin 'module:Class')")
+    cls = load_class(target)
+    fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else None
+    unknown = sorted(set(options) - fields) if fields is not None else []
+    if unknown:
+        raise ConfigError(f"strategy {name!r}: unknown option(s) {unknown}; it takes {sorted(fields or [])}")
+    try:
+        instance = cls(**options)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"strategy {name!r}: {exc}") from exc
+    if not isinstance(instance, Strategy):
+        raise ConfigError(f"strategy {name!r}: {target} does not implement the Strategy protocol")
+    return instance
+
+
+def build_stack(specs: list[StrategySpec]) -> list[Strategy]:
+    """Fresh strategy instances for one run, in the order they were declared."""
+    return [_build_one(name, dict(options)) for name, options in specs]

@@ -1,0 +1,119 @@
+"""Reading YAML that a user wrote: plain data only, with line numbers, and with limits.
+
+PyYAML composes the file into nodes; we build Python values from those nodes ourselves rather than
+letting a constructor run. So no tag can construct an object, an alias bomb is stopped by a node
+budget, absurd nesting by a depth limit, and every value's line is known for error messages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalkit.errors import ScenarioError
+
+__all__ = ["LineMap", "YamlDocument", "read_yaml"]
+
+MAX_BYTES = 1_000_000
+MAX_DEPTH = 40
+MAX_NODES = 200_000  # counts aliased nodes each time they are reached, which is what stops a bomb
+
+_PLAIN_TAGS = {
+    "tag:yaml.org,2002:map",
+    "tag:yaml.org,2002:seq",
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+}
+
+LineMap = dict[tuple[str | int, ...], int]
+
+
+@dataclass
+class YamlDocument:
+    path: str
+    data: Any
+    lines: LineMap = field(default_factory=dict)
+
+    def line_of(self, loc: tuple[str | int, ...]) -> int | None:
+        """The line of the deepest known part of `loc` (a pydantic error location)."""
+        for end in range(len(loc), -1, -1):
+            line = self.lines.get(tuple(loc[:end]))
+            if line is not None:
+                return line
+        return None
+
+
+class _Builder:
+    def __init__(self, path: str):
+        self.path = path
+        self.nodes = 0
+        self.lines: LineMap = {}
+        self.scalar = yaml.SafeLoader("")  # only its scalar resolvers are used
+
+    def fail(self, node: yaml.Node, problem: str) -> ScenarioError:
+        return ScenarioError(self.path, problem, line=node.start_mark.line + 1)
+
+    def build(self, node: yaml.Node, loc: tuple[str | int, ...], depth: int) -> Any:
+        self.nodes += 1
+        if self.nodes > MAX_NODES:
+            raise self.fail(node, f"more than {MAX_NODES} values (an alias bomb?)")
+        if depth > MAX_DEPTH:
+            raise self.fail(node, f"nested deeper than {MAX_DEPTH} levels")
+        if node.tag not in _PLAIN_TAGS:
+            raise self.fail(node, f"YAML tag {node.tag!r} is not allowed (plain data only)")
+        self.lines.setdefault(loc, node.start_mark.line + 1)
+        if isinstance(node, yaml.MappingNode):
+            return self.mapping(node, loc, depth)
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(item, (*loc, i), depth + 1) for i, item in enumerate(node.value)]
+        return self.scalar.construct_object(node, deep=False)
+
+    def mapping(self, node: yaml.MappingNode, loc: tuple[str | int, ...], depth: int) -> dict[Any, Any]:
+        out: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise self.fail(key_node, "YAML merge keys ('<<') are not supported")
+            key = self.build(key_node, loc, depth + 1)
+            if not isinstance(key, (str, int)):
+                raise self.fail(key_node, f"mapping keys must be strings, not {type(key).__name__}")
+            if key in out:
+                raise self.fail(key_node, f"duplicate key {key!r}")
+            out[key] = self.build(value_node, (*loc, key), depth + 1)
+        return out
+
+
+def read_yaml(path: str | Path) -> YamlDocument:
+    """Read one YAML document safely; every problem raises `ScenarioError` naming the file."""
+    name = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ScenarioError(name, f"cannot read: {exc.strerror}") from exc
+    if len(raw) > MAX_BYTES:
+        raise ScenarioError(name, f"file is {len(raw)} bytes; the limit is {MAX_BYTES}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(name, f"not UTF-8 text (byte {exc.start})") from exc
+    if not text.strip():
+        raise ScenarioError(name, "file is empty")
+    try:
+        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise ScenarioError(name, f"invalid YAML: {exc.problem}", line=line) from exc
+    except yaml.YAMLError as exc:
+        raise ScenarioError(name, f"invalid YAML: {exc}") from exc
+    if len(nodes) != 1 or nodes[0] is None:
+        raise ScenarioError(name, f"expected one YAML document, found {len(nodes)}")
+    builder = _Builder(name)
+    data = builder.build(nodes[0], (), 0)
+    if not isinstance(data, dict):
+        raise ScenarioError(name, f"the top level must be a mapping, not {type(data).__name__}")
+    return YamlDocument(name, data, builder.lines)
