@@ -79,9 +79,10 @@ class _Builder:
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 raise self.fail(key_node, "YAML merge keys ('<<') are not supported")
-            key = self.build(key_node, loc, depth + 1)
-            if not isinstance(key, (str, int)):
-                raise self.fail(key_node, f"mapping keys must be strings, not {type(key).__name__}")
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.fail(key_node, "mapping keys must be plain strings")
+            # the key's literal text: YAML 1.1 would turn keys such as `on` or `no` into booleans
+            key = key_node.value
             if key in out:
                 raise self.fail(key_node, f"duplicate key {key!r}")
             out[key] = self.build(value_node, (*loc, key), depth + 1)

@@ -13,7 +13,9 @@ from evalkit.errors import BackendError
 
 __all__ = ["Backend", "Feature", "RetryPolicy", "call_with_retries"]
 
-Feature = Literal["native_tools", "tool_choice_required", "tool_choice_any", "grammar", "json_schema"]
+Feature = Literal[
+    "native_tools", "tool_choice_required", "tool_choice_any", "grammar", "json_schema", "grammar_with_tools"
+]
 
 T = TypeVar("T")
 

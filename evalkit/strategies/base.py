@@ -2,7 +2,8 @@
 
 A run holds a *stack* of strategies (`[respond_tool, retry_nudge]`). Before each model call every
 strategy's `prepare` may reshape the request, in order. After the call the strategies `judge` the
-reply in order; the first one that returns a decision wins. A reply no strategy claims is taken at
+reply in order; the first one that returns a decision wins, except `Rewrite`, which replaces the
+reply (rescued calls, say) and lets the rest of the stack judge the new one. A reply no strategy claims is taken at
 face value: tool calls are executed, text is accepted as the answer (that is `trust_text`).
 
 Strategy instances are built fresh for every run, so they may keep per-run counters on `self`.
@@ -23,6 +24,7 @@ __all__ = [
     "Execute",
     "ExecutedCall",
     "Retry",
+    "Rewrite",
     "Stop",
     "Strategy",
     "TurnView",
@@ -54,6 +56,17 @@ class Retry:
 
 
 @dataclass(frozen=True)
+class Rewrite:
+    """The reply is really `reply` (e.g. tool calls rescued from text): later strategies judge that.
+
+    Unlike the other decisions this does not end judging; it is recorded as an intervention.
+    """
+
+    reply: Completion
+    note: str
+
+
+@dataclass(frozen=True)
 class Stop:
     """End the run now: `escalated` (handed back to a human) or `failed` (an explicit failure)."""
 
@@ -61,7 +74,7 @@ class Stop:
     reason: str
 
 
-Decision = Execute | Accept | Retry | Stop
+Decision = Execute | Accept | Retry | Rewrite | Stop
 
 
 @dataclass(frozen=True)

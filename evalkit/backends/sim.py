@@ -1,0 +1,166 @@
+"""The simulated backend: a seeded, stochastic stand-in for a small LLM, needing no server.
+
+Per call it works out where the run stands from the conversation (how much of the scenario's
+intended solution has been done), decides whether the right move is a tool call or a reply, and
+samples a behaviour from its profile. It reacts to the request: a guard's nudge, an offered
+`respond` tool, `tool_choice="required"` and a grammar or schema constraint all change what it may
+do. It knows the scenario's intended solution (its "skill") and never sees the success check.
+
+Randomness comes from (run seed, call index) only, so every strategy meets the same draws at the
+same point of a run: comparisons between strategies are paired, as with a real fixed seed.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import httpx
+
+from evalkit.backends.base import Feature
+from evalkit.backends.sim_profile import SimProfile, load_profile
+from evalkit.chat import CallContext, ChatRequest, Completion, Message, Skill, ToolCall, ToolSpec, Usage
+from evalkit.config import BackendEntry
+from evalkit.prompt_mode import parse_strict_calls
+
+__all__ = ["SimulatedBackend"]
+
+RESPOND = "respond"
+_STALL_TEXT = "Sure, I'll look into that for you and get back with the details."
+_INVENTED = "Based on what I know, the answer is 42. Let me know if you need anything else."
+
+
+def _calls_in(message: Message) -> list[ToolCall]:
+    if message.tool_calls:
+        return message.tool_calls
+    return parse_strict_calls(message.content) if message.role == "assistant" else []
+
+
+def _progress(messages: list[Message], skill: Skill) -> int:
+    """How many of the intended calls have been made, in order, with the intended arguments."""
+    done = 0
+    for message in messages:
+        for call in _calls_in(message):
+            if done < len(skill.calls) and call.name == skill.calls[done].name \
+                    and call.arguments == skill.calls[done].arguments:
+                done += 1
+    return done
+
+
+def _placeholder_args(tool: ToolSpec) -> dict[str, Any]:
+    props = tool.parameters.get("properties", {}) if isinstance(tool.parameters, dict) else {}
+    return {name: ("hello" if spec.get("type", "string") == "string" else 1) for name, spec in props.items()}
+
+
+class _Situation:
+    """What the simulated model can see in the request."""
+
+    def __init__(self, request: ChatRequest, context: CallContext):
+        self.offered = context.offered_tools
+        self.names = {t.name for t in self.offered}
+        self.respond = RESPOND in self.names
+        self.nudged = bool(request.messages) and request.messages[-1].origin == "guard"
+        self.forced = request.tool_choice == "required" or request.constraint is not None
+        self.constrained = request.constraint is not None
+        self.prompt_mode = context.mode == "prompt"
+        self.progress = _progress(request.messages, context.skill)
+        self.skill = context.skill
+
+
+class SimulatedBackend:
+    """`kind: sim`; `model` names a profile in evalkit/profiles (or a path to a profile YAML)."""
+
+    kind = "sim"
+    simulated = True
+
+    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient | None = None,
+                 api_key: str | None = None):
+        self.model = entry.model
+        self.profile: SimProfile = load_profile(entry.model)
+
+    def supports(self, feature: Feature) -> bool:
+        return feature != "grammar_with_tools"
+
+    async def describe(self) -> dict[str, Any]:
+        return {"kind": "sim", "simulated": True, "profile": self.profile.model_dump()}
+
+    async def aclose(self) -> None:
+        return None
+
+    async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
+        rng = random.Random(f"{context.seed}:{context.call_index}")
+        s = _Situation(request, context)
+        if s.progress < len(s.skill.calls):
+            text, calls = self._tool_step(rng, s, s.skill.calls[s.progress])
+        else:
+            text, calls = self._reply_step(rng, s)
+        if s.prompt_mode and calls:
+            text, calls = self._as_text(rng, s, calls), []
+        prompt_chars = sum(len(m.content) for m in request.messages)
+        usage = Usage(prompt_tokens=prompt_chars // 4, completion_tokens=max(1, len(text) // 4) + 8 * len(calls))
+        return Completion(text=text, tool_calls=calls, finish_reason="tool_calls" if calls else "stop", usage=usage)
+
+    # -- behaviours --------------------------------------------------------------------------------
+
+    def _tool_step(self, rng: random.Random, s: _Situation, target: ToolCall) -> tuple[str, list[ToolCall]]:
+        weights = self.profile.tool_step.model_dump()
+        if s.nudged:  # a corrective message mostly works; the rest fails as usual
+            rest = 1 - self.profile.after_nudge.tool_step_correct
+            others = sum(v for k, v in weights.items() if k != "correct") or 1
+            weights = {k: (self.profile.after_nudge.tool_step_correct if k == "correct" else v * rest / others)
+                       for k, v in weights.items()}
+        if s.constrained:  # the grammar makes format errors and invented tools impossible
+            weights["malformed_call"] = weights["hallucinated_tool"] = 0.0
+        if s.forced:  # must emit a call: prose turns into some call, most often the right one
+            weights["correct"] += weights["text_instead_of_tool"] + weights["premature_answer"]
+            weights["text_instead_of_tool"] = weights["premature_answer"] = 0.0
+        behaviour = rng.choices(list(weights), weights=list(weights.values()))[0]
+        if s.respond and behaviour == "correct" and rng.random() < self.profile.respond_instead_of_tool:
+            behaviour = "premature_answer"
+        return self._act(rng, s, behaviour, target)
+
+    def _act(self, rng: random.Random, s: _Situation, behaviour: str, target: ToolCall) -> tuple[str, list[ToolCall]]:
+        call_id = f"sim_{rng.randrange(10**8)}"
+        if behaviour == "correct":
+            return "", [target.model_copy(update={"id": call_id})]
+        if behaviour == "malformed_call":
+            raw = json.dumps(target.arguments)[:-1] + ',"'  # cut short, as a model that stops mid-object
+            return "", [ToolCall(id=call_id, name=target.name, raw_arguments=raw, parse_error="invalid JSON")]
+        if behaviour == "hallucinated_tool":
+            return "", [ToolCall(id=call_id, name=target.name.replace("get_", "fetch_") + "_info",
+                                 arguments=target.arguments)]
+        if behaviour == "wrong_arguments":
+            wrong = {k: (f"{v}-x" if isinstance(v, str) else v) for k, v in (target.arguments or {}).items()}
+            return "", [ToolCall(id=call_id, name=target.name, arguments=wrong or {"query": "?"})]
+        if behaviour == "premature_answer":
+            return self._say(s, _INVENTED, call_id)
+        return _STALL_TEXT, []  # text_instead_of_tool
+
+    def _reply_step(self, rng: random.Random, s: _Situation) -> tuple[str, list[ToolCall]]:
+        reply = s.skill.reply or "Okay."
+        call_id = f"sim_{rng.randrange(10**8)}"
+        real_tools = [t for t in s.offered if t.name != RESPOND]
+        nudge = self.profile.after_nudge
+        p_tool = nudge.reply_step_tool_call if s.nudged else self.profile.reply_step.unneeded_tool_call
+        p_respond = nudge.uses_respond if s.nudged else self.profile.reply_step.uses_respond
+        if s.respond and (s.forced or rng.random() < p_respond):
+            return "", [ToolCall(id=call_id, name=RESPOND, arguments={"message": reply})]
+        if real_tools and (s.forced or rng.random() < p_tool):
+            tool = rng.choice(real_tools)
+            return "", [ToolCall(id=call_id, name=tool.name, arguments=_placeholder_args(tool))]
+        return reply, []
+
+    def _say(self, s: _Situation, text: str, call_id: str) -> tuple[str, list[ToolCall]]:
+        if s.respond:
+            return "", [ToolCall(id=call_id, name=RESPOND, arguments={"message": text})]
+        return text, []
+
+    def _as_text(self, rng: random.Random, s: _Situation, calls: list[ToolCall]) -> str:
+        """Prompt mode: the model writes its call as JSON text, sometimes imperfectly."""
+        call = calls[0]
+        body = call.raw_arguments if call.arguments is None else json.dumps(call.arguments)
+        text = f'{{"name": "{call.name}", "arguments": {body}}}'
+        if not s.constrained and rng.random() < self.profile.prompt_mode_malformed:
+            text = text[:-2]  # a dropped closing brace: the commonest format slip
+        return text

@@ -1,0 +1,129 @@
+"""Deciding a run: the scenario's check items, `completed`, `correct` and the failure category.
+
+`completed` means the workflow reached its goal structurally (the required tools were called, the
+terminal tool was reached, no forbidden call was made, a reply was given); `correct` adds the content
+checks (argument values, facts, reply text). This mirrors Forge's Cmp and Scr columns.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from evalkit.matching import args_match, mentions
+from evalkit.results import CheckItem, FailureCategory, Outcome
+from evalkit.scenario import CallCheck, Check, Scenario
+from evalkit.strategies.base import ExecutedCall
+
+__all__ = ["Verdict", "judge_run"]
+
+_ENDED_NORMALLY = ("final_answer", "terminal_tool")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    completed: bool
+    correct: bool
+    items: list[CheckItem]
+    failure: FailureCategory | None
+
+
+def _valid(calls: list[ExecutedCall]) -> list[ExecutedCall]:
+    return [c for c in calls if c.known_tool and not c.call.malformed]
+
+
+def _required_items(required: list[CallCheck], ordered: bool, calls: list[ExecutedCall]) -> list[CheckItem]:
+    items: list[CheckItem] = []
+    valid = _valid(calls)
+    position = 0
+    for want in required:
+        pool = valid[position:] if ordered else valid
+        named = [c for c in pool if c.call.name == want.name]
+        exact = [c for c in named if args_match(want.arguments, c.call.arguments)]
+        chosen = exact[0] if exact else (named[0] if named else None)
+        label = f"called {want.name}" + (" in order" if ordered else "")
+        items.append(CheckItem(item=label, passed=chosen is not None, structural=True))
+        if want.arguments:
+            detail = "" if exact else f"wanted {json.dumps(want.arguments)}"
+            items.append(CheckItem(item=f"arguments of {want.name}", passed=bool(exact), structural=False,
+                                   detail=detail))
+        if chosen is not None and ordered:
+            position = valid.index(chosen) + 1
+    return items
+
+
+def _terminal_items(scenario: Scenario, check: Check, calls: list[ExecutedCall]) -> list[CheckItem]:
+    tool = scenario.terminal_tool or ""
+    final = [c for c in _valid(calls) if c.call.name == tool]
+    items = [CheckItem(item=f"terminal tool {tool} called", passed=bool(final), structural=True)]
+    for arg, facts in (check.terminal.contains.items() if check.terminal else []):
+        value = json.dumps((final[-1].call.arguments or {}).get(arg, "")) if final else ""
+        missing = [f for f in facts if not mentions(value, f)]
+        items.append(CheckItem(item=f"{tool}.{arg} mentions {facts}", passed=not missing, structural=False,
+                               detail=f"missing {missing}" if missing else ""))
+    return items
+
+
+def _reply_items(check: Check, reply: str | None) -> list[CheckItem]:
+    text = reply or ""
+    items: list[CheckItem] = []
+    if check.reply or check.asks_user:
+        items.append(CheckItem(item="gave a final reply", passed=bool(text.strip()), structural=True))
+    if check.reply:
+        for needle in check.reply.contains:
+            items.append(CheckItem(item=f"reply mentions {needle!r}", passed=mentions(text, needle), structural=False))
+        for needle in check.reply.not_contains:
+            items.append(CheckItem(item=f"reply avoids {needle!r}", passed=not mentions(text, needle),
+                                   structural=False))
+    if check.asks_user:
+        items.append(CheckItem(item="asks the user", passed="?" in text, structural=True))
+        wanted = check.asks_user.mentions
+        if wanted:
+            ok = any(mentions(text, w) for w in wanted)
+            items.append(CheckItem(item=f"question mentions any of {wanted}", passed=ok, structural=False))
+    return items
+
+
+def _items(scenario: Scenario, calls: list[ExecutedCall], reply: str | None) -> list[CheckItem]:
+    check = scenario.check
+    items: list[CheckItem] = []
+    if check.calls:
+        items += _required_items(check.calls.required, check.calls.order == "ordered", calls)
+        for name in check.calls.forbidden:
+            used = any(c.call.name == name for c in calls)
+            items.append(CheckItem(item=f"never called {name}", passed=not used, structural=True))
+    if check.terminal or (scenario.terminal_tool and check.calls):
+        items += _terminal_items(scenario, check, calls)
+    if check.no_tool_calls:
+        names = sorted({c.call.name for c in calls})
+        items.append(CheckItem(item="no tool calls", passed=not calls, structural=True,
+                               detail=f"called {names}" if names else ""))
+    items += _reply_items(check, reply)
+    return items
+
+
+def _category(outcome: Outcome, items: list[CheckItem], calls: list[ExecutedCall]) -> FailureCategory:
+    if outcome in ("infra_error", "iteration_limit", "escalated"):
+        return outcome  # type: ignore[return-value]
+    failed = [i for i in items if not i.passed]
+    if any(i.item == "no tool calls" for i in failed):
+        return "unneeded_tool_call"
+    if any(i.structural for i in failed) or outcome not in _ENDED_NORMALLY:
+        if any(not c.known_tool for c in calls):
+            return "hallucinated_tool"
+        if any(c.call.malformed for c in calls):
+            return "malformed_call"
+        return "premature_answer" if calls else "text_instead_of_tool"
+    if any(i.item.startswith(("arguments of", "terminal")) or "." in i.item.split(" ")[0] for i in failed):
+        return "wrong_arguments"
+    return "wrong_answer"
+
+
+def judge_run(scenario: Scenario, outcome: Outcome, calls: list[ExecutedCall], reply: str | None) -> Verdict:
+    """Decide a finished run from what happened: its outcome, the executed calls and the last reply."""
+    items = _items(scenario, calls, reply)
+    structural_ok = all(i.passed for i in items if i.structural)
+    completed = outcome in _ENDED_NORMALLY and structural_ok
+    correct = completed and all(i.passed for i in items)
+    failure = None if correct or outcome == "unsupported" else _category(outcome, items, calls)
+    return Verdict(completed=completed, correct=correct, items=items, failure=failure)

@@ -1,0 +1,62 @@
+"""`evalkit run CONFIG`: run a matrix and append results; prints a summary read back from the file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from evalkit.config import load_config
+from evalkit.results import load_results
+from evalkit.runner import default_output, run_config
+from evalkit.summary import summary_table
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("run", help="run a config's matrix and write a JSONL results file")
+    p.add_argument("config", type=Path)
+    p.add_argument("-o", "--out", type=Path, help="results file (default: the config's output, or results/NAME.jsonl)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted results file, skipping finished runs")
+    p.add_argument("--record", type=Path, metavar="DIR", help="record every backend request/response under DIR")
+    p.add_argument("-n", "--runs", type=int, help="override the config's runs per cell")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    p.set_defaults(handler=run)
+
+
+class ProgressBar:
+    """A one-line bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled and sys.stderr.isatty()
+        self.started = time.monotonic()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.1 and done < total):
+            return
+        self.last = now
+        width = 30
+        filled = width * done // max(total, 1)
+        rate = done / max(now - self.started, 1e-9)
+        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} runs  {rate:.0f}/s ")
+        if done >= total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(args.config)
+    if args.runs:
+        config = config.model_copy(update={"runs": args.runs})
+    output = args.out or default_output(config)
+    started = time.monotonic()
+    run_config(config, output, resume=args.resume, record_dir=args.record,
+               progress=ProgressBar(not args.no_progress))
+    results = load_results([output])
+    print(summary_table(results))
+    print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
+    return 0

@@ -1,0 +1,50 @@
+"""`evalkit validate PATH...`: check scenario (and config) files without running anything."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from evalkit.config import load_config
+from evalkit.errors import EvalkitError
+from evalkit.scenario import load_scenario
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("validate", help="check scenario or config files (folders are searched for *.yaml)")
+    p.add_argument("paths", nargs="+", type=Path)
+    p.set_defaults(handler=run)
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    for path in paths:
+        out.extend(sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")) if path.is_dir() else [path])
+    return out
+
+
+def _is_config(path: Path) -> bool:
+    return path.parent.name == "configs"
+
+
+def run(args: argparse.Namespace) -> int:
+    files = _files(args.paths)
+    seen: dict[str, Path] = {}
+    bad = 0
+    for path in files:
+        try:
+            if _is_config(path):
+                load_config(path)
+            else:
+                scenario = load_scenario(path)
+                if scenario.id in seen:
+                    raise EvalkitError(f"{path}: id: duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})")
+                seen[scenario.id] = path
+        except EvalkitError as exc:
+            bad += 1
+            print(f"{exc}", file=sys.stderr)
+    print(f"{len(files) - bad} of {len(files)} files valid")
+    return 1 if bad else 0

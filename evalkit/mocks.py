@@ -1,0 +1,37 @@
+"""Executing a model's tool call against a scenario's mocked tools.
+
+Results are deterministic functions of the arguments. A call the harness cannot execute (unknown
+tool, unparseable arguments) gets an error result the model can read, as a real agent would send.
+"""
+
+from __future__ import annotations
+
+import json
+
+from evalkit.chat import ToolCall
+from evalkit.matching import args_match
+from evalkit.scenario import Scenario
+from evalkit.strategies.base import ExecutedCall
+
+__all__ = ["execute_call", "result_text"]
+
+
+def execute_call(scenario: Scenario, call: ToolCall) -> ExecutedCall:
+    tool = scenario.tool(call.name)
+    if tool is None:
+        known = ", ".join(t.name for t in scenario.tools) or "none"
+        error = f"unknown tool {call.name!r}; available tools: {known}"
+        return ExecutedCall(call=call, result=None, error=error, known_tool=False, mutating=False)
+    if call.arguments is None:
+        error = f"arguments for {call.name} are not valid JSON ({call.parse_error}); send a JSON object"
+        return ExecutedCall(call=call, result=None, error=error, known_tool=True, mutating=False)
+    mock = next((r for r in tool.results if args_match(r.when, call.arguments)), tool.default)
+    return ExecutedCall(call=call, result=mock.returns, error=mock.error, known_tool=True,
+                        mutating=tool.mutating and mock.error is None)
+
+
+def result_text(executed: ExecutedCall) -> str:
+    """The tool message content the model reads."""
+    if executed.error is not None:
+        return json.dumps({"error": executed.error})
+    return json.dumps(executed.result, ensure_ascii=False)

@@ -1,0 +1,203 @@
+"""Running a config: expand the matrix, run every cell N times concurrently, append each result.
+
+Runs are bounded per backend by the entry's `concurrency`. Each finished run is written and flushed
+at once, so an interrupted run loses at most the runs in flight, and `resume=True` skips every run
+id already in the file. Backend faults are retried inside a run; a run whose backend stays down is
+recorded as `infra_error` and the matrix goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from evalkit import __version__
+from evalkit.backends import Backend, RetryPolicy, create_backend
+from evalkit.checks import judge_run
+from evalkit.config import BackendEntry, RunConfig
+from evalkit.errors import BackendError, ResultsError
+from evalkit.loop import run_loop
+from evalkit.results import Cell, Footer, Header, ResultsWriter, RunRecord, load_results
+from evalkit.scenario import Scenario, load_scenarios
+from evalkit.strategies import StrategySpec, build_stack
+
+__all__ = ["RunSpec", "arun_config", "plan_runs", "run_config"]
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    run_id: str
+    cell: Cell
+    index: int
+    seed: int
+    scenario: Scenario
+    stack: list[StrategySpec]
+    entry: BackendEntry
+
+
+def run_seed(base: int, backend: str, scenario: str, index: int) -> int:
+    """The same for every strategy and mode, so their runs pair up for comparison."""
+    digest = hashlib.sha256(f"{base}|{backend}|{scenario}|{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def load_config_scenarios(config: RunConfig) -> list[Scenario]:
+    scenarios = load_scenarios(config.scenario_paths())
+    if config.families:
+        scenarios = [s for s in scenarios if s.family in config.families]
+    return scenarios
+
+
+def plan_runs(config: RunConfig, scenarios: list[Scenario]) -> list[RunSpec]:
+    specs = config.strategy_specs()
+    runs: list[RunSpec] = []
+    for entry in config.backends:
+        for mode in config.modes:
+            for label, stack in specs.items():
+                for scenario in scenarios:
+                    cell = Cell(backend=entry.label, model=entry.model, mode=mode, strategy=label,
+                                scenario=scenario.id, family=scenario.family)
+                    for i in range(config.runs):
+                        run_id = f"{entry.label}/{mode}/{label}/{scenario.id}/{i}"
+                        seed = run_seed(config.seed, entry.label, scenario.id, i)
+                        runs.append(RunSpec(run_id, cell, i, seed, scenario, stack, entry))
+    return runs
+
+
+async def execute_run(spec: RunSpec, backend: Backend, config: RunConfig) -> RunRecord:
+    sampling = config.sampling.model_copy(update={"seed": spec.seed})
+    policy = RetryPolicy(spec.entry.retry.attempts, spec.entry.retry.base_delay_s, spec.entry.retry.max_delay_s)
+    state, view = await run_loop(spec.scenario, build_stack(spec.stack), backend, mode=spec.cell.mode,
+                                 sampling=sampling, run_id=spec.run_id, seed=spec.seed, policy=policy)
+    verdict = judge_run(spec.scenario, state.outcome, view.executed, state.reply)
+    ideal = spec.scenario.ideal_iterations
+    return RunRecord(
+        run_id=spec.run_id, cell=spec.cell, index=spec.index, seed=spec.seed, simulated=backend.simulated,
+        outcome=state.outcome, completed=verdict.completed, correct=verdict.correct, failure=verdict.failure,
+        first_try=verdict.correct and state.retries == 0, retries=state.retries,
+        guard_fires=sum(1 for i in state.interventions if i.action != "prepare"),
+        model_calls=len(state.calls), iterations=len(state.calls), ideal_iterations=ideal,
+        wasted_calls=max(0, len(state.calls) - ideal), usage=state.usage, latency_s=state.latency_s,
+        wall_s=state.wall_s, sampling=sampling, error=state.error, check=verdict.items,
+        interventions=state.interventions, calls=state.calls, messages=view.messages)
+
+
+def _git_sha() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).resolve().parent, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+async def _describe(backend: Backend) -> dict[str, Any]:
+    try:
+        return await backend.describe()
+    except BackendError as exc:  # the runs will record the outage; the header says why
+        return {"kind": backend.kind, "model": backend.model, "error": str(exc)}
+
+
+def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool) -> list[RunSpec]:
+    if not output.exists():
+        return runs
+    if not resume:
+        raise ResultsError(f"{output} exists: pass --resume to continue it, or choose another output")
+    previous = load_results([output])
+    if previous.headers[0].config_hash != config.fingerprint():
+        raise ResultsError(f"{output} was written by a different config (hash {previous.headers[0].config_hash}); "
+                           "resume needs the same config")
+    done = previous.run_ids()
+    return [r for r in runs if r.run_id not in done]
+
+
+class _Backends:
+    """One httpx client and backend per config entry, optionally recording every call."""
+
+    def __init__(self, config: RunConfig, record_dir: Path | None):
+        self.clients: dict[str, httpx.AsyncClient] = {}
+        self.backends: dict[str, Backend] = {}
+        for entry in config.backends:
+            client = httpx.AsyncClient(timeout=entry.timeout_s)
+            backend = create_backend(entry, client)
+            if record_dir is not None:
+                from evalkit.backends.recording import RecordingBackend
+
+                backend = RecordingBackend(backend, record_dir / entry.label)
+            self.clients[entry.label], self.backends[entry.label] = client, backend
+
+    async def aclose(self) -> None:
+        for backend in self.backends.values():
+            await backend.aclose()
+        for client in self.clients.values():
+            await client.aclose()
+
+
+async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, record_dir: Path | None = None,
+                      progress: Progress | None = None) -> Path:
+    """Run every pending run of `config`, appending records to `output`; returns the path."""
+    scenarios = load_config_scenarios(config)
+    runs = plan_runs(config, scenarios)
+    pending = _pending(config, runs, output, resume)
+    pool = _Backends(config, record_dir)
+    writer = ResultsWriter(output, append=output.exists())
+    status = "interrupted"
+    try:
+        provenance = {label: await _describe(b) for label, b in pool.backends.items()}
+        writer.write(Header(
+            evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
+            config_hash=config.fingerprint(), config=config.model_dump(mode="json"), seed=config.seed,
+            runs_per_cell=config.runs, simulated=any(b.simulated for b in pool.backends.values()),
+            backends=provenance, resumed=writer.path.stat().st_size > 0))
+        limits = {e.label: asyncio.Semaphore(e.concurrency) for e in config.backends}
+
+        async def one(spec: RunSpec) -> RunRecord:
+            async with limits[spec.entry.label]:
+                return await execute_run(spec, pool.backends[spec.entry.label], config)
+
+        tasks = [asyncio.ensure_future(one(spec)) for spec in pending]
+        try:
+            for done, future in enumerate(asyncio.as_completed(tasks), start=1):
+                writer.write(await future)
+                if progress:
+                    progress(done, len(pending))
+        finally:
+            for task in tasks:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*tasks, return_exceptions=True)
+        status = "complete"
+    finally:
+        writer.write(Footer(finished_at=_now(), status=status, runs_written=writer.runs_written))  # type: ignore[arg-type]
+        writer.close()
+        await pool.aclose()
+    return output
+
+
+def default_output(config: RunConfig) -> Path:
+    return Path(config.output) if config.output else Path("results") / f"{config.name}.jsonl"
+
+
+def run_config(config: RunConfig, output: Path | None = None, *, resume: bool = False,
+               record_dir: Path | None = None, progress: Progress | None = None) -> Path:
+    """Synchronous wrapper around `arun_config`."""
+    return asyncio.run(arun_config(config, output or default_output(config), resume=resume,
+                                   record_dir=record_dir, progress=progress))
+
+
+__all__ += ["default_output", "load_config_scenarios", "run_seed"]

@@ -1,0 +1,201 @@
+"""Scenarios: one agent task each, with mocked tools, a reference solution and a success check.
+
+The reference solution is what a *simulated* model may know about the task (its "skill"); the check
+is what decides success. Loading validates everything up front and names the file, the field path
+and the line of the first problem.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from evalkit.chat import Skill, ToolCall, ToolSpec
+from evalkit.errors import ScenarioError
+from evalkit.yamlfile import read_yaml
+
+__all__ = [
+    "FAMILIES",
+    "Check",
+    "MockResult",
+    "Scenario",
+    "ToolDef",
+    "load_scenario",
+    "load_scenarios",
+]
+
+Family = Literal[
+    "sequential_reasoning",
+    "relevance_detection",
+    "data_gap_recovery",
+    "casual_greeting",
+    "action_completion",
+]
+FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
+
+# Argument values in `when` and in checks are literals (compared case-insensitively for strings) or
+# one matcher: {contains: "x"} | {any_of: [...]} | {regex: "..."}. See evalkit.matching.
+ArgSpec = dict[str, Any]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MockResult(_Model):
+    """A canned tool result: `returns` data or an `error`, for calls whose arguments match `when`."""
+
+    when: ArgSpec = Field(default_factory=dict)
+    returns: Any = None
+    error: str | None = None
+
+    @model_validator(mode="after")
+    def _one_of(self) -> MockResult:
+        if (self.returns is None) == (self.error is None):
+            raise ValueError("give exactly one of 'returns' or 'error'")
+        return self
+
+
+class ToolDef(ToolSpec):
+    """A tool offered to the model, with its mocked behaviour."""
+
+    results: list[MockResult] = Field(default_factory=list)
+    default: MockResult = Field(
+        default_factory=lambda: MockResult(error="no data found for these arguments")
+    )
+    mutating: bool = False  # writes or edits something (the completion guard looks for these)
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(name=self.name, description=self.description, parameters=self.parameters)
+
+
+class CallCheck(_Model):
+    name: str
+    arguments: ArgSpec = Field(default_factory=dict)
+
+
+class CallsCheck(_Model):
+    required: list[CallCheck] = Field(default_factory=list)
+    order: Literal["ordered", "unordered"] = "ordered"
+    forbidden: list[str] = Field(default_factory=list)
+
+
+class TerminalCheck(_Model):
+    """The terminal tool's arguments must mention these facts (argument -> substrings)."""
+
+    contains: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class ReplyCheck(_Model):
+    contains: list[str] = Field(default_factory=list)
+    not_contains: list[str] = Field(default_factory=list)
+
+
+class AsksUserCheck(_Model):
+    """The final reply asks the user a question, mentioning any of `mentions` (the missing datum)."""
+
+    mentions: list[str] = Field(default_factory=list)
+
+
+class Check(_Model):
+    calls: CallsCheck | None = None
+    terminal: TerminalCheck | None = None
+    no_tool_calls: bool = False  # "only respond" is the same: respond is never a tool call here
+    reply: ReplyCheck | None = None
+    asks_user: AsksUserCheck | None = None
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Check:
+        if not (self.calls or self.terminal or self.no_tool_calls or self.reply or self.asks_user):
+            raise ValueError("a check needs at least one of calls, terminal, no_tool_calls, reply, asks_user")
+        return self
+
+
+class Reference(_Model):
+    calls: list[CallCheck] = Field(default_factory=list)
+    reply: str = ""
+    asks_user: bool = False
+
+
+class Scenario(_Model):
+    schema_version: Literal[1] = 1
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$", max_length=80)
+    family: Family
+    description: str = ""
+    system: str = ""
+    turns: list[str] = Field(min_length=1)
+    tools: list[ToolDef] = Field(default_factory=list)
+    terminal_tool: str | None = None
+    max_iterations: int = Field(10, ge=1, le=100)
+    reference: Reference
+    check: Check
+    source: str = Field("", exclude=True)
+
+    @model_validator(mode="after")
+    def _names_are_known(self) -> Scenario:
+        names = [t.name for t in self.tools]
+        if len(set(names)) != len(names):
+            raise ValueError(f"duplicate tool names in tools: {names}")
+        known = set(names)
+
+        def need(name: str, where: str) -> None:
+            if name not in known:
+                raise ValueError(f"{where} names unknown tool {name!r} (tools: {sorted(known)})")
+
+        if self.terminal_tool:
+            need(self.terminal_tool, "terminal_tool")
+        for call in self.reference.calls:
+            need(call.name, "reference.calls")
+        if self.check.calls:
+            for cc in self.check.calls.required:
+                need(cc.name, "check.calls.required")
+            for name in self.check.calls.forbidden:
+                need(name, "check.calls.forbidden")
+        if self.check.terminal and not self.terminal_tool:
+            raise ValueError("check.terminal needs a terminal_tool")
+        return self
+
+    @property
+    def ideal_iterations(self) -> int:
+        """Model calls a perfect run needs: one per reference call, plus one reply per turn."""
+        ends_on_terminal = bool(self.terminal_tool and self.reference.calls
+                                and self.reference.calls[-1].name == self.terminal_tool)
+        return len(self.reference.calls) + len(self.turns) - (1 if ends_on_terminal else 0)
+
+    def tool(self, name: str) -> ToolDef | None:
+        return next((t for t in self.tools if t.name == name), None)
+
+    def skill(self) -> Skill:
+        calls = [ToolCall(id=f"ref_{i}", name=c.name, arguments=c.arguments)
+                 for i, c in enumerate(self.reference.calls)]
+        return Skill(calls=calls, reply=self.reference.reply, asks_user=self.reference.asks_user)
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    doc = read_yaml(path)
+    try:
+        scenario = Scenario.model_validate(doc.data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(p for p in first["loc"] if not str(p).startswith("function-after"))
+        field = ".".join(str(p) for p in loc) or "(top level)"
+        message = first["msg"].removeprefix("Value error, ")
+        raise ScenarioError(str(path), message, field=field, line=doc.line_of(loc)) from exc
+    scenario.source = str(path)
+    return scenario
+
+
+def load_scenarios(paths: list[Path] | list[str]) -> list[Scenario]:
+    """Load many files; scenario ids must be unique across them."""
+    scenarios: list[Scenario] = []
+    seen: dict[str, str] = {}
+    for path in paths:
+        scenario = load_scenario(path)
+        if scenario.id in seen:
+            raise ScenarioError(str(path), f"duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})",
+                                field="id")
+        seen[scenario.id] = str(path)
+        scenarios.append(scenario)
+    return scenarios
