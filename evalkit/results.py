@@ -37,6 +37,7 @@ __all__ = [
     "ResultsWriter",
     "RunRecord",
     "load_results",
+    "truncate_partial_line",
 ]
 
 SCHEMA_VERSION = 1
@@ -277,7 +278,7 @@ class ResultsWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         if append and self.path.exists():
-            _truncate_partial_line(self.path)
+            truncate_partial_line(self.path)
         self._fh: IO[str] = open(self.path, "a" if append else "x", encoding="utf-8")  # noqa: SIM115
         self.runs_written = 0
 
@@ -293,7 +294,8 @@ class ResultsWriter:
         self._fh.close()
 
 
-def _truncate_partial_line(path: Path) -> None:
+def truncate_partial_line(path: Path) -> None:
+    """Cut off a last line that an interrupted write left without its newline."""
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
         with open(path, "r+b") as fh:

@@ -26,7 +26,7 @@ from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
 from evalkit.errors import BackendError, ResultsError
 from evalkit.loop import run_loop
-from evalkit.results import Cell, Footer, Header, ResultsWriter, RunRecord, load_results
+from evalkit.results import Cell, Footer, Header, ResultsWriter, RunRecord, load_results, truncate_partial_line
 from evalkit.scenario import Scenario, load_scenarios
 from evalkit.strategies import StrategySpec, build_stack
 
@@ -118,6 +118,7 @@ def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool)
         return runs
     if not resume:
         raise ResultsError(f"{output} exists: pass --resume to continue it, or choose another output")
+    truncate_partial_line(output)
     previous = load_results([output])
     if previous.headers[0].config_hash != config.fingerprint():
         raise ResultsError(f"{output} was written by a different config (hash {previous.headers[0].config_hash}); "

@@ -135,27 +135,30 @@ class Scenario(_Model):
 
     @model_validator(mode="after")
     def _names_are_known(self) -> Scenario:
-        names = [t.name for t in self.tools]
-        if len(set(names)) != len(names):
-            raise ValueError(f"duplicate tool names in tools: {names}")
-        known = set(names)
-
-        def need(name: str, where: str) -> None:
-            if name not in known:
-                raise ValueError(f"{where} names unknown tool {name!r} (tools: {sorted(known)})")
-
-        if self.terminal_tool:
-            need(self.terminal_tool, "terminal_tool")
-        for call in self.reference.calls:
-            need(call.name, "reference.calls")
-        if self.check.calls:
-            for cc in self.check.calls.required:
-                need(cc.name, "check.calls.required")
-            for name in self.check.calls.forbidden:
-                need(name, "check.calls.forbidden")
-        if self.check.terminal and not self.terminal_tool:
-            raise ValueError("check.terminal needs a terminal_tool")
+        problem = self.reference_problem()
+        if problem:
+            raise ValueError(problem)
         return self
+
+    def reference_problem(self) -> str | None:
+        """The first tool name that does not exist, as '<field path>: <problem>'."""
+        names = [t.name for t in self.tools]
+        known = set(names)
+        if len(known) != len(names):
+            return f"tools: duplicate tool names {sorted(n for n in known if names.count(n) > 1)}"
+        refs: list[tuple[str, str]] = []
+        if self.terminal_tool:
+            refs.append(("terminal_tool", self.terminal_tool))
+        refs += [(f"reference.calls.{i}.name", c.name) for i, c in enumerate(self.reference.calls)]
+        if self.check.calls:
+            refs += [(f"check.calls.required.{i}.name", c.name) for i, c in enumerate(self.check.calls.required)]
+            refs += [(f"check.calls.forbidden.{i}", n) for i, n in enumerate(self.check.calls.forbidden)]
+        for where, name in refs:
+            if name not in known:
+                return f"{where}: unknown tool {name!r} (tools: {sorted(known)})"
+        if self.check.terminal and not self.terminal_tool:
+            return "check.terminal: needs a terminal_tool"
+        return None
 
     @property
     def ideal_iterations(self) -> int:
@@ -179,9 +182,12 @@ def load_scenario(path: str | Path) -> Scenario:
         scenario = Scenario.model_validate(doc.data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        loc = tuple(p for p in first["loc"] if not str(p).startswith("function-after"))
-        field = ".".join(str(p) for p in loc) or "(top level)"
+        loc: tuple[str | int, ...] = tuple(first["loc"])
         message = first["msg"].removeprefix("Value error, ")
+        if not loc and ": " in message:  # a cross-field problem names its own path
+            where, message = message.split(": ", 1)
+            loc = tuple(int(p) if p.isdigit() else p for p in where.split("."))
+        field = ".".join(str(p) for p in loc) or "(top level)"
         raise ScenarioError(str(path), message, field=field, line=doc.line_of(loc)) from exc
     scenario.source = str(path)
     return scenario
