@@ -8,11 +8,11 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from evalkit.config import RunConfig, load_config  # noqa: E402
-from evalkit.errors import EvalkitError  # noqa: E402
-from evalkit.results import Results, RunRecord, load_results  # noqa: E402
-from evalkit.runner import arun_config, run_config  # noqa: E402
-from evalkit.scenario import Scenario, load_scenario, load_scenarios  # noqa: E402
+from evalkit.config import RunConfig, load_config
+from evalkit.errors import EvalkitError
+from evalkit.results import Results, RunRecord, load_results
+from evalkit.runner import arun_config, run_config
+from evalkit.scenario import Scenario, load_scenario, load_scenarios
 
 __all__ = [
     "EvalkitError",

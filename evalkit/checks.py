@@ -104,7 +104,7 @@ def _items(scenario: Scenario, calls: list[ExecutedCall], reply: str | None) -> 
 
 def _category(outcome: Outcome, items: list[CheckItem], calls: list[ExecutedCall]) -> FailureCategory:
     if outcome in ("infra_error", "iteration_limit", "escalated"):
-        return outcome  # type: ignore[return-value]
+        return outcome
     failed = [i for i in items if not i.passed]
     if any(i.item == "no tool calls" for i in failed):
         return "unneeded_tool_call"

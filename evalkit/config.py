@@ -63,7 +63,7 @@ class RunConfig(_Model):
     runs: int = Field(25, ge=1, le=100_000)
     scenarios: list[str] = Field(min_length=1)
     families: list[str] | None = None
-    modes: list[ToolMode] = Field(default_factory=lambda: ["native"], min_length=1)
+    modes: list[ToolMode] = Field(default_factory=lambda: list[ToolMode](["native"]), min_length=1)
     backends: list[BackendEntry] = Field(min_length=1)
     strategies: dict[str, list[Any]] = Field(min_length=1)
     sampling: Sampling = Field(default_factory=Sampling)

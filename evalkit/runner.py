@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -26,7 +26,15 @@ from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
 from evalkit.errors import BackendError, ResultsError
 from evalkit.loop import run_loop
-from evalkit.results import Cell, Footer, Header, ResultsWriter, RunRecord, load_results, truncate_partial_line
+from evalkit.results import (
+    Cell,
+    Footer,
+    Header,
+    ResultsWriter,
+    RunRecord,
+    load_results,
+    truncate_partial_line,
+)
 from evalkit.scenario import Scenario, load_scenarios
 from evalkit.strategies import StrategySpec, build_stack
 
@@ -57,6 +65,12 @@ def load_config_scenarios(config: RunConfig) -> list[Scenario]:
     if config.families:
         scenarios = [s for s in scenarios if s.family in config.families]
     return scenarios
+
+
+def check_stacks(config: RunConfig) -> None:
+    """Build every guard stack once, so a bad name or option fails before any run starts."""
+    for specs in config.strategy_specs().values():
+        build_stack(specs)
 
 
 def plan_runs(config: RunConfig, scenarios: list[Scenario]) -> list[RunSpec]:
@@ -153,11 +167,12 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
                       progress: Progress | None = None) -> Path:
     """Run every pending run of `config`, appending records to `output`; returns the path."""
     scenarios = load_config_scenarios(config)
+    check_stacks(config)
     runs = plan_runs(config, scenarios)
     pending = _pending(config, runs, output, resume)
     pool = _Backends(config, record_dir)
     writer = ResultsWriter(output, append=output.exists())
-    status = "interrupted"
+    status: Literal["complete", "interrupted"] = "interrupted"
     try:
         provenance = {label: await _describe(b) for label, b in pool.backends.items()}
         writer.write(Header(
@@ -184,7 +199,7 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
                 await asyncio.gather(*tasks, return_exceptions=True)
         status = "complete"
     finally:
-        writer.write(Footer(finished_at=_now(), status=status, runs_written=writer.runs_written))  # type: ignore[arg-type]
+        writer.write(Footer(finished_at=_now(), status=status, runs_written=writer.runs_written))
         writer.close()
         await pool.aclose()
     return output
@@ -201,4 +216,4 @@ def run_config(config: RunConfig, output: Path | None = None, *, resume: bool = 
                                    record_dir=record_dir, progress=progress))
 
 
-__all__ += ["default_output", "load_config_scenarios", "run_seed"]
+__all__ += ["check_stacks", "default_output", "load_config_scenarios", "run_seed"]

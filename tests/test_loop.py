@@ -54,7 +54,7 @@ def test_trust_text_ends_on_prose():
 def test_retry_nudge_appends_the_reply_and_a_guard_message():
     backend = ScriptedBackend([text("I'll look it up."), calls(call("find", who="ann")),
                                calls(call("refund", order="O-1"))])
-    state, view, verdict = run(backend, ["retry_nudge"])
+    state, _, verdict = run(backend, ["retry_nudge"])
     assert verdict.correct and state.retries == 1
     nudge = backend.requests[1].messages[-1]
     assert nudge.origin == "guard" and nudge.role == "user"
@@ -70,7 +70,7 @@ def test_hallucinated_and_malformed_calls_get_error_results():
     bad_json = Completion(tool_calls=[call("find").model_copy(update={"arguments": None, "raw_arguments": "{",
                                                                         "parse_error": "invalid JSON"})])
     backend = ScriptedBackend([calls(call("lookup", who="ann")), bad_json, text("done")])
-    state, view, verdict = run(backend, ["trust_text"])
+    _, view, verdict = run(backend, ["trust_text"])
     errors = [m.content for m in view.messages if m.role == "tool"]
     assert "unknown tool 'lookup'" in errors[0] and "not valid JSON" in errors[1]
     assert verdict.failure == "hallucinated_tool"
@@ -103,7 +103,8 @@ def test_prompt_mode_moves_tools_into_the_prompt_and_parses_calls():
         assert request.tools == [] and "find" in request.messages[0].content
         return text('{"name": "find", "arguments": {"who": "ann"}}')
 
-    backend = ScriptedBackend([answer, text('<tool_call>{"name": "refund", "arguments": {"order": "O-1"}}</tool_call>')])
+    tagged = text('<tool_call>{"name": "refund", "arguments": {"order": "O-1"}}</tool_call>')
+    backend = ScriptedBackend([answer, tagged])
     state, _, verdict = run(backend, ["trust_text"], mode="prompt")
     assert verdict.correct and state.outcome == "terminal_tool"
 

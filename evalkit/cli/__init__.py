@@ -26,7 +26,9 @@ COMMANDS = ("run", "validate", "list")  # report, gate and serve are added as th
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="evalkit", description="Measure tool-calling reliability of LLM agents and their guards.")
+    parser = argparse.ArgumentParser(
+        prog="evalkit", description="Measure tool-calling reliability of LLM agents and their guards."
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMANDS:
         module = importlib.import_module(f"evalkit.cli.{name.replace('-', '_')}_cmd")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from evalkit.config import load_config
 from evalkit.errors import EvalkitError
+from evalkit.runner import check_stacks, load_config_scenarios
 from evalkit.scenario import load_scenario
 
 __all__ = ["add_parser", "run"]
@@ -37,11 +38,14 @@ def run(args: argparse.Namespace) -> int:
     for path in files:
         try:
             if _is_config(path):
-                load_config(path)
+                config = load_config(path)
+                check_stacks(config)
+                load_config_scenarios(config)
             else:
                 scenario = load_scenario(path)
                 if scenario.id in seen:
-                    raise EvalkitError(f"{path}: id: duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})")
+                    first = seen[scenario.id]
+                    raise EvalkitError(f"{path}: id: duplicate scenario id {scenario.id!r} (also in {first})")
                 seen[scenario.id] = path
         except EvalkitError as exc:
             bad += 1

@@ -3,8 +3,9 @@
 A run holds a *stack* of strategies (`[respond_tool, retry_nudge]`). Before each model call every
 strategy's `prepare` may reshape the request, in order. After the call the strategies `judge` the
 reply in order; the first one that returns a decision wins, except `Rewrite`, which replaces the
-reply (rescued calls, say) and lets the rest of the stack judge the new one. A reply no strategy claims is taken at
-face value: tool calls are executed, text is accepted as the answer (that is `trust_text`).
+reply (rescued calls, say) and lets the rest of the stack judge the new one. A reply no strategy
+claims is taken at face value: tool calls are executed, text is accepted as the answer (that is
+`trust_text`).
 
 Strategy instances are built fresh for every run, so they may keep per-run counters on `self`.
 """
