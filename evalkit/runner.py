@@ -24,7 +24,7 @@ from evalkit import __version__
 from evalkit.backends import Backend, RetryPolicy, create_backend
 from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
-from evalkit.errors import BackendError, ResultsError
+from evalkit.errors import BackendError, ConfigError, ResultsError
 from evalkit.loop import run_loop
 from evalkit.results import (
     Cell,
@@ -144,10 +144,12 @@ def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool)
 class _Backends:
     """One httpx client and backend per config entry, optionally recording every call."""
 
-    def __init__(self, config: RunConfig, record_dir: Path | None):
+    def __init__(self, config: RunConfig, record_dir: Path | None, only: set[str] | None):
         self.clients: dict[str, httpx.AsyncClient] = {}
         self.backends: dict[str, Backend] = {}
         for entry in config.backends:
+            if only is not None and entry.label not in only:
+                continue
             client = httpx.AsyncClient(timeout=entry.timeout_s)
             backend = create_backend(entry, client)
             if record_dir is not None:
@@ -164,13 +166,22 @@ class _Backends:
 
 
 async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, record_dir: Path | None = None,
-                      progress: Progress | None = None) -> Path:
-    """Run every pending run of `config`, appending records to `output`; returns the path."""
+                      progress: Progress | None = None, only_backends: set[str] | None = None) -> Path:
+    """Run every pending run of `config`, appending records to `output`; returns the path.
+
+    `only_backends` restricts this invocation to some backend labels (one server at a time, say);
+    the rest stay pending for a later `resume`.
+    """
     scenarios = load_config_scenarios(config)
     check_stacks(config)
     runs = plan_runs(config, scenarios)
+    if only_backends is not None:
+        unknown = only_backends - {e.label for e in config.backends}
+        if unknown:
+            raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
+        runs = [r for r in runs if r.entry.label in only_backends]
     pending = _pending(config, runs, output, resume)
-    pool = _Backends(config, record_dir)
+    pool = _Backends(config, record_dir, only_backends)
     writer = ResultsWriter(output, append=output.exists())
     status: Literal["complete", "interrupted"] = "interrupted"
     try:
@@ -210,10 +221,11 @@ def default_output(config: RunConfig) -> Path:
 
 
 def run_config(config: RunConfig, output: Path | None = None, *, resume: bool = False,
-               record_dir: Path | None = None, progress: Progress | None = None) -> Path:
+               record_dir: Path | None = None, progress: Progress | None = None,
+               only_backends: set[str] | None = None) -> Path:
     """Synchronous wrapper around `arun_config`."""
     return asyncio.run(arun_config(config, output or default_output(config), resume=resume,
-                                   record_dir=record_dir, progress=progress))
+                                   record_dir=record_dir, progress=progress, only_backends=only_backends))
 
 
 __all__ += ["check_stacks", "default_output", "load_config_scenarios", "run_seed"]

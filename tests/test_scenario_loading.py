@@ -100,7 +100,7 @@ def test_yaml_boolean_lookalike_keys_stay_strings(write):
 
 
 def test_validate_command_reports_each_bad_file(write, capsys):
-    good, bad = write("ok.yaml", GOOD.replace("greet", "greet-2")), write("bad.yaml", "id: [\n")
+    good, bad = write("ok.yaml", GOOD.replace("id: greet", "id: greet-2")), write("bad.yaml", "id: [\n")
     assert main(["validate", str(good), str(bad)]) == 1
     captured = capsys.readouterr()
     assert captured.err.startswith(str(bad)) and "Traceback" not in captured.err

@@ -22,6 +22,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--resume", action="store_true", help="continue an interrupted results file, skipping finished runs")
     p.add_argument("--record", type=Path, metavar="DIR", help="record every backend request/response under DIR")
     p.add_argument("-n", "--runs", type=int, help="override the config's runs per cell")
+    p.add_argument("--backend", action="append", metavar="LABEL",
+                   help="run only this backend entry now (repeatable); the others stay pending for --resume")
     p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     p.set_defaults(handler=run)
 
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     output = args.out or default_output(config)
     started = time.monotonic()
     run_config(config, output, resume=args.resume, record_dir=args.record,
-               progress=ProgressBar(not args.no_progress))
+               progress=ProgressBar(not args.no_progress), only_backends=set(args.backend) if args.backend else None)
     results = load_results([output])
     print(summary_table(results))
     print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
