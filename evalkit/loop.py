@@ -75,13 +75,18 @@ class _Run:
         self.state.interventions.append(
             Intervention(strategy=strategy, action=action, reason=reason, call_index=len(self.state.calls)))
 
+    def flush_notes(self, action: str) -> None:
+        """Record what strategies noted through `view.note` while preparing or judging."""
+        for name, text in self.view.notes:
+            self.intervene(name, action, text)
+        self.view.notes.clear()
+
     def build_request(self) -> tuple[ChatRequest, ChatRequest]:
         request = ChatRequest(messages=list(self.view.messages), tools=list(self.view.tools), sampling=self.sampling)
         for strategy in self.strategies:
             request = strategy.prepare(request, self.view)
-        for name, text in self.view.notes:
-            self.intervene(name, "prepare", text)
-        self.view.notes.clear()
+        self.view.offered = list(request.tools)
+        self.flush_notes("prepare")
         wire = apply_prompt_mode(request) if self.mode == "prompt" else request
         return request, wire
 
@@ -166,6 +171,7 @@ class _Run:
         self.state.latency_s += reply.latency_s
         raw_reply = reply
         reply, decision = self.judge(reply)
+        self.flush_notes("judge")
         self.state.calls.append(ModelCall(
             index=len(self.state.calls), n_messages=len(wire.messages), tools=[t.name for t in offered.tools],
             tool_choice=offered.tool_choice, constraint=_constraint_label(wire), completion=raw_reply,

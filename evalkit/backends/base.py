@@ -11,11 +11,15 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError
 
-__all__ = ["Backend", "Feature", "RetryPolicy", "call_with_retries"]
+__all__ = ["UNSATISFIABLE", "Backend", "Feature", "RetryPolicy", "call_with_retries"]
 
 Feature = Literal[
-    "native_tools", "tool_choice_required", "tool_choice_any", "grammar", "json_schema", "grammar_with_tools"
+    "native_tools", "tool_choice_required", "tool_choice_any", "grammar", "json_schema", "grammar_with_tools",
+    "tool_choice_in_prompt_mode",
 ]
+# Features no backend has: a strategy requires one to mark its cells `unsupported` (a custom grammar
+# beside native tools; tool_choice when prompt mode sends no tool API fields). supports() answers False.
+UNSATISFIABLE: frozenset[Feature] = frozenset({"grammar_with_tools", "tool_choice_in_prompt_mode"})
 
 T = TypeVar("T")
 

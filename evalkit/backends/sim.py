@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from evalkit.backends.base import Feature
+from evalkit.backends.base import UNSATISFIABLE, Feature
 from evalkit.backends.sim_profile import SimProfile, load_profile
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, Skill, ToolCall, ToolSpec, Usage
 from evalkit.config import BackendEntry
@@ -80,7 +80,7 @@ class SimulatedBackend:
         self.profile: SimProfile = load_profile(entry.model)
 
     def supports(self, feature: Feature) -> bool:
-        return feature != "grammar_with_tools"
+        return feature not in UNSATISFIABLE
 
     async def describe(self) -> dict[str, Any]:
         return {"kind": "sim", "simulated": True, "profile": self.profile.model_dump()}

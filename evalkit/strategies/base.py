@@ -100,6 +100,9 @@ class TurnView:
     executed: list[ExecutedCall] = field(default_factory=list)
     mutating_tools: frozenset[str] = frozenset()
     notes: list[tuple[str, str]] = field(default_factory=list)
+    # the tools of the request as the whole stack prepared it (scenario tools plus e.g. `respond`);
+    # set by the loop before each call, so `judge` knows what was really offered
+    offered: list[ToolSpec] = field(default_factory=list)
 
     @property
     def user_message(self) -> str:

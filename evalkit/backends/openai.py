@@ -1,0 +1,149 @@
+"""`kind: openai`: any OpenAI-compatible Chat Completions endpoint (OpenAI, vLLM, LM Studio, a guard proxy).
+
+`url` is the API base including `/v1`, as the OpenAI SDK's `base_url` (default
+https://api.openai.com/v1); requests go to `{url}/chat/completions`. The key comes from the variable
+named by `api_key_env` (default OPENAI_API_KEY) and is sent as a bearer token only.
+
+Options (`entry.options`): `max_tokens_field` (default `max_tokens`; newer OpenAI models want
+`max_completion_tokens`), `parallel_tool_calls` (sent only when set).
+
+The message and response helpers here are shared with llama-server, which speaks the same dialect.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+
+from evalkit.backends._http import get_json, join_url, post_json, public_url
+from evalkit.backends._wire import check_tool_choice, constraint_body, normalise_finish, settle_constraint, tool_call
+from evalkit.backends.base import Feature
+from evalkit.chat import CallContext, ChatRequest, Completion, Message, ToolCall, ToolSpec, Usage
+from evalkit.config import BackendEntry
+from evalkit.errors import BackendError
+
+__all__ = ["OpenAIBackend", "chat_messages", "parse_chat_response"]
+
+DEFAULT_URL = "https://api.openai.com/v1"
+_FEATURES: frozenset[Feature] = frozenset({"native_tools", "tool_choice_required", "json_schema"})
+
+
+def _wire_call(call: ToolCall) -> dict[str, Any]:
+    # a malformed call goes back as the model wrote it, so the model sees its own mistake
+    arguments = call.raw_arguments if call.arguments is None else json.dumps(call.arguments)
+    return {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments or "{}"}}
+
+
+def _wire_message(message: Message, *, tool_name: bool) -> dict[str, Any]:
+    if message.role == "tool":
+        out: dict[str, Any] = {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
+        if tool_name and message.name:
+            out["name"] = message.name
+        return out
+    if message.role == "assistant" and message.tool_calls:
+        return {"role": "assistant", "content": message.content or None,
+                "tool_calls": [_wire_call(c) for c in message.tool_calls]}
+    return {"role": message.role, "content": message.content}
+
+
+def chat_messages(messages: list[Message], *, tool_name: bool = False) -> list[dict[str, Any]]:
+    """Chat Completions messages. `origin` is harness bookkeeping and never leaves the process.
+
+    `tool_name`: also send the tool's name on tool results (llama.cpp templates may render it; the
+    OpenAI schema has no such field).
+    """
+    return [_wire_message(m, tool_name=tool_name) for m in messages]
+
+
+def chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
+    return [t.openai_schema() for t in tools]
+
+
+def _usage(body: dict[str, Any]) -> Usage:
+    usage = body.get("usage") or {}
+    return Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
+                 completion_tokens=int(usage.get("completion_tokens") or 0))
+
+
+def parse_chat_response(body: dict[str, Any], latency_s: float, *, constraint_dropped: bool = False) -> Completion:
+    """Normalise a Chat Completions response; a shape we cannot read is a (non-retryable) backend error."""
+    try:
+        choice = body["choices"][0]
+        message = choice["message"]
+        raw_calls = message.get("tool_calls") or []
+        calls = [tool_call(c.get("id"), (c.get("function") or {}).get("name"),
+                           (c.get("function") or {}).get("arguments")) for c in raw_calls]
+    except (KeyError, IndexError, TypeError, AttributeError) as exc:
+        raise BackendError(f"unexpected chat completion shape ({type(exc).__name__}: {exc}): "
+                           f"{json.dumps(body)[:200]}") from exc
+    text = message.get("content")
+    return Completion(text=text if isinstance(text, str) else "", tool_calls=calls,
+                      finish_reason=normalise_finish(choice.get("finish_reason")), usage=_usage(body),
+                      latency_s=latency_s, constraint_dropped=constraint_dropped)
+
+
+class OpenAIBackend:
+    """An OpenAI-compatible Chat Completions endpoint."""
+
+    kind = "openai"
+    simulated = False
+
+    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient, api_key: str | None = None):
+        self.entry = entry
+        self.model = entry.model
+        self.url = entry.url or DEFAULT_URL
+        self._client = client
+        self._api_key = api_key
+        self._max_tokens_field = str(entry.options.get("max_tokens_field", "max_tokens"))
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+
+    def supports(self, feature: Feature) -> bool:
+        return feature in _FEATURES
+
+    async def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"kind": self.kind, "url": public_url(self.url), "model": self.model,
+                                "max_tokens_field": self._max_tokens_field}
+        try:  # provenance only: a proxy without /models must not stop the run
+            listing = await get_json(self._client, join_url(self.url, "models"), headers=self._headers(),
+                                     timeout=self.entry.timeout_s, secrets=[self._api_key])
+        except BackendError as exc:
+            info["models_error"] = str(exc)
+            return info
+        found = [m for m in listing.get("data") or [] if isinstance(m, dict) and m.get("id") == self.model]
+        if found:
+            info["served_model"] = {k: found[0][k] for k in ("id", "owned_by", "created") if k in found[0]}
+        return info
+
+    async def aclose(self) -> None:
+        return None  # the client belongs to the runner
+
+    def payload(self, request: ChatRequest) -> tuple[dict[str, Any], bool]:
+        """The wire request, and whether an optional constraint was dropped."""
+        constraint, dropped = settle_constraint(request, backend="openai", kinds={"json_schema"})
+        body: dict[str, Any] = {
+            "model": self.model, "messages": chat_messages(request.messages),
+            "temperature": request.sampling.temperature, self._max_tokens_field: request.sampling.max_tokens,
+        }
+        if request.sampling.seed is not None:
+            body["seed"] = request.sampling.seed
+        if request.tools:
+            body["tools"] = chat_tools(request.tools)
+            if "parallel_tool_calls" in self.entry.options:
+                body["parallel_tool_calls"] = bool(self.entry.options["parallel_tool_calls"])
+        choice = check_tool_choice(request, backend="openai", allowed={"auto", "required", "none"})
+        if choice is not None:
+            body["tool_choice"] = choice
+        if constraint is not None:
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "evalkit_output", "schema": constraint_body(constraint), "strict": False}}
+        return body, dropped
+
+    async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
+        body, dropped = self.payload(request)
+        reply = await post_json(self._client, join_url(self.url, "chat/completions"), body,
+                                headers=self._headers(), timeout=self.entry.timeout_s, secrets=[self._api_key])
+        return parse_chat_response(reply.body, reply.latency_s, constraint_dropped=dropped)

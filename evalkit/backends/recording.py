@@ -1,0 +1,105 @@
+"""`--record DIR`: a transparent wrapper that stores every request and its answer for replay.
+
+    DIR/recordings.jsonl   one line per backend call, appended as it finishes:
+                           {key, run_id, call_index, kind, model, request, completion | error}
+    DIR/provenance.json    the inner backend's describe(), its supports() answers, its simulated flag
+
+A retried call is recorded once per attempt (the error, then the answer), so a replay retries the
+same way. The key is a hash of what decides the answer: the backend kind and model and the whole
+request, minus `Message.origin` (harness bookkeeping the backend never sees). API keys are never in
+a request or a completion, and error texts are redacted where they are made (`_http`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, get_args
+
+from evalkit.backends.base import Backend, Feature
+from evalkit.chat import CallContext, ChatRequest, Completion
+from evalkit.errors import BackendError, UnsupportedFeature
+
+__all__ = ["PROVENANCE_FILE", "RECORDINGS_FILE", "RecordingBackend", "request_document", "request_key"]
+
+RECORDINGS_FILE = "recordings.jsonl"
+PROVENANCE_FILE = "provenance.json"
+ALL_FEATURES: tuple[Feature, ...] = get_args(Feature)
+
+
+def request_document(request: ChatRequest) -> dict[str, Any]:
+    """The request as JSON, without the harness's `origin` marks."""
+    return request.model_dump(mode="json", exclude={"messages": {"__all__": {"origin"}}})
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def request_key(kind: str, model: str, request: ChatRequest) -> str:
+    return hashlib.sha256(_canonical({"kind": kind, "model": model,
+                                      "request": request_document(request)}).encode()).hexdigest()
+
+
+def error_document(exc: BackendError) -> dict[str, Any]:
+    return {"message": str(exc), "retryable": exc.retryable, "status": exc.status,
+            "unsupported": isinstance(exc, UnsupportedFeature)}
+
+
+class RecordingBackend:
+    """Wraps any backend; answers exactly as it does and writes down every call."""
+
+    def __init__(self, inner: Backend, directory: Path):
+        self.inner = inner
+        self.kind = inner.kind
+        self.model = inner.model
+        self.simulated = inner.simulated
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self._provenance_written = False
+
+    def supports(self, feature: Feature) -> bool:
+        return self.inner.supports(feature)
+
+    def _write_provenance(self, description: dict[str, Any] | None, error: str | None = None) -> None:
+        doc: dict[str, Any] = {"kind": self.kind, "model": self.model, "simulated": self.simulated,
+                               "describe": description,
+                               "supports": {f: self.inner.supports(f) for f in ALL_FEATURES}}
+        if error is not None:
+            doc["describe_error"] = error
+        path = self.directory / PROVENANCE_FILE
+        path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        self._provenance_written = True
+
+    async def describe(self) -> dict[str, Any]:
+        try:
+            description = await self.inner.describe()
+        except BackendError as exc:
+            self._write_provenance(None, str(exc))
+            raise
+        # supports() answers are only final once describe() has run (llama-server reads its template)
+        self._write_provenance(description)
+        return description
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def _append(self, request: ChatRequest, context: CallContext, outcome: dict[str, Any]) -> None:
+        line = {"key": request_key(self.kind, self.model, request), "run_id": context.run_id,
+                "call_index": context.call_index, "kind": self.kind, "model": self.model,
+                "request": request_document(request), **outcome}
+        # one write per line, between awaits: concurrent runs on one event loop cannot interleave
+        with (self.directory / RECORDINGS_FILE).open("a", encoding="utf-8") as fh:
+            fh.write(_canonical(line) + "\n")
+
+    async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
+        if not self._provenance_written:  # describe() was skipped; record what supports() says now
+            self._write_provenance(None)
+        try:
+            completion = await self.inner.complete(request, context)
+        except BackendError as exc:
+            self._append(request, context, {"error": error_document(exc)})
+            raise
+        self._append(request, context, {"completion": completion.model_dump(mode="json")})
+        return completion

@@ -1,0 +1,167 @@
+"""`kind: replay`: serves a `--record` directory back, so a matrix re-runs with no server.
+
+    backends:
+      - {label: smollm2, kind: replay, model: smollm2, options: {dir: recordings/smollm2}}
+
+`options.dir` is the directory `--record DIR` wrote for this backend's label (DIR/<label>),
+relative to the current directory. Requests are looked up by the same key the recorder used; the
+same request recorded several times (retries, or identical first calls of many runs) is served in
+recorded order, preferring the recording made for the same run and call. A request that was not
+recorded raises `ReplayMiss` naming the run, the call and, when that call was recorded with another
+request, the first JSON path where the two differ: a changed nudge or grammar is a clear miss,
+never a wrong answer.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from evalkit.backends.base import Feature
+from evalkit.backends.recording import PROVENANCE_FILE, RECORDINGS_FILE, request_document, request_key
+from evalkit.chat import CallContext, ChatRequest, Completion
+from evalkit.config import BackendEntry
+from evalkit.errors import BackendError, ConfigError, ReplayMiss, UnsupportedFeature
+
+__all__ = ["ReplayBackend", "first_difference"]
+
+
+@dataclass(order=True)
+class _Entry:
+    run_id: str
+    call_index: int
+    line: int
+    key: str = field(compare=False)
+    request: dict[str, Any] = field(compare=False, repr=False)
+    outcome: dict[str, Any] = field(compare=False, repr=False)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:59] + "…"
+
+
+def first_difference(recorded: Any, new: Any, path: str = "") -> str | None:
+    """The first JSON path where two documents differ, as `messages[3].content differs (...)`."""
+    where = path or "request"
+    if isinstance(recorded, dict) and isinstance(new, dict):
+        for key in sorted(recorded.keys() | new.keys()):
+            sub = f"{path}.{key}" if path else str(key)
+            if key not in new:
+                return f"{sub} was recorded but is missing now"
+            if key not in recorded:
+                return f"{sub} is new (not in the recording)"
+            found = first_difference(recorded[key], new[key], sub)
+            if found:
+                return found
+        return None
+    if isinstance(recorded, list) and isinstance(new, list):
+        for i, (a, b) in enumerate(zip(recorded, new, strict=False)):
+            found = first_difference(a, b, f"{path}[{i}]")
+            if found:
+                return found
+        if len(recorded) != len(new):
+            return f"{where} has {len(new)} items, the recording {len(recorded)}"
+        return None
+    if recorded != new or type(recorded) is not type(new):
+        return f"{where} differs (recorded {_short(recorded)}, now {_short(new)})"
+    return None
+
+
+def _read_entries(path: Path) -> list[_Entry]:
+    entries = []
+    with path.open(encoding="utf-8") as fh:
+        for number, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                doc = json.loads(text)
+                outcome = {k: doc[k] for k in ("completion", "error") if k in doc}
+                entries.append(_Entry(str(doc["run_id"]), int(doc["call_index"]), number, str(doc["key"]),
+                                      doc["request"], outcome))
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                if number == 1 or text.endswith("\n"):  # only a last line cut short is forgiven
+                    raise ConfigError(f"{path}:{number}: not a recording line ({exc})") from exc
+    return entries
+
+
+def _load_provenance(directory: Path) -> dict[str, Any]:
+    path = directory / PROVENANCE_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"replay: cannot read {path}: {exc}") from exc
+    if not isinstance(doc, dict) or "kind" not in doc or "model" not in doc:
+        raise ConfigError(f"replay: {path} is not a recording's provenance file")
+    return doc
+
+
+class ReplayBackend:
+    """Answers from a recording; recorded errors are raised again, unrecorded requests are misses."""
+
+    kind = "replay"
+
+    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient | None = None,
+                 api_key: str | None = None):
+        if not entry.options.get("dir"):
+            raise ConfigError(f"backend {entry.label!r}: kind replay needs options.dir (a --record directory)")
+        self.directory = Path(str(entry.options["dir"])).resolve()
+        self.provenance = _load_provenance(self.directory)
+        self.recorded_kind = str(self.provenance["kind"])
+        self.model = str(self.provenance["model"])
+        self.simulated = bool(self.provenance.get("simulated", False))
+        recordings = self.directory / RECORDINGS_FILE
+        if not recordings.is_file():
+            raise ConfigError(f"replay: {recordings} does not exist")
+        self._queues: dict[str, list[_Entry]] = {}
+        self._by_call: dict[tuple[str, int], list[_Entry]] = {}
+        for item in sorted(_read_entries(recordings)):
+            self._queues.setdefault(item.key, []).append(item)
+            self._by_call.setdefault((item.run_id, item.call_index), []).append(item)
+
+    def supports(self, feature: Feature) -> bool:
+        return bool((self.provenance.get("supports") or {}).get(feature, False))
+
+    async def describe(self) -> dict[str, Any]:
+        recorded = self.provenance.get("describe") or {"kind": self.recorded_kind, "model": self.model}
+        return {**recorded, "replayed_from": str(self.directory)}
+
+    async def aclose(self) -> None:
+        return None
+
+    def _take(self, key: str, context: CallContext) -> _Entry | None:
+        queue = self._queues.get(key)
+        if not queue:
+            return None
+        for i, item in enumerate(queue):
+            if (item.run_id, item.call_index) == (context.run_id, context.call_index):
+                return queue.pop(i)
+        return queue.pop(0)
+
+    def _miss(self, key: str, request: ChatRequest, context: CallContext) -> ReplayMiss:
+        where = f"replay {self.directory}: run {context.run_id} call {context.call_index}"
+        recorded = self._by_call.get((context.run_id, context.call_index))
+        if key in self._queues:
+            why = "this request was recorded, but every recorded answer to it has been replayed already"
+        elif recorded:
+            why = "the request changed since recording: " + (
+                first_difference(recorded[0].request, request_document(request)) or "it differs")
+        else:
+            why = "no request was recorded for this run and call"
+        return ReplayMiss(f"{where}: {why} (record again with --record)")
+
+    async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
+        key = request_key(self.recorded_kind, self.model, request)
+        item = self._take(key, context)
+        if item is None:
+            raise self._miss(key, request, context)
+        if "completion" in item.outcome:
+            return Completion.model_validate(item.outcome["completion"])
+        error = item.outcome.get("error") or {}
+        cls = UnsupportedFeature if error.get("unsupported") else BackendError
+        raise cls(str(error.get("message", "recorded backend error")), retryable=bool(error.get("retryable")),
+                  status=error.get("status"))

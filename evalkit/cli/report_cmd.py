@@ -1,0 +1,44 @@
+"""`evalkit report RESULTS... -o reports/NAME.html`: statistics, plots and transcripts from results files."""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from pathlib import Path
+
+from evalkit.report import build_report, render, write_report
+from evalkit.results import load_results
+
+__all__ = ["add_parser", "run"]
+
+_SUFFIX = {"html": ".html", "markdown": ".md", "json": ".json"}
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("report", help="write an HTML (or markdown, JSON) report from results files")
+    p.add_argument("results", nargs="+", type=Path, help="results files (shards are merged)")
+    p.add_argument("-o", "--out", type=Path,
+                   help="output file (default: reports/<config name> + suffix; '-' for stdout)")
+    p.add_argument("--format", choices=sorted(_SUFFIX), default="html")
+    p.add_argument("--title", help="report title (default: from the config names)")
+    p.add_argument("--interval", choices=["wilson", "clopper-pearson"], default="wilson",
+                   help="interval for rates (default: wilson)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level for comparisons (default: 0.05)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    p.add_argument("--transcripts", type=int, default=3, metavar="N",
+                   help="failed transcripts shown per cell (default: 3)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    results = load_results(args.results)
+    data = build_report(results, title=args.title, interval_method=args.interval, alpha=args.alpha,
+                        seed=args.seed, max_failed_transcripts=args.transcripts,
+                        generated_at=datetime.now(UTC).isoformat(timespec="seconds"))
+    if args.out is not None and str(args.out) == "-":
+        print(render(data, args.format), end="")
+        return 0
+    out = args.out or Path("reports") / f"{results.headers[0].config_name}{_SUFFIX[args.format]}"
+    write_report(data, out, args.format)
+    print(f"wrote {out}{' (SIMULATED results)' if data.simulated else ''}")
+    return 0

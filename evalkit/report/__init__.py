@@ -1,0 +1,52 @@
+"""Reports from results files: report data (pure) and HTML, markdown and JSON renderers.
+
+    data = build_report(load_results(paths))
+    write_report(data, Path("reports/default.html"), "html")
+
+`write_report` writes through a temporary file and renames it, so a failed render never leaves a
+half-written report behind.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from evalkit.report.data import ReportData, build_report
+from evalkit.report.html import render_html
+from evalkit.report.jsonfmt import render_json
+from evalkit.report.markdown import render_markdown
+
+__all__ = ["FORMATS", "ReportData", "ReportFormat", "build_report", "render", "write_report"]
+
+ReportFormat = Literal["html", "markdown", "json"]
+FORMATS: dict[str, Callable[[ReportData], str]] = {
+    "html": render_html,
+    "markdown": render_markdown,
+    "json": render_json,
+}
+
+
+def render(data: ReportData, fmt: ReportFormat = "html") -> str:
+    try:
+        return FORMATS[fmt](data)
+    except KeyError:
+        raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})") from None
+
+
+def write_report(data: ReportData, output: Path, fmt: ReportFormat = "html") -> Path:
+    text = render(data, fmt)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a report from a web server or a colleague
+        os.replace(tmp, output)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return output

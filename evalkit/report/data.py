@@ -1,0 +1,246 @@
+"""Report data: one pure function from `Results` to plain frozen dataclasses.
+
+Renderers (HTML, markdown, JSON) only display what `build_report` computed; nothing here reads a
+clock, the environment or anything but the results. Layout: columns are backend · model · mode ·
+strategy, rows are "all scenarios", then each family followed by its scenarios. Family and overall
+rows pool runs across scenarios (intervals then ignore clustering by scenario; pass^k does not).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import median
+from typing import Literal
+
+import numpy as np
+
+from evalkit.report.cells import CellStats, cell_stats
+from evalkit.report.comparisons import Comparison, compare_strategies
+from evalkit.report.power import PowerStatement, power_statement
+from evalkit.report.provenance import Provenance, provenance
+from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
+from evalkit.results import Results, RunRecord
+from evalkit.stats import IntervalMethod
+
+__all__ = ["Column", "Drilldown", "NotCounted", "ReportData", "Row", "build_report"]
+
+OVERALL = "all scenarios"
+
+
+@dataclass(frozen=True)
+class Column:
+    id: str
+    backend: str
+    model: str
+    mode: str
+    strategy: str
+    simulated: bool
+
+    @property
+    def group(self) -> str:
+        return f"{self.backend} · {self.model} · {self.mode}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.group} · {self.strategy}"
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    kind: Literal["overall", "family", "scenario"]
+    family: str
+    scenario: str
+
+    @property
+    def label(self) -> str:
+        return self.scenario or self.family or OVERALL
+
+
+@dataclass(frozen=True)
+class Drilldown:
+    id: str
+    column: Column
+    row: Row
+    stats: CellStats
+    prepare_choices: tuple[tuple[str, int], ...]
+    failed: tuple[Transcript, ...]
+    failed_total: int
+    passing: Transcript | None
+
+
+@dataclass(frozen=True)
+class NotCounted:
+    column: Column
+    scenario: str
+    runs: int
+    infra_errors: int
+    unsupported: int
+    example_error: str | None
+
+
+@dataclass(frozen=True)
+class ReportData:
+    title: str
+    generated_at: str | None  # passed in by the caller: building the data never reads a clock
+    simulated: bool
+    confidence: float
+    interval_method: str
+    alpha: float
+    bootstrap_seed: int
+    provenance: Provenance
+    total_runs: int
+    counted_runs: int
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    cells: dict[str, dict[str, CellStats]]  # row id → column id → stats; absent when no run
+    comparisons: tuple[Comparison, ...]
+    power: PowerStatement | None
+    not_counted: tuple[NotCounted, ...]
+    drilldowns: tuple[Drilldown, ...]
+
+    def cell(self, row: Row, column: Column) -> CellStats | None:
+        return self.cells.get(row.id, {}).get(column.id)
+
+
+ColumnKey = tuple[str, str, str, str]
+
+
+def _configured_order(results: Results) -> tuple[list[str], list[str], list[str]]:
+    backends: list[str] = []
+    modes: list[str] = []
+    strategies: list[str] = []
+    for header in results.headers:
+        config = header.config
+        backends += [str(b.get("label")) for b in config.get("backends", []) if isinstance(b, dict)]
+        modes += [str(m) for m in config.get("modes", [])]
+        strategies += [str(s) for s in config.get("strategies", {})]
+    return backends, modes, strategies
+
+
+def _columns(results: Results) -> list[Column]:
+    backends, modes, strategies = _configured_order(results)
+
+    def rank(order: list[str], value: str) -> tuple[int, str]:
+        return (order.index(value) if value in order else len(order), value)
+
+    keys = {(r.cell.backend, r.cell.model, r.cell.mode, r.cell.strategy) for r in results.runs}
+    ordered = sorted(keys, key=lambda k: (rank(backends, k[0]), k[1], rank(modes, k[2]), rank(strategies, k[3])))
+    simulated = {(r.cell.backend, r.cell.model, r.cell.mode, r.cell.strategy) for r in results.runs if r.simulated}
+    return [Column(f"c{i}", *key, simulated=key in simulated) for i, key in enumerate(ordered)]
+
+
+def _rows(results: Results) -> list[Row]:
+    families: dict[str, set[str]] = defaultdict(set)
+    for run in results.runs:
+        families[run.cell.family].add(run.cell.scenario)
+    rows = [Row("r0", "overall", "", "")]
+    for family in sorted(families):
+        rows.append(Row(f"r{len(rows)}", "family", family, ""))
+        rows += [Row(f"r{len(rows) + i}", "scenario", family, s) for i, s in enumerate(sorted(families[family]))]
+    return rows
+
+
+def _in_row(run: RunRecord, row: Row) -> bool:
+    if row.kind == "overall":
+        return True
+    if row.kind == "family":
+        return run.cell.family == row.family
+    return run.cell.scenario == row.scenario
+
+
+def _group_runs(results: Results, columns: Sequence[Column], rows: Sequence[Row]
+                ) -> dict[tuple[str, str], list[RunRecord]]:
+    by_column: dict[ColumnKey, list[RunRecord]] = defaultdict(list)
+    for run in results.runs:
+        by_column[(run.cell.backend, run.cell.model, run.cell.mode, run.cell.strategy)].append(run)
+    grouped: dict[tuple[str, str], list[RunRecord]] = {}
+    for column in columns:
+        runs = by_column[(column.backend, column.model, column.mode, column.strategy)]
+        for row in rows:
+            selected = [r for r in runs if _in_row(r, row)]
+            if selected:
+                grouped[(row.id, column.id)] = selected
+    return grouped
+
+
+def _comparison_groups(columns: Sequence[Column], rows: Sequence[Row],
+                       grouped: dict[tuple[str, str], list[RunRecord]]
+                       ) -> dict[tuple[str, str], dict[str, list[RunRecord]]]:
+    out: dict[tuple[str, str], dict[str, list[RunRecord]]] = defaultdict(dict)
+    for row in rows:
+        if row.kind == "scenario":
+            continue  # per-scenario pairs would multiply the comparisons past any useful power
+        for column in columns:
+            runs = grouped.get((row.id, column.id))
+            if runs:
+                out[(column.group, row.label)][column.strategy] = runs
+    return out
+
+
+def _not_counted(columns: Sequence[Column], rows: Sequence[Row],
+                 grouped: dict[tuple[str, str], list[RunRecord]]) -> list[NotCounted]:
+    out = []
+    for column in columns:
+        for row in rows:
+            runs = grouped.get((row.id, column.id), [])
+            bad = [r for r in runs if not r.counted]
+            if row.kind == "scenario" and bad:
+                errors = [r.error for r in bad if r.error]
+                out.append(NotCounted(column, row.scenario, len(runs),
+                                      sum(r.outcome == "infra_error" for r in bad),
+                                      sum(r.outcome == "unsupported" for r in bad), errors[0] if errors else None))
+    return out
+
+
+def _drilldown(ident: str, column: Column, row: Row, runs: list[RunRecord], stats: CellStats,
+               max_failed: int) -> Drilldown:
+    passing = pick_passing(runs)
+    return Drilldown(
+        id=ident, column=column, row=row, stats=stats, prepare_choices=prepare_choices(runs),
+        failed=tuple(transcript(r) for r in pick_failed(runs, max_failed)),
+        failed_total=sum(1 for r in runs if r.counted and not r.correct),
+        passing=transcript(passing) if passing else None)
+
+
+def build_report(results: Results, *, title: str | None = None, confidence: float = 0.95,
+                 interval_method: IntervalMethod = "wilson", alpha: float = 0.05, seed: int = 0,
+                 max_failed_transcripts: int = 3, include_power: bool = True,
+                 generated_at: str | None = None) -> ReportData:
+    """Everything a report shows. `seed` seeds the bootstrap; the same inputs give the same data."""
+    columns, rows = _columns(results), _rows(results)
+    grouped = _group_runs(results, columns, rows)
+    cells: dict[str, dict[str, CellStats]] = defaultdict(dict)
+    drilldowns = []
+    for (row_id, column_id), runs in grouped.items():
+        ri, ci = int(row_id[1:]), int(column_id[1:])
+        stats = cell_stats(runs, np.random.default_rng([seed, ri, ci]), confidence=confidence,
+                           method=interval_method)
+        cells[row_id][column_id] = stats
+        if rows[ri].kind == "scenario":
+            drilldowns.append(_drilldown(f"d-{row_id}-{column_id}", columns[ci], rows[ri], runs, stats,
+                                         max_failed_transcripts))
+    counted = [r for r in results.runs if r.counted]
+    per_cell = [s.counted for by_col in cells.values() for s in by_col.values()]
+    names = sorted({h.config_name for h in results.headers})
+    return ReportData(
+        title=title or f"evalkit report: {', '.join(names)}", generated_at=generated_at,
+        simulated=results.simulated, confidence=confidence,
+        interval_method=interval_method, alpha=alpha, bootstrap_seed=seed, provenance=provenance(results),
+        total_runs=len(results.runs), counted_runs=len(counted), columns=tuple(columns), rows=tuple(rows),
+        cells=dict(cells),
+        comparisons=tuple(compare_strategies(_comparison_groups(columns, rows, grouped), alpha=alpha,
+                                             confidence=confidence)),
+        power=power_statement(_typical_n(rows, cells), alpha) if include_power and per_cell else None,
+        not_counted=tuple(_not_counted(columns, rows, grouped)),
+        drilldowns=tuple(sorted(drilldowns, key=lambda d: (int(d.column.id[1:]), int(d.row.id[1:])))),
+    )
+
+
+def _typical_n(rows: Sequence[Row], cells: dict[str, dict[str, CellStats]]) -> int:
+    """The median counted runs of a scenario cell: the N a reader's per-cell comparisons have."""
+    counts = [s.counted for row in rows if row.kind == "scenario" for s in cells.get(row.id, {}).values()
+              if s.counted]
+    return max(1, int(median(counts))) if counts else 1

@@ -1,0 +1,57 @@
+"""The self-contained HTML report: one file, inline CSS and SVG, no scripts, no network fetches.
+
+jinja2 runs with autoescape on and StrictUndefined. Transcripts are model output and therefore
+untrusted; they reach the template as plain strings and are escaped like every other field. Only
+the plots, which matplotlib wrote from numbers and labels it escapes itself, are marked safe.
+"""
+
+from __future__ import annotations
+
+import math
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from evalkit import __version__
+from evalkit.report.cells import Rate
+from evalkit.report.data import ReportData
+from evalkit.report.plots import render_plots
+
+__all__ = ["environment", "render_html"]
+
+
+def pct(value: float | None, digits: int = 0) -> str:
+    return "–" if value is None or math.isnan(value) else f"{value * 100:.{digits}f}%"
+
+
+def interval(rate: Rate | None) -> str:
+    return "" if rate is None else f"[{rate.low * 100:.0f}–{rate.high * 100:.0f}]"
+
+
+def rate_colour(rate: Rate | None) -> str:
+    """Red (0%) through yellow to green (100%), light enough for dark text."""
+    if rate is None:
+        return "#eeeeee"
+    return f"hsl({rate.value * 120:.0f}, 70%, 82%)"
+
+
+def pvalue(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def signed(value: float) -> str:
+    points = round(value * 100)
+    return f"{points:+d}" if points else "0"  # never "-0"
+
+
+def environment() -> Environment:
+    env = Environment(loader=PackageLoader("evalkit", "templates"), autoescape=True, undefined=StrictUndefined,
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(pct=pct, interval=interval, rate_colour=rate_colour, pvalue=pvalue, signed=signed)
+    return env
+
+
+def render_html(data: ReportData) -> str:
+    plots = {name: Markup(svg) for name, svg in render_plots(data).items()}
+    template = environment().get_template("report.html.j2")
+    return template.render(data=data, plots=plots, version=__version__)

@@ -1,0 +1,88 @@
+"""The markdown report: a compact summary for a CI step summary or a pull-request comment.
+
+Family and overall rows only (the HTML report has the scenarios, plots and transcripts).
+"""
+
+from __future__ import annotations
+
+from evalkit.report.cells import CellStats
+from evalkit.report.data import ReportData
+from evalkit.report.html import interval, pct, pvalue, signed
+
+__all__ = ["escape_cell", "render_markdown"]
+
+SIMULATED_NOTE = ("> **SIMULATED RESULTS.** Some or all runs come from evalkit's simulated backend; they do not "
+                  "describe any real model. Simulated columns are marked (SIM).")
+
+
+def escape_cell(text: str) -> str:
+    """Make text safe inside a markdown table cell (and inert as inline HTML)."""
+    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+            .replace("\n", " "))
+
+
+def _cell(stats: CellStats | None) -> str:
+    if stats is None:
+        return "–"
+    if stats.completed is None:
+        return "unsupported" if stats.fully_unsupported else "no counted runs"
+    text = f"{pct(stats.completed.value)} {interval(stats.completed)} r{stats.retries_mean or 0:.1f}"
+    return text + (f" +{stats.infra_errors} infra" if stats.infra_errors else "")
+
+
+def _matrix(data: ReportData) -> list[str]:
+    """Transposed against the HTML matrix (one line per strategy column) so it fits a CI summary."""
+    rows = [r for r in data.rows if r.kind != "scenario"]
+    head = ["backend · model · mode", "strategy"] + [escape_cell(r.label) for r in rows]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for column in data.columns:
+        label = [escape_cell(column.group + (" (SIM)" if column.simulated else "")), escape_cell(column.strategy)]
+        cells = [escape_cell(_cell(data.cell(row, column))) for row in rows]
+        lines.append("| " + " | ".join(label + cells) + " |")
+    return lines
+
+
+def _comparisons(data: ReportData) -> list[str]:
+    significant = [c for c in data.comparisons if c.significant]
+    lines = [f"{len(significant)} of {len(data.comparisons)} strategy comparisons differ after Holm's correction "
+             f"(α = {data.alpha}, two-sided)."]
+    if significant:
+        lines += ["", "| backend · model · mode | scope | A | B | A − B | interval | Holm p |",
+                  "|---|---|---|---|---|---|---|"]
+        lines += [f"| {escape_cell(c.group)} | {escape_cell(c.scope)} | {escape_cell(c.a)} | {escape_cell(c.b)} | "
+                  f"{signed(c.difference.estimate)} | [{signed(c.difference.low)}, {signed(c.difference.high)}] | "
+                  f"{pvalue(c.p_holm)} |" for c in significant]
+    return lines
+
+
+def _provenance(data: ReportData) -> list[str]:
+    p = data.provenance
+    lines = ["- configs: " + ", ".join(escape_cell(f"{s.config_name} ({s.config_hash}, evalkit {s.evalkit_version}, "
+                                                    f"git {s.git_sha or 'unknown'}, {s.started_at})")
+                                        for s in p.sources)]
+    backends = (f"{b.label}: {b.kind} {b.model}" + (" (SIM)" if b.simulated else "") for b in p.backends)
+    lines.append("- backends: " + ", ".join(escape_cell(b) for b in backends))
+    lines.append(f"- runs per cell: {', '.join(map(str, p.runs_per_cell))}; seeds: {', '.join(map(str, p.seeds))}")
+    if data.generated_at:
+        lines.append(f"- report generated at {data.generated_at}")
+    return lines
+
+
+def _not_counted(data: ReportData) -> str:
+    infra = sum(n.infra_errors for n in data.not_counted)
+    unsupported = sum(n.unsupported for n in data.not_counted)
+    return f"Not counted in rates: {infra} infra-error runs, {unsupported} unsupported runs."
+
+
+def render_markdown(data: ReportData) -> str:
+    lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.simulated else ''}", ""]
+    if data.simulated:
+        lines += [SIMULATED_NOTE, ""]
+    lines += [*_provenance(data), ""]
+    lines += [f"{data.counted_runs} of {data.total_runs} runs counted. Completion rate "
+              f"[{data.confidence:.0%} {data.interval_method} interval] and mean retries (r):", ""]
+    lines += [*_matrix(data), "", *_comparisons(data), ""]
+    if data.power is not None:
+        lines += [f"**Power.** {data.power.summary}", ""]
+    lines += [_not_counted(data), ""]
+    return "\n".join(lines)

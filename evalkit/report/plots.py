@@ -1,0 +1,153 @@
+"""Plots for the HTML report, drawn with matplotlib's object API (no pyplot, no GUI backend) and
+returned as inline SVG text.
+
+Each plot gets its own `svg.hashsalt` so the element ids of several inline SVGs never collide in
+one page, and text stays text (`svg.fonttype: none`) to keep the file small.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from evalkit.report.cells import CellStats
+from evalkit.report.data import Column, ReportData
+
+__all__ = ["PLOTS", "failure_breakdown", "forest_plot", "heatmap", "render_plots", "retries_distribution"]
+
+_GROUP_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
+_RETRY_BUCKETS = ("0", "1", "2", "3", "4+")
+
+
+def _to_svg(fig: Figure, name: str) -> str:
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": f"evalkit-{name}", "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _title(data: ReportData, text: str) -> str:
+    return f"{text} (SIMULATED)" if data.simulated else text
+
+
+def _overall(data: ReportData) -> list[tuple[Column, CellStats]]:
+    overall = data.rows[0]
+    pairs = [(c, data.cell(overall, c)) for c in data.columns]
+    return [(c, s) for c, s in pairs if s is not None and s.completed is not None]
+
+
+def _group_colour(data: ReportData) -> Callable[[Column], str]:
+    groups = list(dict.fromkeys(c.group for c in data.columns))
+    return lambda column: _GROUP_COLOURS[groups.index(column.group) % len(_GROUP_COLOURS)]
+
+
+def _figure(rows: int, width: float = 7.5) -> tuple[Figure, Axes]:
+    fig = Figure(figsize=(width, 0.9 + 0.32 * max(rows, 1)))
+    return fig, fig.add_subplot()
+
+
+def forest_plot(data: ReportData) -> str:
+    """Completion rate with its interval per column, pooled over all scenarios."""
+    items = _overall(data)
+    fig, ax = _figure(len(items))
+    colour = _group_colour(data)
+    for y, (column, stats) in enumerate(items):
+        rate = stats.completed
+        assert rate is not None
+        ax.errorbar(rate.value, y, xerr=[[rate.value - rate.low], [rate.high - rate.value]], fmt="o",
+                    color=colour(column), capsize=3)
+    ax.set_yticks(range(len(items)), [c.label for c, _ in items])
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1.02)
+    ax.set_xlabel(f"completion rate, all scenarios ({data.confidence:.0%} {data.interval_method} interval)")
+    ax.grid(axis="x", alpha=0.3)
+    ax.set_title(_title(data, "Completion rate by strategy and model"))
+    return _to_svg(fig, "forest")
+
+
+def heatmap(data: ReportData) -> str:
+    """Completion rate per scenario (rows) and column, annotated with the percentage."""
+    rows = [r for r in data.rows if r.kind == "scenario"]
+    values = np.full((len(rows), len(data.columns)), np.nan)
+    for i, row in enumerate(rows):
+        for j, column in enumerate(data.columns):
+            stats = data.cell(row, column)
+            if stats is not None and stats.completed is not None:
+                values[i, j] = stats.completed.value
+    fig = Figure(figsize=(1.6 + 0.75 * len(data.columns), 1.8 + 0.3 * len(rows)))
+    ax = fig.add_subplot()
+    image = ax.imshow(np.ma.masked_invalid(values), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    for (i, j), value in np.ndenumerate(values):
+        if not np.isnan(value):
+            ax.text(j, i, f"{value:.0%}", ha="center", va="center", fontsize=7,
+                    color="white" if value < 0.2 or value > 0.85 else "black")  # readable on the dark ends
+    ax.set_xticks(range(len(data.columns)), [f"{c.strategy}\n{c.mode}" for c in data.columns], rotation=45,
+                  ha="right", fontsize=8)
+    ax.set_yticks(range(len(rows)), [f"{r.family} / {r.scenario}" for r in rows], fontsize=8)
+    fig.colorbar(image, ax=ax, label="completion rate", fraction=0.03)
+    ax.set_title(_title(data, "Completion rate per scenario"))
+    return _to_svg(fig, "heatmap")
+
+
+def _bucketed(hist: tuple[int, ...]) -> list[int]:
+    return [*hist[:4], *([0] * (4 - len(hist[:4]))), sum(hist[4:])]
+
+
+def _stacked(ax: Axes, labels: list[str], parts: list[str], shares: np.ndarray, cmap: str) -> None:
+    scale = matplotlib.colormaps[cmap]
+    # a qualitative map's colours are its entries; a sequential one is sampled light to dark
+    colours = scale(np.arange(len(parts)) % scale.N) if scale.N < 256 else scale(np.linspace(0.2, 0.95, len(parts)))
+    left = np.zeros(len(labels))
+    for k, part in enumerate(parts):
+        ax.barh(range(len(labels)), shares[:, k], left=left, color=colours[k], label=part)
+        left += shares[:, k]
+    ax.set_yticks(range(len(labels)), labels)
+    ax.invert_yaxis()
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(len(parts), 5), fontsize=8)
+
+
+def retries_distribution(data: ReportData) -> str:
+    """Share of counted runs with 0, 1, 2, 3 and 4+ retries, per column."""
+    items = _overall(data)
+    shares = np.array([np.array(_bucketed(s.retries_hist)) / max(s.counted, 1) for _, s in items])
+    fig, ax = _figure(len(items))
+    _stacked(ax, [c.label for c, _ in items], list(_RETRY_BUCKETS), shares.reshape(len(items), 5), "Blues")
+    ax.set_xlabel("share of runs by number of retries")
+    ax.set_title(_title(data, "Retries per run"))
+    return _to_svg(fig, "retries")
+
+
+def failure_breakdown(data: ReportData) -> str:
+    """Failure categories as a share of counted runs, per column (the bar's gap is correct runs)."""
+    items = _overall(data)
+    categories = sorted({name for _, s in items for name, _ in s.failures})
+    shares = np.array([[dict(s.failures).get(name, 0) / max(s.counted, 1) for name in categories]
+                       for _, s in items]).reshape(len(items), len(categories))
+    fig, ax = _figure(len(items))
+    if categories:
+        _stacked(ax, [c.label for c, _ in items], categories, shares, "tab10")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share of runs that were not correct, by failure category")
+    ax.set_title(_title(data, "Failure categories by strategy"))
+    return _to_svg(fig, "failures")
+
+
+PLOTS: dict[str, Callable[[ReportData], str]] = {
+    "forest": forest_plot,
+    "heatmap": heatmap,
+    "retries": retries_distribution,
+    "failures": failure_breakdown,
+}
+
+
+def render_plots(data: ReportData) -> dict[str, str]:
+    """Every plot as SVG text, or an empty dict when there is nothing to plot."""
+    if not _overall(data):
+        return {}
+    return {name: plot(data) for name, plot in PLOTS.items()}

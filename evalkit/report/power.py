@@ -1,0 +1,56 @@
+"""The power statement: what a comparison of two cells with N runs each can and cannot detect."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalkit.stats import SampleSize, detectable_rate, n_needed
+
+__all__ = ["DetectableLine", "NeededLine", "PowerStatement", "power_statement"]
+
+BASELINES = (1.0, 0.95, 0.9)
+DROPS = ((1.0, 0.9), (1.0, 0.8), (0.95, 0.8), (0.9, 0.7))
+POWER = 0.8
+
+
+@dataclass(frozen=True)
+class DetectableLine:
+    baseline: float
+    boschloo: float | None  # the highest candidate rate detected with 80% power (None: not even 0)
+    fisher: float | None
+
+
+@dataclass(frozen=True)
+class NeededLine:
+    baseline: float
+    candidate: float
+    needed: SampleSize  # runs per cell, Boschloo; `exact` False when the normal approximation was used
+
+
+@dataclass(frozen=True)
+class PowerStatement:
+    n: int
+    alpha: float
+    power: float
+    detectable: tuple[DetectableLine, ...]
+    needed: tuple[NeededLine, ...]
+
+    @property
+    def summary(self) -> str:
+        first = self.detectable[0]
+        if first.boschloo is None:
+            return (f"With {self.n} runs per cell, not even a drop from {first.baseline:.0%} to 0% is detected "
+                    f"with {self.power:.0%} power at α={self.alpha}.")
+        return (f"With {self.n} runs per cell, a cell that always passed must fall to {first.boschloo:.0%} or "
+                f"below for a one-sided Boschloo test at α={self.alpha} to catch it with {self.power:.0%} "
+                "power; smaller drops mostly go unseen.")
+
+
+def power_statement(n: int, alpha: float = 0.05) -> PowerStatement:
+    return PowerStatement(
+        n=n, alpha=alpha, power=POWER,
+        detectable=tuple(DetectableLine(b, detectable_rate(n, b, alpha=alpha, power=POWER),
+                                        detectable_rate(n, b, alpha=alpha, power=POWER, test="fisher"))
+                         for b in BASELINES),
+        needed=tuple(NeededLine(b, c, n_needed(b, c, alpha=alpha, power=POWER)) for b, c in DROPS),
+    )

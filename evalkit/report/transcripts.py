@@ -1,0 +1,101 @@
+"""Transcripts for the drill-down: which runs to show, flattened to plain text fields.
+
+Everything here is model output or derived from it, so it is untrusted: renderers must escape it
+(the HTML template relies on jinja2's autoescape and never marks these fields safe).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evalkit.chat import Message, ToolCall
+from evalkit.results import RunRecord
+
+__all__ = ["Transcript", "TranscriptMessage", "pick_failed", "pick_passing", "prepare_choices", "transcript"]
+
+# one runaway reply must not blow up the report; the results file keeps the full text
+MAX_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class TranscriptMessage:
+    role: str
+    origin: str
+    content: str
+    calls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Transcript:
+    run_id: str
+    index: int
+    seed: int
+    outcome: str
+    completed: bool
+    correct: bool
+    failure: str | None
+    retries: int
+    error: str | None
+    failed_checks: tuple[str, ...]
+    interventions: tuple[str, ...]  # "call N · strategy · action: reason"
+    messages: tuple[TranscriptMessage, ...]
+    simulated: bool
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_CHARS:
+        return text
+    return text[:MAX_CHARS] + f"… [{len(text) - MAX_CHARS} more characters in the results file]"
+
+
+def _call_text(call: ToolCall) -> str:
+    if call.arguments is None:
+        return _clip(f"{call.name}(<malformed: {call.parse_error}>) {call.raw_arguments or ''}")
+    return _clip(f"{call.name}({json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)})")
+
+
+def _message(message: Message) -> TranscriptMessage:
+    name = f" {message.name}" if message.role == "tool" and message.name else ""
+    return TranscriptMessage(role=message.role + name, origin=message.origin, content=_clip(message.content),
+                             calls=tuple(_call_text(c) for c in message.tool_calls))
+
+
+def transcript(run: RunRecord) -> Transcript:
+    return Transcript(
+        run_id=run.run_id, index=run.index, seed=run.seed, outcome=run.outcome, completed=run.completed,
+        correct=run.correct, failure=run.failure, retries=run.retries, error=run.error,
+        failed_checks=tuple(f"{c.item}{': ' + c.detail if c.detail else ''}" for c in run.check if not c.passed),
+        interventions=tuple(f"call {i.call_index} · {i.strategy} · {i.action}: {i.reason}"
+                            for i in run.interventions),
+        messages=tuple(_message(m) for m in run.messages),
+        simulated=run.simulated,
+    )
+
+
+def pick_failed(runs: Sequence[RunRecord], limit: int) -> list[RunRecord]:
+    """Up to `limit` counted runs that were not correct: one per failure category first, then by index."""
+    failed = sorted((r for r in runs if r.counted and not r.correct), key=lambda r: r.index)
+    chosen: list[RunRecord] = []
+    seen: set[str | None] = set()
+    for run in failed:
+        if run.failure not in seen and len(chosen) < limit:
+            seen.add(run.failure)
+            chosen.append(run)
+    taken = {r.run_id for r in chosen}
+    chosen += [r for r in failed if r.run_id not in taken][: limit - len(chosen)]
+    return sorted(chosen, key=lambda r: r.index)
+
+
+def pick_passing(runs: Sequence[RunRecord]) -> RunRecord | None:
+    passing = [r for r in runs if r.counted and r.correct]
+    return min(passing, key=lambda r: r.index) if passing else None
+
+
+def prepare_choices(runs: Sequence[RunRecord]) -> tuple[tuple[str, int], ...]:
+    """How often each per-turn choice a guard made while preparing requests occurred (e.g. the
+    context a `context_mode: auto` guard picked)."""
+    counts = Counter(f"{i.strategy}: {i.reason}" for r in runs for i in r.interventions if i.action == "prepare")
+    return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -1,0 +1,332 @@
+"""Statistics for binary run outcomes at small N: intervals, comparisons, power, pass^k and SPRT.
+
+Pure functions; the only randomness (the bootstrap) comes from a `numpy.random.Generator` the
+caller seeds. Formulas and reference values: shared notes, "Statistics for binary outcomes, small
+N". Orientation for 2×2 tests: arm 1 is the reference (the baseline), arm 2 the other one (the
+candidate); "greater" asks whether arm 1's rate is higher, i.e. whether the candidate dropped.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import numpy as np
+from scipy import stats as sps
+
+__all__ = [
+    "EXACT_MAX_N",
+    "Difference",
+    "Interval",
+    "SampleSize",
+    "SprtResult",
+    "approx_n",
+    "bootstrap_mean",
+    "boschloo",
+    "boschloo_pvalues",
+    "clopper_pearson",
+    "detectable_rate",
+    "fisher",
+    "holm",
+    "mcnemar",
+    "n_needed",
+    "newcombe",
+    "pass_hat_k",
+    "proportion_interval",
+    "sprt",
+    "sprt_bounds",
+    "two_sample_power",
+    "wilson",
+]
+
+Alternative = Literal["greater", "less", "two-sided"]
+TwoSampleTest = Literal["boschloo", "fisher"]
+IntervalMethod = Literal["wilson", "clopper-pearson"]
+
+# Exact power needs every table's p-value; above this many runs per arm we switch to the normal
+# approximation (Fleiss, no continuity correction) and say so in the result.
+EXACT_MAX_N = 120
+# Boschloo's p-value is a supremum over the nuisance rate; we take it on this grid (agrees with
+# scipy.stats.boschloo_exact to ~1e-6 on the reference tables, see tests).
+_NUISANCE_GRID = 1001
+
+
+@dataclass(frozen=True)
+class Interval:
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Difference:
+    """p̂₁ − p̂₂ with an interval for it."""
+
+    estimate: float
+    low: float
+    high: float
+
+
+def _z(confidence: float) -> float:
+    return float(sps.norm.ppf(1 - (1 - confidence) / 2))
+
+
+def _check_counts(x: int, n: int) -> None:
+    if n < 1 or not 0 <= x <= n:
+        raise ValueError(f"need 0 <= successes <= n and n >= 1, got {x}/{n}")
+
+
+def wilson(x: int, n: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval; exact 1 (or 0) at the boundary instead of a rounding error."""
+    _check_counts(x, n)
+    z = _z(confidence)
+    p = x / n
+    centre = p + z * z / (2 * n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    denom = 1 + z * z / n
+    low = 0.0 if x == 0 else (centre - half) / denom
+    high = 1.0 if x == n else (centre + half) / denom
+    return Interval(low, high)
+
+
+def clopper_pearson(x: int, n: int, confidence: float = 0.95) -> Interval:
+    """Exact (conservative) interval from beta quantiles."""
+    _check_counts(x, n)
+    a = 1 - confidence
+    low = 0.0 if x == 0 else float(sps.beta.ppf(a / 2, x, n - x + 1))
+    high = 1.0 if x == n else float(sps.beta.ppf(1 - a / 2, x + 1, n - x))
+    return Interval(low, high)
+
+
+def proportion_interval(x: int, n: int, confidence: float = 0.95, method: IntervalMethod = "wilson") -> Interval:
+    if method == "wilson":
+        return wilson(x, n, confidence)
+    if method == "clopper-pearson":
+        return clopper_pearson(x, n, confidence)
+    raise ValueError(f"unknown interval method {method!r}")
+
+
+def newcombe(x1: int, n1: int, x2: int, n2: int, confidence: float = 0.95) -> Difference:
+    """Newcombe's hybrid score interval (method 10) for p̂₁ − p̂₂, from the two Wilson intervals."""
+    p1, p2 = x1 / n1, x2 / n2
+    w1, w2 = wilson(x1, n1, confidence), wilson(x2, n2, confidence)
+    d = p1 - p2
+    low = d - math.hypot(p1 - w1.low, w2.high - p2)
+    high = d + math.hypot(w1.high - p1, p2 - w2.low)
+    return Difference(d, max(-1.0, low), min(1.0, high))
+
+
+def _table(x1: int, n1: int, x2: int, n2: int) -> list[list[int]]:
+    # scipy's exact 2×2 tests take one binomial experiment per *column*
+    _check_counts(x1, n1)
+    _check_counts(x2, n2)
+    return [[x1, x2], [n1 - x1, n2 - x2]]
+
+
+def fisher(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "greater") -> float:
+    return float(sps.fisher_exact(_table(x1, n1, x2, n2), alternative=alternative).pvalue)
+
+
+def boschloo(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "greater") -> float:
+    """Boschloo's exact test (scipy); uniformly more powerful than Fisher's."""
+    if (x1 + x2) in (0, n1 + n2):
+        return 1.0  # no information about a difference; scipy returns nan here
+    result = sps.boschloo_exact(_table(x1, n1, x2, n2), alternative=alternative)
+    return float(min(1.0, result.pvalue))
+
+
+def mcnemar(b: int, c: int, alternative: Alternative = "greater") -> float:
+    """Exact McNemar on discordant pairs: b = reference passed and other failed, c = the reverse."""
+    if b < 0 or c < 0:
+        raise ValueError("discordant counts must be non-negative")
+    if b + c == 0:
+        return 1.0
+    return float(sps.binomtest(b, b + c, 0.5, alternative=alternative).pvalue)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm step-down adjusted p-values (reject where adjusted p ≤ α), in the input order."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def bootstrap_mean(values: Sequence[float], rng: np.random.Generator, *, resamples: int = 2000,
+                   confidence: float = 0.95) -> Interval:
+    """Percentile bootstrap interval for a mean (retries per run are skewed and bounded)."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        raise ValueError("bootstrap of an empty sample")
+    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    a = (1 - confidence) / 2
+    low, high = np.quantile(means, [a, 1 - a])
+    return Interval(float(low), float(high))
+
+
+def pass_hat_k(counts: Iterable[tuple[int, int]], k: int) -> float | None:
+    """τ-bench pass^k: C(c,k)/C(n,k) per scenario (c passes of n), averaged over scenarios with n ≥ k."""
+    values = [math.comb(c, k) / math.comb(n, k) for c, n in counts if n >= k]
+    return sum(values) / len(values) if values else None
+
+
+# --- power -------------------------------------------------------------------------------------
+
+
+def _fisher_greater_grid(n1: int, n2: int) -> np.ndarray:
+    """One-sided Fisher p-value P(X₁ ≥ x₁ | x₁+x₂) for every table (x₁, x₂)."""
+    x1 = np.arange(n1 + 1)[:, None]
+    x2 = np.arange(n2 + 1)[None, :]
+    grid: np.ndarray = sps.hypergeom.sf(x1 - 1, n1 + n2, x1 + x2, n1)
+    return grid
+
+
+@lru_cache(maxsize=64)
+def boschloo_pvalues(n1: int, n2: int) -> np.ndarray:
+    """One-sided ("greater") Boschloo p-values for every table, shape (n1+1, n2+1).
+
+    Boschloo's p-value is sup over the common rate π of P_π(Fisher p ≤ observed Fisher p); sorting
+    all tables by their Fisher p once gives every table's tail probability as a cumulative sum.
+    """
+    fisher_p = _fisher_greater_grid(n1, n2).ravel()
+    order = np.argsort(fisher_p, kind="stable")
+    sorted_p = fisher_p[order]
+    # tables with equal Fisher p (to rounding) are equally extreme: take the last of each tie
+    last = np.searchsorted(sorted_p, sorted_p * (1 + 1e-9), side="right") - 1
+    best = np.zeros(sorted_p.size)
+    for chunk in np.array_split(np.linspace(0.0, 1.0, _NUISANCE_GRID), max(1, (n1 + n2) // 16)):
+        b1 = sps.binom.pmf(np.arange(n1 + 1)[None, :], n1, chunk[:, None])
+        b2 = sps.binom.pmf(np.arange(n2 + 1)[None, :], n2, chunk[:, None])
+        joint = (b1[:, :, None] * b2[:, None, :]).reshape(chunk.size, -1)[:, order]
+        best = np.maximum(best, np.cumsum(joint, axis=1)[:, last].max(axis=0))
+    out = np.empty_like(best)
+    out[order] = np.minimum(best, 1.0)
+    return out.reshape(n1 + 1, n2 + 1)
+
+
+def _rejects(n: int, alpha: float, test: TwoSampleTest) -> np.ndarray:
+    grid = boschloo_pvalues(n, n) if test == "boschloo" else _fisher_greater_grid(n, n)
+    rejected: np.ndarray = grid <= alpha
+    return rejected
+
+
+def _approx_power(n: int, p_base: float, p_cand: float, alpha: float) -> float:
+    delta = p_base - p_cand
+    pbar = (p_base + p_cand) / 2
+    spread = math.sqrt(p_base * (1 - p_base) + p_cand * (1 - p_cand))
+    z_a = float(sps.norm.ppf(1 - alpha))
+    if spread == 0:
+        return 1.0 if delta > 0 else 0.0
+    return float(sps.norm.cdf((delta * math.sqrt(n) - z_a * math.sqrt(2 * pbar * (1 - pbar))) / spread))
+
+
+def two_sample_power(n: int, p_base: float, p_cand: float, *, alpha: float = 0.05,
+                     test: TwoSampleTest = "boschloo") -> tuple[float, bool]:
+    """Power of the one-sided test with n runs per arm; returns (power, exact)."""
+    if n > EXACT_MAX_N:
+        return _approx_power(n, p_base, p_cand, alpha), False
+    ks = np.arange(n + 1)
+    weights = np.outer(sps.binom.pmf(ks, n, p_base), sps.binom.pmf(ks, n, p_cand))
+    return float((weights * _rejects(n, alpha, test)).sum()), True
+
+
+@dataclass(frozen=True)
+class SampleSize:
+    """Runs per arm for a design; `exact` is False when the normal approximation was used."""
+
+    n: int
+    power: float
+    exact: bool
+
+
+def approx_n(p_base: float, p_cand: float, *, alpha: float = 0.05, power: float = 0.8) -> int:
+    """Fleiss' normal-approximation sample size per arm (one-sided, no continuity correction)."""
+    delta = p_base - p_cand
+    if delta <= 0:
+        raise ValueError("the candidate rate must be below the baseline rate")
+    pbar = (p_base + p_cand) / 2
+    z_a, z_b = float(sps.norm.ppf(1 - alpha)), float(sps.norm.ppf(power))
+    root = z_a * math.sqrt(2 * pbar * (1 - pbar)) + z_b * math.sqrt(
+        p_base * (1 - p_base) + p_cand * (1 - p_cand))
+    return max(2, math.ceil((root / delta) ** 2))
+
+
+def n_needed(p_base: float, p_cand: float, *, alpha: float = 0.05, power: float = 0.8,
+             test: TwoSampleTest = "boschloo") -> SampleSize:
+    """Smallest n per arm whose exact power reaches `power` (exact tests' power is a sawtooth in n,
+    so a slightly larger n can dip below again). Beyond EXACT_MAX_N: the approximation."""
+    guess = approx_n(p_base, p_cand, alpha=alpha, power=power)
+    if guess > EXACT_MAX_N:
+        return SampleSize(guess, _approx_power(guess, p_base, p_cand, alpha), False)
+    for n in range(max(2, guess * 3 // 4), EXACT_MAX_N + 1):
+        achieved, _ = two_sample_power(n, p_base, p_cand, alpha=alpha, test=test)
+        if achieved >= power:
+            return SampleSize(n, achieved, True)
+    return SampleSize(guess, _approx_power(guess, p_base, p_cand, alpha), False)
+
+
+def detectable_rate(n: int, p_base: float, *, alpha: float = 0.05, power: float = 0.8,
+                    test: TwoSampleTest = "boschloo") -> float | None:
+    """The highest candidate rate that the test still detects with the given power at n per arm
+    (None when even a drop to 0 is not detected). Power falls as the candidate rate rises."""
+    def achieved(p: float) -> float:
+        return two_sample_power(n, p_base, p, alpha=alpha, test=test)[0]
+
+    if achieved(0.0) < power:
+        return None
+    low, high = 0.0, p_base
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (mid, high) if achieved(mid) >= power else (low, mid)
+    return low
+
+
+# --- sequential --------------------------------------------------------------------------------
+
+
+def sprt_bounds(alpha: float = 0.05, beta: float = 0.2) -> tuple[float, float]:
+    """Wald's (upper, lower) log-likelihood-ratio bounds: ln((1−β)/α) and ln(β/(1−α))."""
+    return math.log((1 - beta) / alpha), math.log(beta / (1 - alpha))
+
+
+_TIE = 1e-9
+
+
+@dataclass(frozen=True)
+class SprtResult:
+    """`decision` is "regression" (H₁: p = p₁), "accept" (H₀: p = p₀) or "continue"."""
+
+    decision: Literal["regression", "accept", "continue"]
+    llr: float
+    runs: int
+    failures: int
+    upper: float
+    lower: float
+
+
+def sprt(outcomes: Iterable[bool], p0: float, p1: float, *, alpha: float = 0.05,
+         beta: float = 0.2) -> SprtResult:
+    """Wald's SPRT of H₀ p = p₀ against H₁ p = p₁ < p₀ over passes (True) and failures, stopping
+    at the first crossing. With p₀ = 1 a single failure decides (the ratio is infinite)."""
+    if not 0 <= p1 < p0 <= 1:
+        raise ValueError("need 0 <= p1 < p0 <= 1")
+    upper, lower = sprt_bounds(alpha, beta)
+    on_pass = math.log(p1 / p0) if p1 > 0 else -math.inf
+    on_fail = math.log((1 - p1) / (1 - p0)) if p0 < 1 else math.inf
+    llr, runs, failures = 0.0, 0, 0
+    for passed in outcomes:
+        runs += 1
+        failures += not passed
+        llr += on_pass if passed else on_fail
+        # ties count as crossings: with p0=.95, p1=.8 two failures land exactly on ln 16
+        if llr >= upper - _TIE:
+            return SprtResult("regression", llr, runs, failures, upper, lower)
+        if llr <= lower + _TIE:
+            return SprtResult("accept", llr, runs, failures, upper, lower)
+    return SprtResult("continue", llr, runs, failures, upper, lower)
