@@ -27,7 +27,7 @@ from evalkit.errors import ConfigError, ScenarioError
 from evalkit.strategies import StrategySpec
 from evalkit.yamlfile import read_yaml
 
-__all__ = ["BackendEntry", "RetrySettings", "RunConfig", "load_config", "parse_strategy_specs"]
+__all__ = ["BackendEntry", "RetrySettings", "RunConfig", "ServeSettings", "load_config", "parse_strategy_specs"]
 
 
 class _Model(BaseModel):
@@ -42,6 +42,22 @@ class RetrySettings(_Model):
     max_delay_s: float = Field(8.0, ge=0)
 
 
+class ServeSettings(_Model):
+    """Let the runner start a local llama-server for this entry, and stop it when the entry is done.
+
+    `model` is a packaged model (smollm2, gemma3-270m) or a .gguf path; by default the entry's model.
+    `template`: `project` (our ChatML tool-calling template), `model` (the GGUF's own), or a file path.
+    """
+
+    model: str | None = None
+    template: str = "project"
+    parallel: int = Field(2, ge=1, le=64)
+    ctx_size: int = Field(8192, ge=256)
+    threads: int | None = Field(None, ge=1)
+    seed: int = 0
+    startup_timeout_s: float = Field(180.0, gt=0)
+
+
 class BackendEntry(_Model):
     """One backend and model. `label` names it in results and reports."""
 
@@ -54,6 +70,15 @@ class BackendEntry(_Model):
     timeout_s: float = Field(120.0, gt=0)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     options: dict[str, Any] = Field(default_factory=dict)
+    serve: ServeSettings | None = None
+
+    @model_validator(mode="after")
+    def _serve_needs_llama_server(self) -> BackendEntry:
+        if self.serve is not None and self.kind != "llama-server":
+            raise ValueError(f"serve: only a llama-server backend can be started by evalkit, not {self.kind!r}")
+        if self.serve is not None and self.url is not None:
+            raise ValueError("serve: give either url (a server you run) or serve (evalkit starts one), not both")
+        return self
 
 
 class RunConfig(_Model):
@@ -99,6 +124,14 @@ class RunConfig(_Model):
                 raise ConfigError(f"{self.name}: scenario pattern {pattern!r} matches no file")
             found.update(p.resolve() for p in matches)
         return sorted(found)
+
+    def as_replay(self, record_dir: Path) -> RunConfig:
+        """This matrix with every backend served back from `record_dir/<label>` (what `--record` wrote)."""
+        entries = [e.model_copy(update={"kind": "replay", "url": None, "serve": None, "api_key_env": None,
+                                        "options": {"dir": str(record_dir / e.label)}})
+                   for e in self.backends]
+        output = Path(self.output).with_suffix("") if self.output else Path("results") / self.name
+        return self.model_copy(update={"backends": entries, "output": f"{output}-replay.jsonl"})
 
     def fingerprint(self) -> str:
         """A hash of everything that decides the runs, to refuse resuming into another config."""

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Literal
 from xml.etree import ElementTree as ET
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evalkit.errors import GateInputError
 from evalkit.report.cells import Rate, rate
@@ -67,6 +67,12 @@ class SequentialSettings(_Model):
     beta: float = Field(0.20, gt=0, lt=1)
     batch: int = Field(5, ge=1)
     max_runs: int = Field(50, ge=1)
+
+    @model_validator(mode="after")
+    def _p1_below_p0(self) -> SequentialSettings:
+        if self.p1 >= self.p0:
+            raise ValueError(f"p1 ({self.p1}) must be below p0 ({self.p0}): p1 is the regressed rate")
+        return self
 
 
 class GateConfig(_Model):
@@ -177,6 +183,16 @@ def _check_keys(base: dict[Key, list[RunRecord]], cand: dict[Key, list[RunRecord
                              "strategies and scenarios): " + "; ".join(problems))
 
 
+def _same_scenarios(name: str, base: list[RunRecord], cand: list[RunRecord]) -> None:
+    """At level cell the scenarios are pooled: both sides must have run the same ones."""
+    b, c = {r.cell.scenario for r in base}, {r.cell.scenario for r in cand}
+    if b != c:
+        parts = [f"only in the {side}: {', '.join(sorted(names)[:5])}" + (" ..." if len(names) > 5 else "")
+                 for side, names in (("baseline", b - c), ("candidate", c - b)) if names]
+        raise GateInputError(f"{name}: baseline and candidate ran different scenarios ({'; '.join(parts)}); "
+                             "pooled rates over different scenarios cannot be compared")
+
+
 def _usable(name: str, side: str, runs: list[RunRecord], config: GateConfig) -> None:
     supported = [r for r in runs if r.outcome != "unsupported"]
     infra = sum(r.outcome == "infra_error" for r in supported)
@@ -268,6 +284,8 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
         if any(unsupported):
             side = "baseline" if unsupported[0] else "candidate"
             raise GateInputError(f"{name}: unsupported in the {side} only; the two sides ran different setups")
+        if config.level == "cell":
+            _same_scenarios(name, base[key], cand[key])
         _usable(name, "baseline", base[key], config)
         _usable(name, "candidate", cand[key], config)
         verdicts.append(_verdict(name, base[key], cand[key], config))

@@ -36,6 +36,7 @@ from evalkit.results import (
     truncate_partial_line,
 )
 from evalkit.scenario import Scenario, load_scenarios
+from evalkit.serve import LlamaServer, server_for
 from evalkit.strategies import StrategySpec, build_stack
 
 __all__ = ["RunSpec", "arun_config", "plan_runs", "run_config"]
@@ -142,27 +143,100 @@ def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool)
 
 
 class _Backends:
-    """One httpx client and backend per config entry, optionally recording every call."""
+    """One httpx client and backend per config entry, optionally recording every call.
 
-    def __init__(self, config: RunConfig, record_dir: Path | None, only: set[str] | None):
+    An entry with `serve:` gets its own llama-server, started here and stopped by `aclose`.
+    """
+
+    def __init__(self) -> None:
         self.clients: dict[str, httpx.AsyncClient] = {}
         self.backends: dict[str, Backend] = {}
-        for entry in config.backends:
-            if only is not None and entry.label not in only:
-                continue
-            client = httpx.AsyncClient(timeout=entry.timeout_s)
-            backend = create_backend(entry, client)
-            if record_dir is not None:
-                from evalkit.backends.recording import RecordingBackend
+        self.servers: dict[str, LlamaServer] = {}
 
-                backend = RecordingBackend(backend, record_dir / entry.label)
-            self.clients[entry.label], self.backends[entry.label] = client, backend
+    @classmethod
+    async def open(cls, config: RunConfig, entries: list[BackendEntry], record_dir: Path | None) -> _Backends:
+        pool = cls()
+        try:
+            for entry in entries:
+                if entry.serve is not None:
+                    server = server_for(entry.serve, entry.model, Path(config.base_dir or "."))
+                    pool.servers[entry.label] = server
+                    # in this thread, not a worker: the server's parent-death signal follows the
+                    # thread that started it; nothing else runs while a served phase starts
+                    server.start()
+                    entry = entry.model_copy(update={"url": server.url})
+                client = httpx.AsyncClient(timeout=entry.timeout_s)
+                pool.clients[entry.label] = client
+                backend = create_backend(entry, client)
+                if record_dir is not None:
+                    from evalkit.backends.recording import RecordingBackend
+
+                    backend = RecordingBackend(backend, record_dir / entry.label)
+                pool.backends[entry.label] = backend
+        except BaseException:
+            await pool.aclose()
+            raise
+        return pool
+
+    async def describe(self) -> dict[str, dict[str, Any]]:
+        provenance = {label: await _describe(b) for label, b in self.backends.items()}
+        for label, server in self.servers.items():
+            provenance[label]["started_by_evalkit"] = await asyncio.to_thread(server.provenance)
+        return provenance
 
     async def aclose(self) -> None:
         for backend in self.backends.values():
             await backend.aclose()
         for client in self.clients.values():
             await client.aclose()
+        for server in self.servers.values():
+            await asyncio.to_thread(server.stop)
+
+
+def _phases(config: RunConfig, pending: list[RunSpec]) -> list[list[BackendEntry]]:
+    """Groups of backend entries run together: every entry with a server it names runs at once;
+    entries that evalkit serves run one at a time, so two local models never share the CPU."""
+    labels = {r.entry.label for r in pending}
+    active = [e for e in config.backends if e.label in labels]
+    shared = [e for e in active if e.serve is None]
+    return ([shared] if shared else []) + [[e] for e in active if e.serve is not None]
+
+
+async def _run_phase(config: RunConfig, entries: list[BackendEntry], pending: list[RunSpec], writer: ResultsWriter,
+                     record_dir: Path | None, progress: Progress | None, done_before: int, total: int) -> int:
+    """Run the pending runs of `entries` as one header..footer segment; returns the runs written."""
+    pool = await _Backends.open(config, entries, record_dir)
+    status: Literal["complete", "interrupted"] = "interrupted"
+    written_before = writer.runs_written
+    try:
+        writer.write(Header(
+            evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
+            config_hash=config.fingerprint(), config=config.model_dump(mode="json"), seed=config.seed,
+            runs_per_cell=config.runs, simulated=any(b.simulated for b in pool.backends.values()),
+            backends=await pool.describe(), resumed=writer.path.stat().st_size > 0))
+        limits = {e.label: asyncio.Semaphore(e.concurrency) for e in entries}
+
+        async def one(spec: RunSpec) -> RunRecord:
+            async with limits[spec.entry.label]:
+                return await execute_run(spec, pool.backends[spec.entry.label], config)
+
+        tasks = [asyncio.ensure_future(one(spec)) for spec in pending]
+        try:
+            for done, future in enumerate(asyncio.as_completed(tasks), start=done_before + 1):
+                writer.write(await future)
+                if progress:
+                    progress(done, total)
+        finally:
+            for task in tasks:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*tasks, return_exceptions=True)
+        status = "complete"
+    finally:
+        written = writer.runs_written - written_before
+        writer.write(Footer(finished_at=_now(), status=status, runs_written=written))
+        await pool.aclose()
+    return written
 
 
 async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, record_dir: Path | None = None,
@@ -181,38 +255,15 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
             raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
         runs = [r for r in runs if r.entry.label in only_backends]
     pending = _pending(config, runs, output, resume)
-    pool = _Backends(config, record_dir, only_backends)
     writer = ResultsWriter(output, append=output.exists())
-    status: Literal["complete", "interrupted"] = "interrupted"
     try:
-        provenance = {label: await _describe(b) for label, b in pool.backends.items()}
-        writer.write(Header(
-            evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
-            config_hash=config.fingerprint(), config=config.model_dump(mode="json"), seed=config.seed,
-            runs_per_cell=config.runs, simulated=any(b.simulated for b in pool.backends.values()),
-            backends=provenance, resumed=writer.path.stat().st_size > 0))
-        limits = {e.label: asyncio.Semaphore(e.concurrency) for e in config.backends}
-
-        async def one(spec: RunSpec) -> RunRecord:
-            async with limits[spec.entry.label]:
-                return await execute_run(spec, pool.backends[spec.entry.label], config)
-
-        tasks = [asyncio.ensure_future(one(spec)) for spec in pending]
-        try:
-            for done, future in enumerate(asyncio.as_completed(tasks), start=1):
-                writer.write(await future)
-                if progress:
-                    progress(done, len(pending))
-        finally:
-            for task in tasks:
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*tasks, return_exceptions=True)
-        status = "complete"
+        done = 0
+        for entries in _phases(config, pending):
+            labels = {e.label for e in entries}
+            done += await _run_phase(config, entries, [r for r in pending if r.entry.label in labels], writer,
+                                     record_dir, progress, done, len(pending))
     finally:
-        writer.write(Footer(finished_at=_now(), status=status, runs_written=writer.runs_written))
         writer.close()
-        await pool.aclose()
     return output
 
 

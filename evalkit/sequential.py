@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.config import RunConfig
+from evalkit.errors import GateInputError
 from evalkit.gate import SequentialSettings
 from evalkit.results import RunRecord, load_results
 from evalkit.runner import run_config
@@ -80,10 +81,31 @@ def _decide(name: str, outcomes: list[bool], settings: SequentialSettings, alpha
     return SequentialCell(name, f"{decision} (truncated)", result.runs, result.failures, result.llr)
 
 
-def run_sequential(config: RunConfig, out_dir: Path, settings: SequentialSettings) -> SequentialResult:
-    """Run batches of `config` into `out_dir` until every cell's SPRT decides (or max_runs)."""
+def _tally(runs: list[RunRecord], tallies: dict[str, list[int]]) -> None:
+    for run in runs:
+        if run.outcome != "unsupported":
+            tally = tallies[_name(run)]
+            tally[0] += 1
+            tally[1] += run.outcome == "infra_error"
+
+
+def _check_infra(tallies: dict[str, list[int]], max_infra_error_rate: float) -> None:
+    """Unusable input, as in the fixed-N gate: a cell with too many infra errors (a broken backend)."""
+    for name, (supported, infra) in sorted(tallies.items()):
+        if infra / supported > max_infra_error_rate:
+            raise GateInputError(f"{name}: {infra} of {supported} candidate runs are infra errors, more than "
+                                 f"max_infra_error_rate {max_infra_error_rate:.0%}; fix the backend and rerun")
+
+
+def run_sequential(config: RunConfig, out_dir: Path, settings: SequentialSettings, *,
+                   max_infra_error_rate: float = 0.1) -> SequentialResult:
+    """Run batches of `config` into `out_dir` until every cell's SPRT decides (or max_runs).
+
+    Raises GateInputError when a cell has more infra errors than `max_infra_error_rate` allows, or
+    when no run counted at all (a gate with nothing to judge must not pass)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     outcomes: dict[str, list[bool]] = defaultdict(list)
+    tallies: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # cell → [supported runs, infra errors]
     decided: dict[str, SequentialCell] = {}
     batch, executed, simulated, done_runs = 0, 0, False, 0
     while True:
@@ -91,6 +113,7 @@ def run_sequential(config: RunConfig, out_dir: Path, settings: SequentialSetting
         runs = _run_batch(config, out_dir, batch, size)
         batch, executed, done_runs = batch + 1, executed + len(runs), done_runs + size
         simulated = simulated or any(r.simulated for r in runs)
+        _tally(runs, tallies)
         for run in runs:
             if run.counted:
                 outcomes[_name(run)].append(run.completed)
@@ -99,8 +122,11 @@ def run_sequential(config: RunConfig, out_dir: Path, settings: SequentialSetting
         for name in sorted(outcomes):
             if name not in decided and (cell := _decide(name, outcomes[name], settings, alpha, final)):
                 decided[name] = cell
+        if not outcomes:
+            raise GateInputError(f"{config.name}: no candidate run counted (all unsupported or infra errors)")
         if final or len(decided) == len(outcomes):
             break
+    _check_infra(tallies, max_infra_error_rate)
     return SequentialResult(tuple(decided[n] for n in sorted(decided)), settings, alpha, batch, executed, simulated)
 
 

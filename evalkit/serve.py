@@ -15,9 +15,11 @@ default the server runs with the project's ChatML tool-calling template (`chat_t
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import importlib
 import importlib.util
+import signal
 import socket
 import subprocess
 import tempfile
@@ -25,11 +27,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import httpx
 
 from evalkit.errors import BackendError, ConfigError
+
+if TYPE_CHECKING:
+    from evalkit.config import ServeSettings
 
 __all__ = [
     "CHAT_TEMPLATE",
@@ -43,8 +48,11 @@ __all__ = [
     "find_binary",
     "pick_free_port",
     "resolve_model",
+    "server_for",
     "sha256_file",
 ]
+
+_PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
 
 # `evalkit serve` listens here unless told otherwise, so configs can name a fixed URL.
 DEFAULT_PORT = 8765
@@ -253,9 +261,11 @@ class LlamaServer:
         self._log = self.log_path.open("a", encoding="utf-8")
         self._log.write(f"$ {' '.join(self.args())}\n")
         self._log.flush()
-        # own session: a Ctrl-C in the terminal reaches us, and we stop the server in order
+        # own session: a Ctrl-C in the terminal reaches us, and we stop the server in order;
+        # the parent-death signal stops it even if we are killed outright and cannot clean up
         self._proc = subprocess.Popen(self.args(), stdin=subprocess.DEVNULL, stdout=self._log,
-                                      stderr=subprocess.STDOUT, start_new_session=True)
+                                      stderr=subprocess.STDOUT, start_new_session=True,
+                                      preexec_fn=_die_with_parent)
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + self.startup_timeout_s
@@ -326,6 +336,31 @@ class LlamaServer:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
         self.stop()
+
+
+def server_for(settings: ServeSettings, model: str, base_dir: Path) -> LlamaServer:
+    """The (not yet started) server a config entry's `serve:` block asks for, on a free loopback port."""
+    template: Path | None
+    if settings.template == "project":
+        template = CHAT_TEMPLATE
+    elif settings.template == "model":
+        template = None
+    else:
+        template = (base_dir / settings.template).resolve()
+        if not template.is_file():
+            raise ConfigError(f"serve.template: {template} does not exist")
+    return LlamaServer(settings.model or model, template=template, parallel=settings.parallel,
+                       ctx_size=settings.ctx_size, seed=settings.seed, threads=settings.threads,
+                       startup_timeout_s=settings.startup_timeout_s)
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: ask Linux to SIGTERM it when the thread that started it exits."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass  # not Linux: stop() and the runner's cleanup still stop the server
 
 
 def _new_log_path() -> Path:

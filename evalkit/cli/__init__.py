@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from evalkit.errors import BackendError, EvalkitError, GateInputError, ReplayMiss
@@ -22,7 +24,7 @@ from evalkit.errors import BackendError, EvalkitError, GateInputError, ReplayMis
 __all__ = ["main"]
 
 # subcommand modules under evalkit.cli, in the order `--help` lists them
-COMMANDS = ("run", "validate", "list")  # report, gate and serve are added as their modules land
+COMMANDS = ("run", "report", "gate", "validate", "list", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,9 +46,15 @@ def exit_code_for(exc: BaseException) -> int:
     return 1
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # unwind like Ctrl-C: footers are written and started servers stopped
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if threading.current_thread() is threading.main_thread():  # signal handlers live there only
+        signal.signal(signal.SIGTERM, _interrupt)
     try:
         code: int = args.handler(args)
         return code

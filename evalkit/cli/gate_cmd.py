@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from evalkit.errors import GateInputError
 from evalkit.gate import GateConfig, compare, load_gate_config, render_junit, render_markdown, render_text
 from evalkit.results import load_results
@@ -32,7 +34,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--test", choices=["boschloo", "fisher"], help="unpaired test (default boschloo)")
     p.add_argument("--pairing", choices=["auto", "paired", "unpaired"],
                    help="auto: McNemar when runs pair by scenario, index and seed (default)")
-    p.add_argument("--level", choices=["scenario", "cell"], help="compare per scenario (default) or pooled per cell")
+    p.add_argument("--level", choices=["scenario", "cell"],
+                   help="compare per scenario, or pooled per cell (default: cell)")
     p.add_argument("--junit", type=Path, help="write JUnit XML here (one test case per cell)")
     p.add_argument("--markdown", type=Path, help="write a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
     p.add_argument("-v", "--verbose", action="store_true", help="also list the cells that passed")
@@ -50,12 +53,14 @@ def _settings(args: argparse.Namespace) -> GateConfig:
     config = load_gate_config(args.config) if args.config else GateConfig()
     update = {k: getattr(args, k) for k in _OVERRIDES if getattr(args, k) is not None}
     sequential = {k: getattr(args, k) for k in _SEQUENTIAL if getattr(args, k) is not None}
-    if sequential:
-        update["sequential"] = config.sequential.model_copy(update=sequential)
+    if sequential:  # a dict, so that the options are validated (model_copy would not check them)
+        update["sequential"] = config.sequential.model_dump() | sequential
     try:
         return GateConfig.model_validate(config.model_dump() | update)
-    except ValueError as exc:
-        raise GateInputError(f"gate option: {exc}") from exc
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise GateInputError(f"gate option: {where + ': ' if where else ''}{first['msg']}") from exc
 
 
 def _write(path: Path | None, text: str) -> None:
@@ -71,7 +76,8 @@ def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
     if len(args.candidate) != 1:
         raise GateInputError("--sequential takes one candidate run config")
     config = load_config(args.candidate[0])
-    result = run_sequential(config, args.out or Path("results") / f"gate-{config.name}", settings.sequential)
+    result = run_sequential(config, args.out or Path("results") / f"gate-{config.name}", settings.sequential,
+                            max_infra_error_rate=settings.max_infra_error_rate)
     text = render_sequential(result)
     print(text)
     _write(args.markdown, "```\n" + text + "\n```\n")

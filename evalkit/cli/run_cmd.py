@@ -5,14 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
 from evalkit.config import load_config
+from evalkit.errors import ConfigError
+from evalkit.report import ReportFormat, build_report, write_report
 from evalkit.results import load_results
 from evalkit.runner import default_output, run_config
 from evalkit.summary import summary_table
 
 __all__ = ["add_parser", "run"]
+
+_FORMATS: dict[str, ReportFormat] = {".html": "html", ".md": "markdown", ".json": "json"}
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,9 +26,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("-o", "--out", type=Path, help="results file (default: the config's output, or results/NAME.jsonl)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted results file, skipping finished runs")
     p.add_argument("--record", type=Path, metavar="DIR", help="record every backend request/response under DIR")
+    p.add_argument("--replay", type=Path, metavar="DIR",
+                   help="serve every backend from a --record DIR instead (no server); default output NAME-replay.jsonl")
     p.add_argument("-n", "--runs", type=int, help="override the config's runs per cell")
     p.add_argument("--backend", action="append", metavar="LABEL",
                    help="run only this backend entry now (repeatable); the others stay pending for --resume")
+    p.add_argument("--report", type=Path, metavar="FILE",
+                   help="also write a report of the whole results file (format from the suffix: .html, .md, .json)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     p.set_defaults(handler=run)
 
@@ -52,6 +61,8 @@ class ProgressBar:
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
+    if args.replay is not None:
+        config = config.as_replay(args.replay)
     if args.runs:
         config = config.model_copy(update={"runs": args.runs})
     output = args.out or default_output(config)
@@ -61,4 +72,11 @@ def run(args: argparse.Namespace) -> int:
     results = load_results([output])
     print(summary_table(results))
     print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
+    if args.report is not None:
+        fmt = _FORMATS.get(args.report.suffix.lower())
+        if fmt is None:
+            raise ConfigError(f"--report {args.report}: unknown suffix (use one of {', '.join(sorted(_FORMATS))})")
+        data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"))
+        write_report(data, args.report, fmt)
+        print(f"wrote {args.report}{' (SIMULATED results)' if data.simulated else ''}")
     return 0

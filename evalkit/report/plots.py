@@ -1,13 +1,14 @@
 """Plots for the HTML report, drawn with matplotlib's object API (no pyplot, no GUI backend) and
 returned as inline SVG text.
 
-Each plot gets its own `svg.hashsalt` so the element ids of several inline SVGs never collide in
-one page, and text stays text (`svg.fonttype: none`) to keep the file small.
+Each plot's element ids carry the plot's name (and its own `svg.hashsalt`) so the ids of several
+inline SVGs never collide in one page, and text stays text (`svg.fonttype: none`) to keep the file small.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 
 import matplotlib
@@ -22,6 +23,8 @@ __all__ = ["PLOTS", "failure_breakdown", "forest_plot", "heatmap", "render_plots
 
 _GROUP_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
 _RETRY_BUCKETS = ("0", "1", "2", "3", "4+")
+_SVG_ID = re.compile(r'(\sid=")')
+_SVG_REF = re.compile(r'(url\(#|href="#)')
 
 
 def _to_svg(fig: Figure, name: str) -> str:
@@ -29,7 +32,10 @@ def _to_svg(fig: Figure, name: str) -> str:
     with matplotlib.rc_context({"svg.hashsalt": f"evalkit-{name}", "svg.fonttype": "none"}):
         fig.savefig(buf, format="svg", metadata={"Date": None}, bbox_inches="tight")
     text = buf.getvalue()
-    return text[text.index("<svg"):]
+    # matplotlib numbers its element ids per figure (figure_1, patch_1, ...), and the salt only reaches
+    # the hashed ones: prefix every id and every in-document reference, so that no id repeats in the page
+    svg = _SVG_ID.sub(lambda m: f"{m.group(1)}{name}-", text[text.index("<svg"):])
+    return _SVG_REF.sub(lambda m: f"{m.group(1)}{name}-", svg)
 
 
 def _title(data: ReportData, text: str) -> str:
@@ -87,8 +93,9 @@ def heatmap(data: ReportData) -> str:
         if not np.isnan(value):
             ax.text(j, i, f"{value:.0%}", ha="center", va="center", fontsize=7,
                     color="white" if value < 0.2 or value > 0.85 else "black")  # readable on the dark ends
-    ax.set_xticks(range(len(data.columns)), [f"{c.strategy}\n{c.mode}" for c in data.columns], rotation=45,
-                  ha="right", fontsize=8)
+    several = len({c.group for c in data.columns}) > 1  # then strategy and mode alone repeat across models
+    ax.set_xticks(range(len(data.columns)), [f"{c.strategy}\n{c.group if several else c.mode}" for c in data.columns],
+                  rotation=45, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)), [f"{r.family} / {r.scenario}" for r in rows], fontsize=8)
     fig.colorbar(image, ax=ax, label="completion rate", fraction=0.03)
     ax.set_title(_title(data, "Completion rate per scenario"))
@@ -109,7 +116,9 @@ def _stacked(ax: Axes, labels: list[str], parts: list[str], shares: np.ndarray, 
         left += shares[:, k]
     ax.set_yticks(range(len(labels)), labels)
     ax.invert_yaxis()
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=min(len(parts), 5), fontsize=8)
+    # beside the bars: a legend below them covered the x-axis label (its offset is a share of the axes'
+    # height, which changes with the number of columns)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
 
 
 def retries_distribution(data: ReportData) -> str:

@@ -1,0 +1,115 @@
+"""The HTML report in a real headless Chromium: it loads without console errors or network requests,
+shows the matrix, the plots and the transcripts, and a screenshot lands in tests/artifacts/."""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalkit.cli import main
+from tests.report import browser
+from tests.report.test_report_data import XSS_REPLY, SimRun, shared_sim_run
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"  # gitignored
+
+
+@pytest.fixture(scope="session")
+def sim_run(tmp_path_factory: pytest.TempPathFactory) -> SimRun:
+    return shared_sim_run(tmp_path_factory)
+
+
+@pytest.fixture(autouse=True)
+def _chromium() -> None:
+    if browser.chromium_path() is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed and CI is set: run scripts/install-chromium.sh (as root)")
+        pytest.skip("chromium is not installed (bash scripts/install-chromium.sh)")
+
+
+BROKEN_PAGE = """<!DOCTYPE html><html><head><title>broken</title>
+<link rel="stylesheet" href="http://127.0.0.1:9/missing.css"></head><body><p>text</p>
+<script>console.error("boom-console"); console.log("just a log"); alert("injected");</script>
+<img src="missing.png">
+<script>throw new Error("boom-exception")</script>
+</body></html>"""
+
+
+def test_the_helper_sees_console_errors_exceptions_dialogs_and_requests(tmp_path: Path) -> None:
+    """The report test below is only as good as this: every kind of error must show up."""
+    page_path = tmp_path / "broken.html"
+    page_path.write_text(BROKEN_PAGE, encoding="utf-8")
+    page = browser.load(page_path, probe="document.title")
+    assert page.value == "broken"
+    errors = "\n".join(page.errors)
+    for expected in ("boom-console", "boom-exception", "alert dialog: injected", "ERR_FILE_NOT_FOUND"):
+        assert expected in errors
+    assert "just a log" not in errors and "log: just a log" in page.messages
+    assert page.requests[0] == page.url
+    assert page.external_requests == ["http://127.0.0.1:9/missing.css", (tmp_path / "missing.png").as_uri()]
+
+
+PROBE = """(() => {
+  const table = document.getElementById("matrix-table");
+  const box = table.getBoundingClientRect();
+  const banner = document.getElementById("simulated-banner");
+  const plots = [...document.querySelectorAll("figure.plot svg")].map(svg => {
+    const b = svg.getBoundingClientRect();
+    return [b.width, b.height];
+  });
+  return {
+    title: document.title,
+    matrixRows: table.querySelectorAll("tbody tr").length,
+    matrixBox: [box.width, box.height],
+    strategies: [...table.querySelectorAll("th.strategy")].map(th => th.textContent.trim()),
+    rowHeads: [...table.querySelectorAll("th.rowhead")].map(th => th.textContent.trim()),
+    firstCell: table.querySelector("tbody td").innerText,
+    plots: plots,
+    scripts: document.scripts.length,
+    handlers: [...document.querySelectorAll("*")].filter(e => [...e.attributes].some(a => a.name.startsWith("on")))
+      .length,
+    banner: banner ? banner.getBoundingClientRect().height : 0,
+    transcripts: document.querySelectorAll("details.transcript").length,
+    injectedShownAsText: document.body.textContent.includes(XSS),
+    pageOverflow: document.documentElement.scrollWidth - window.innerWidth,
+  };
+})()"""
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", head[16:24])
+    return width, height
+
+
+def test_report_opens_in_chromium_with_the_matrix_and_no_errors(sim_run: SimRun, tmp_path: Path) -> None:
+    report = tmp_path / "report.html"
+    assert main(["report", str(sim_run.path), "-o", str(report)]) == 0
+    page = browser.load(report, probe=PROBE.replace("XSS", json.dumps(XSS_REPLY)))
+    assert page.errors == [], page.stderr[-3000:]
+    assert page.external_requests == []
+    facts: dict[str, Any] = page.value
+    data = sim_run.data
+    assert facts["title"].startswith("[SIMULATED] ")
+    assert facts["matrixRows"] == len(data.rows)
+    assert facts["strategies"] == [c.strategy for c in data.columns]
+    assert facts["rowHeads"] == [r.label for r in data.rows]
+    width, height = facts["matrixBox"]
+    assert width > 300 and height > 20 * len(data.rows)  # laid out, not collapsed
+    overall = data.cell(data.rows[0], data.columns[0])
+    assert overall is not None and overall.completed is not None
+    assert facts["firstCell"].split()[0] == f"{overall.completed.value * 100:.0f}%"
+    assert len(facts["plots"]) == 4 and all(w > 200 and h > 100 for w, h in facts["plots"])
+    assert facts["scripts"] == 0 and facts["handlers"] == 0
+    assert facts["banner"] > 0
+    assert facts["transcripts"] == sum(len(d.failed) + (d.passing is not None) for d in data.drilldowns)
+    assert facts["injectedShownAsText"]  # the model's "<script>" is on the page as text, and never ran
+    assert facts["pageOverflow"] <= 0  # wide tables scroll inside their own box, not the page
+
+    png = browser.screenshot(report, ARTIFACTS / "report.png")
+    assert _png_size(png) == (1280, 2000)

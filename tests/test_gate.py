@@ -1,0 +1,288 @@
+"""The regression gate (`evalkit.gate.compare` and its renderers) on simulated and hand-made results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from evalkit import stats
+from evalkit.errors import GateInputError
+from evalkit.gate import FloorRule, GateConfig, GateResult, compare, render_junit, render_markdown, render_text
+from evalkit.results import Results, RunRecord, load_results
+from evalkit.runner import run_config
+from tests.report import records
+from tests.report.test_report_data import sim_config
+
+GATE_SCENARIOS = ("casual_greeting/hi.yaml", "sequential_reasoning/weather_trip.yaml",
+                  "relevance_detection/capital_city.yaml", "data_gap_recovery/missing_date.yaml")
+GATE_STRATEGIES: dict[str, list[Any]] = {"trust_text": ["trust_text"], "retry_nudge": ["retry_nudge"]}
+GATE_RUNS = 20
+
+
+def gate_results(folder: Path, name: str, *, profile: str = "small-local", seed: int = 11,
+                 scenarios: Sequence[str] = GATE_SCENARIOS, runs: int = GATE_RUNS) -> Path:
+    """A results file from the simulated backend under the label `sim`, whatever the profile."""
+    config = sim_config(name, scenarios, runs=runs, seed=seed, backends=[("sim", profile)],
+                        strategies=GATE_STRATEGIES)
+    return run_config(config, folder / f"{name}.jsonl")
+
+
+@dataclass(frozen=True)
+class Sims:
+    baseline: Path
+    rerun: Path  # the same config again: the same seeds, the same outcomes
+    degraded: Path  # the same seeds on the degraded profile
+    reseeded: Path  # the baseline's profile on other seeds: no pairs
+
+
+_SIMS: dict[int, Sims] = {}  # per pytest session (its tmp_path_factory)
+
+
+def shared_sims(tmp_path_factory: pytest.TempPathFactory) -> Sims:
+    if id(tmp_path_factory) not in _SIMS:
+        _SIMS[id(tmp_path_factory)] = _shared_sims(tmp_path_factory)
+    return _SIMS[id(tmp_path_factory)]
+
+
+def _shared_sims(tmp_path_factory: pytest.TempPathFactory) -> Sims:
+    """Run once per session; the gate test modules' `sims` fixtures call this."""
+    folder = tmp_path_factory.mktemp("gate")
+    return Sims(gate_results(folder, "baseline"), gate_results(folder, "rerun"),
+                gate_results(folder, "degraded", profile="small-local-degraded"),
+                gate_results(folder, "reseeded", seed=12))
+
+
+@pytest.fixture(scope="session")
+def sims(tmp_path_factory: pytest.TempPathFactory) -> Sims:
+    return shared_sims(tmp_path_factory)
+
+
+def load(path: Path) -> Results:
+    return load_results([path])
+
+
+def pairs(base: Results, cand: Results, strategy: str) -> tuple[int, int]:
+    """(lost, gained) over runs paired by scenario, index and seed."""
+    def outcomes(results: Results) -> dict[tuple[str, int, int], bool]:
+        return {(r.cell.scenario, r.index, r.seed): r.completed for r in results.runs if r.cell.strategy == strategy}
+
+    b, c = outcomes(base), outcomes(cand)
+    assert b.keys() == c.keys()
+    return sum(b[k] and not c[k] for k in b), sum(c[k] and not b[k] for k in b)
+
+
+# --- simulated baseline and candidates -------------------------------------------------------------
+
+
+def test_a_candidate_equal_to_the_baseline_passes(sims: Sims) -> None:
+    result = compare(load(sims.baseline), load(sims.rerun))
+    assert result.passed and result.failed == ()
+    assert [v.name for v in result.cells] == ["sim/native/retry_nudge", "sim/native/trust_text"]
+    for v in result.cells:
+        assert v.test.startswith("McNemar exact, paired (0 lost, 0 gained)")
+        assert (v.p, v.p_holm, v.difference.estimate) == (1.0, 1.0, 0.0)
+        assert v.baseline == v.candidate and v.baseline.n == len(GATE_SCENARIOS) * GATE_RUNS
+    assert result.notes == () and result.simulated
+    assert render_text(result).startswith("evalkit gate: PASS: 0 of 2 cells failed")
+
+
+def test_a_degraded_candidate_fails_and_says_which_cells_and_why(sims: Sims) -> None:
+    base, cand = load(sims.baseline), load(sims.degraded)
+    result = compare(base, cand)
+    assert not result.passed
+    assert result.notes == ("model changed: small-local → small-local-degraded (sim)",)
+    failed = {v.name: v for v in result.failed}
+    assert set(failed) == {"sim/native/trust_text", "sim/native/retry_nudge"}
+    adjusted = stats.holm([v.p for v in result.cells])
+    for i, v in enumerate(result.cells):
+        lost, gained = pairs(base, cand, v.name.split("/")[-1])
+        assert lost > gained
+        assert v.test == f"McNemar exact, paired ({lost} lost, {gained} gained)"
+        assert v.p == pytest.approx(stats.mcnemar(lost, gained))
+        assert v.p_holm == pytest.approx(adjusted[i]) and v.p_holm <= 0.05
+        (reason,) = v.reasons
+        assert reason.startswith(f"completion dropped {v.baseline.value:.0%} → {v.candidate.value:.0%}")
+        assert f"p = {v.p:.4f}, Holm-adjusted {v.p_holm:.4f} ≤ α = 0.05" in reason
+        assert "largest drops: " in reason and v.worst and all(" → " in w for w in v.worst)
+        assert v.difference == stats.newcombe(v.candidate.x, v.candidate.n, v.baseline.x, v.baseline.n)
+    text = render_text(result)
+    assert text.startswith("evalkit gate: FAIL: 2 of 2 cells failed")
+    for name, v in failed.items():
+        assert f"FAIL {name}\n     - {v.reasons[0]}" in text
+
+
+def test_scenario_level_compares_each_scenario_and_holm_spares_a_lone_drop(sims: Sims) -> None:
+    result = compare(load(sims.baseline), load(sims.degraded), GateConfig(level="scenario"))
+    assert len(result.cells) == len(GATE_SCENARIOS) * len(GATE_STRATEGIES)
+    assert all(v.name.count("/") == 3 and v.worst == () for v in result.cells)
+    assert [v.p_holm for v in result.cells] == pytest.approx(stats.holm([v.p for v in result.cells]))
+    # at least one scenario is significant on its own and not after Holm's correction over 8 cells
+    spared = [v for v in result.cells if v.p <= 0.05 < v.p_holm]
+    assert spared and not any(v.failed for v in spared)
+    assert result.passed == all(v.p_holm > 0.05 for v in result.cells)
+
+
+def test_unpaired_runs_use_boschloo_or_fisher(sims: Sims) -> None:
+    base, other = load(sims.baseline), load(sims.reseeded)
+    result = compare(base, other)
+    assert result.passed
+    for v in result.cells:
+        assert v.test == "Boschloo exact"
+        assert v.p == pytest.approx(stats.boschloo(v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n))
+    for v in compare(base, other, GateConfig(test="fisher")).cells:
+        assert v.test == "Fisher exact"
+        assert v.p == pytest.approx(stats.fisher(v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n))
+    forced = compare(base, load(sims.degraded), GateConfig(pairing="unpaired"))
+    assert {v.test for v in forced.cells} == {"Boschloo exact"}  # pairs exist, but were not asked for
+    with pytest.raises(GateInputError, match="do not pair up by scenario, index and seed"):
+        compare(base, other, GateConfig(pairing="paired"))
+
+
+# --- hand-made results: exact control over counts ----------------------------------------------
+
+
+def cells(specs: dict[str, tuple[int, int]], *, seed: int | None = None, **fields: Any) -> list[RunRecord]:
+    """Runs for strategies: name → (passes, n). `seed` set: every run gets it, so runs do not pair."""
+    return [r for strategy, (x, n) in specs.items()
+            for r in records.cell_runs(x, n, strategy=strategy, seed=seed, **fields)]
+
+
+def gate(base: list[RunRecord], cand: list[RunRecord], config: GateConfig | None = None) -> GateResult:
+    return compare(records.results(base), records.results(cand), config)
+
+
+def test_holm_across_cells_decides_not_the_raw_p() -> None:
+    drop = {"a": (25, 25)}, {"a": (20, 25)}  # unpaired Boschloo one-sided p = 0.0164
+    alone = gate(cells(drop[0]), cells(drop[1], seed=7))
+    (v,) = alone.cells
+    assert v.p == pytest.approx(stats.boschloo(25, 25, 20, 25)) and v.p == pytest.approx(0.0164, abs=2e-4)
+    assert v.failed
+    steady = {"b": (25, 25), "c": (25, 25), "d": (25, 25)}
+    among = gate(cells(drop[0] | steady), cells(drop[1] | steady, seed=7))
+    a = next(v for v in among.cells if v.name.endswith("/a"))
+    assert a.p == v.p and a.p_holm == pytest.approx(min(1.0, 4 * v.p))  # 0.066 > α
+    assert among.passed and not a.reasons
+    assert "Holm across 4 cells" in render_text(among)
+
+
+def test_mcnemar_when_paired_with_holm() -> None:
+    base, cand = cells({"a": (25, 25)}), cells({"a": (20, 25)})  # the same indices and seeds: pairs
+    (v,) = gate(base, cand).cells
+    assert v.test == "McNemar exact, paired (5 lost, 0 gained)" and v.p == pytest.approx(0.5 ** 5) and v.failed
+    two = gate(base + cells({"b": (25, 25)}), cand + cells({"b": (25, 25)}))
+    assert [x.p_holm for x in two.cells] == pytest.approx([2 * 0.5 ** 5, 1.0])
+    assert two.passed
+
+
+def test_absolute_floor_on_the_lower_wilson_bound() -> None:
+    same = cells({"a": (25, 25)})
+    low = stats.wilson(25, 25).low  # 0.867: a perfect 25/25 cannot prove more
+    (v,) = gate(same, same, GateConfig(floor=0.9)).cells
+    assert v.p == 1.0 and v.floor == 0.9 and v.candidate.low == pytest.approx(low)
+    assert v.reasons == (f"lower 95% Wilson bound {low:.1%} of the candidate's 25/25 is under the floor 90%",)
+    assert gate(same, same, GateConfig(floor=0.85)).passed
+    assert gate(same, same).passed  # no floor set
+
+
+def test_per_cell_floors_first_matching_rule_and_strictest_when_pooled() -> None:
+    base = cells({"guarded": (25, 25), "plain": (22, 25)})
+    rules = [FloorRule(strategy="guard*", floor=0.9), FloorRule(strategy="*", floor=0.5)]
+    result = gate(base, base, GateConfig(floors=rules))
+    assert [(v.name, v.floor, v.failed) for v in result.cells] == [("sim/native/guarded", 0.9, True),
+                                                                   ("sim/native/plain", 0.5, False)]
+    # pooled over two scenarios with different floors: the stricter one applies to the cell
+    pooled = [*records.cell_runs(25, 25, scenario="s1"), *records.cell_runs(25, 25, scenario="s2")]
+    (v,) = gate(pooled, pooled, GateConfig(floors=[FloorRule(scenario="s2", floor=0.97)], floor=0.5)).cells
+    assert v.floor == 0.97 and v.failed  # 50/50 has a lower bound of 0.929
+
+
+def test_infra_errors_over_the_limit_make_the_input_unusable() -> None:
+    base = records.cell_runs(25, 25)
+    def with_infra(k: int) -> list[RunRecord]:
+        return [*records.cell_runs(25 - k, 25 - k),
+                *(records.run(index=25 - k + i, outcome="infra_error", completed=False) for i in range(k))]
+
+    (v,) = gate(base, with_infra(2)).cells  # 8%: allowed, and left out of the rates
+    assert v.candidate.n == 23
+    with pytest.raises(GateInputError, match=r"sim/native/trust_text: 3 of 25 candidate runs are infra errors"):
+        gate(base, with_infra(3))  # 12% > 10%
+    assert gate(base, with_infra(3), GateConfig(max_infra_error_rate=0.2)).passed
+    with pytest.raises(GateInputError, match="the candidate cell has no counted runs"):
+        gate(base, with_infra(25), GateConfig(max_infra_error_rate=1.0))
+
+
+def test_mismatched_cells_and_scenarios_are_unusable_input() -> None:
+    base = cells({"a": (5, 5), "b": (5, 5)})
+    with pytest.raises(GateInputError, match=r"1 cell\(s\) only in the baseline: sim/native/b"):
+        gate(base, cells({"a": (5, 5)}))
+    with pytest.raises(GateInputError, match="only in the candidate: sim/native/c"):
+        gate(base, cells({"a": (5, 5), "b": (5, 5), "c": (5, 5)}))
+    two = [*records.cell_runs(5, 5, scenario="s1"), *records.cell_runs(5, 5, scenario="s2")]
+    one = records.cell_runs(5, 5, scenario="s1")
+    with pytest.raises(GateInputError, match=r"only in the baseline: sim/native/trust_text/s2"):
+        gate(two, one, GateConfig(level="scenario"))
+    # pooled per cell, a candidate that skipped a scenario must not be compared either
+    with pytest.raises(GateInputError, match=r"ran different scenarios \(only in the baseline: s2\)"):
+        gate(two, one)
+    with pytest.raises(GateInputError, match="the candidate has no runs"):
+        gate(base, [])
+    with pytest.raises(GateInputError, match="the baseline has no runs"):
+        gate([], base)
+
+
+def test_unsupported_cells() -> None:
+    base = cells({"a": (5, 5)})
+    unsupported = [records.run(index=i, outcome="unsupported", completed=False, strategy="grammar") for i in range(5)]
+    result = gate(base + unsupported, base + unsupported)
+    assert result.skipped == ("sim/native/grammar",) and [v.name for v in result.cells] == ["sim/native/a"]
+    assert "skipped sim/native/grammar: unsupported on both sides" in render_text(result)
+    with pytest.raises(GateInputError, match="sim/native/grammar: unsupported in the candidate only"):
+        gate(base + cells({"grammar": (5, 5)}), base + unsupported)
+
+
+# --- reports -------------------------------------------------------------------------------------
+
+
+def test_junit_xml_is_well_formed_with_one_testcase_per_cell(sims: Sims) -> None:
+    result = compare(load(sims.baseline), load(sims.degraded), GateConfig(level="scenario", alpha=0.5))
+    root = ET.fromstring(render_junit(result))
+    (suite,) = root.findall("testsuite")
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [v.name for v in result.cells]
+    assert suite.get("tests") == str(len(cases)) and suite.get("failures") == str(len(result.failed))
+    assert 0 < len(result.failed) < len(result.cells)  # at α = 0.5: some cells of each kind
+    for case, v in zip(cases, result.cells, strict=True):
+        failures = case.findall("failure")
+        assert len(failures) == v.failed
+        if v.failed:
+            assert failures[0].get("message") == "; ".join(v.reasons) and failures[0].get("type") == "regression"
+    assert suite.get("name") == "evalkit gate (SIMULATED)"
+
+
+def test_junit_escapes_names_and_marks_skipped_cells() -> None:
+    base = cells({"a<&>\"b": (25, 25)})
+    unsupported = [records.run(index=i, outcome="unsupported", completed=False, strategy="grammar") for i in range(3)]
+    xml = render_junit(gate(base + unsupported, cells({"a<&>\"b": (10, 25)}) + unsupported))
+    assert xml.startswith("<?xml")
+    suite = ET.fromstring(xml).find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "1", "1")
+    names = [c.get("name") for c in suite.findall("testcase")]
+    assert names == ['sim/native/a<&>"b', "sim/native/grammar"]
+    assert suite.findall("testcase")[1].find("skipped") is not None
+
+
+def test_markdown_summary_lists_failed_cells_first(sims: Sims) -> None:
+    result = compare(load(sims.baseline), load(sims.degraded), GateConfig(level="scenario", alpha=0.5))
+    text = render_markdown(result)
+    lines = [line for line in text.splitlines() if line.startswith("| sim/")]
+    assert len(lines) == len(result.cells)
+    flags = ["**FAIL**" in line for line in lines]
+    assert flags == sorted(flags, reverse=True) and any(flags) and not all(flags)
+    assert text.startswith("## evalkit gate: FAIL:") and "> **SIMULATED results" in text
+    assert "- model changed: small-local → small-local-degraded (sim)" in text
+    assert all(line.count("|") - line.count("\\|") == 10 for line in lines)  # 9 columns: no reason breaks one

@@ -1,0 +1,267 @@
+"""`evalkit gate` on the command line: exit codes, what it prints, the files it writes, --sequential."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import pytest
+import yaml
+
+from evalkit import stats
+from evalkit.cli import main
+from evalkit.results import load_results
+from tests.report import records
+from tests.test_gate import GATE_SCENARIOS, Sims, gate_results, shared_sims
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def sims(tmp_path_factory: pytest.TempPathFactory) -> Sims:
+    return shared_sims(tmp_path_factory)
+
+
+def gate(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    code = main(["gate", *map(str, args)])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def one_line_error(code: int, out: str, err: str) -> str:
+    """Exit 2 with a single `evalkit: error: ...` line and nothing on stdout; returns the reason."""
+    assert code == 2 and out == ""
+    assert err.endswith("\n") and err.count("\n") == 1 and err.startswith("evalkit: error: ")
+    return err[len("evalkit: error: "):].strip()
+
+
+def test_a_candidate_equal_to_the_baseline_exits_0(sims: Sims, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    md, junit = tmp_path / "out" / "summary.md", tmp_path / "out" / "gate.xml"
+    code, out, err = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--markdown", md,
+                          "--junit", junit)
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == ("evalkit gate: PASS: 0 of 2 cells failed (level cell; α = 0.05, "
+                                   "Holm across 2 cells)")
+    assert "FAIL" not in out
+    assert md.read_text(encoding="utf-8").startswith("## evalkit gate: PASS")
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("2", "0")
+
+
+def test_a_degraded_candidate_exits_1_and_says_which_cells_and_why(sims: Sims, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    md, junit = tmp_path / "summary.md", tmp_path / "gate.xml"
+    code, out, err = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md,
+                          "--junit", junit)
+    assert (code, err) == (1, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("evalkit gate: FAIL: 2 of 2 cells failed")
+    assert "note: model changed: small-local → small-local-degraded (sim)" in lines
+    for strategy in ("retry_nudge", "trust_text"):
+        at = lines.index(f"FAIL sim/native/{strategy}")
+        reason = lines[at + 1]
+        assert reason.startswith("     - completion dropped ") and "one-sided McNemar exact, paired (" in reason
+        assert "Holm-adjusted" in reason and "≤ α = 0.05" in reason and "largest drops: " in reason
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "2"
+    assert all(case.find("failure") is not None for case in suite.findall("testcase"))
+    assert md.read_text(encoding="utf-8").count("**FAIL**") == 2
+
+
+def test_verbose_scenario_level_lists_every_cell(sims: Sims, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--level", "scenario",
+                        "-v")
+    listed = [line for line in out.splitlines() if line.startswith(("pass ", "FAIL "))]
+    assert len(listed) == len(GATE_SCENARIOS) * 2
+    assert all(line.split()[1].count("/") == 3 for line in listed)
+    assert code == (1 if any(line.startswith("FAIL") for line in listed) else 0)
+
+
+def test_alpha_pairing_and_test_options(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--alpha", "0.00001")
+    assert code == 0 and "α = 1e-05" in out  # the drops are real, but not at this level
+    md = tmp_path / "summary.md"
+    for options, test in ((["--pairing", "unpaired", "--test", "fisher"], "Fisher exact"),
+                          (["--pairing", "unpaired"], "Boschloo exact"),
+                          ([], "McNemar exact, paired")):
+        gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md, *options)
+        rows = [line.split(" | ") for line in md.read_text(encoding="utf-8").splitlines() if line.startswith("| sim/")]
+        assert len(rows) == 2 and all(row[4].startswith(test) for row in rows), options
+
+
+def test_floor_from_the_command_line_and_from_a_config_file(sims: Sims, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--floor", "0.6")
+    assert code == 1  # no change at all, but neither cell can show a completion rate of 60% or more
+    assert out.count("is under the floor 60%") == 2
+    config = tmp_path / "gate.yaml"
+    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.3}],
+                                      "max_infra_error_rate": 0.05}), encoding="utf-8")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, "-v")
+    assert code == 0 and "pass sim/native/trust_text" in out
+    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.9}]}), encoding="utf-8")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config)
+    assert code == 1 and "FAIL sim/native/trust_text" in out and "FAIL sim/native/retry_nudge" not in out
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config,
+                        "--floor", "0.1")  # a rule for the cell still wins over the default floor
+    assert code == 1
+
+
+# --- exit 2: unusable input, with a one-line reason ----------------------------------------------
+
+
+def test_mismatched_scenarios_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fewer = gate_results(tmp_path, "fewer", scenarios=GATE_SCENARIOS[:3], runs=3)
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer))
+    assert "ran different scenarios (only in the baseline: gap-missing-date)" in reason
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer, "--level", "scenario"))
+    assert "do not cover the same cells" in reason and "only in the baseline: sim/native/retry_nudge/" in reason
+
+
+def test_empty_cells_and_infra_errors_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    header_only = records.write_results(tmp_path / "empty.jsonl", [])
+    assert "the candidate has no runs" in one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate",
+                                                               header_only))
+    base = records.write_results(tmp_path / "base.jsonl", records.cell_runs(20, 20))
+    broken = records.write_results(tmp_path / "broken.jsonl", [
+        *records.cell_runs(15, 15),
+        *(records.run(index=15 + i, outcome="infra_error", completed=False, error="connection refused")
+          for i in range(5))])
+    reason = one_line_error(*gate(capsys, "--baseline", base, "--candidate", broken))
+    assert reason == ("sim/native/trust_text: 5 of 20 candidate runs are infra errors, more than "
+                      "max_infra_error_rate 10%; fix the backend and rerun")
+    code, _, _ = gate(capsys, "--baseline", base, "--candidate", broken, "--max-infra-error-rate", "0.3")
+    assert code == 0
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (None, "cannot read: No such file or directory"),
+    (b"\xff\xfe binary", "not UTF-8 text"),
+    ("this is not json\n", ":1: not JSON"),
+    ('{"type": "run"}\n', ":1: "),  # a run record missing every field
+    ('{"type": "footer", "finished_at": "x", "status": "complete", "runs_written": 0}\n', "no header record"),
+])
+def test_unreadable_results_files_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         content: str | bytes | None, expected: str) -> None:
+    path = tmp_path / "candidate.jsonl"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", path))
+    assert str(path) in reason and expected in reason
+
+
+@pytest.mark.parametrize(("options", "expected"), [
+    (["--floor", "1.5"], "gate option: floor: Input should be less than or equal to 1"),
+    (["--alpha", "0"], "gate option: alpha: Input should be greater than 0"),
+    (["--pairing", "paired"], "pairing: paired, but the runs do not pair up"),
+])
+def test_bad_options_exit_2(sims: Sims, capsys: pytest.CaptureFixture[str], options: list[str],
+                            expected: str) -> None:
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", sims.reseeded, *options))
+    assert reason.startswith(expected)
+
+
+def test_a_bad_gate_config_file_exits_2_naming_the_line(sims: Sims, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "gate.yaml"
+    config.write_text("alpha: 0.05\nlevel: cells\n", encoding="utf-8")
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config",
+                                  config))
+    assert reason.startswith(f"{config}:2: level: ")
+
+
+# --- sequential mode ---------------------------------------------------------------------------------
+
+
+def sequential_config(folder: Path, profile: str, strategy: str, **backend: Any) -> Path:
+    path = folder / f"{profile}.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": f"seq-{profile}", "seed": 5, "runs": 1,
+        "scenarios": [str(ROOT / "scenarios/casual_greeting/hi.yaml"),
+                      str(ROOT / "scenarios/relevance_detection/capital_city.yaml")],
+        "backends": [{"label": "sim", "kind": "sim", "model": profile, **backend}],
+        "strategies": {strategy: [strategy]}}), encoding="utf-8")
+    return path
+
+
+def replay_sprt(out_dir: Path, alpha: float) -> dict[str, tuple[str, int]]:
+    """Each cell's SPRT decision and stopping point, recomputed from the batch files in order."""
+    outcomes: dict[str, list[bool]] = {}
+    for batch in sorted(out_dir.glob("batch-*.jsonl")):
+        for run in sorted(load_results([batch]).runs, key=lambda r: r.index):
+            outcomes.setdefault(run.cell.scenario, []).append(run.completed)
+    decided: dict[str, tuple[str, int]] = {}
+    for scenario, seen in outcomes.items():
+        result = stats.sprt(seen, 0.95, 0.8, alpha=alpha, beta=0.2)
+        decided[scenario] = (result.decision, result.runs)
+    return decided
+
+
+def test_sequential_accepts_a_good_candidate_early(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir, md = tmp_path / "batches", tmp_path / "seq.md"
+    code, out, err = gate(capsys, "--sequential", "--candidate", sequential_config(tmp_path, "strong", "trust_text"),
+                          "--batch", "5", "--max-runs", "50", "--out", out_dir, "--markdown", md)
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[0].startswith("evalkit gate --sequential: PASS: 0 of 2 cells regressed")
+    assert lines[0].endswith("; 20 runs in 2 batches of up to 5 per cell")  # 10 each, not the 50 allowed
+    assert "pass sim/native/trust_text/greet-hi: accept after 10 runs (0 failed; log LR -1.72)" in lines
+    assert "pass sim/native/trust_text/rel-capital-city: accept after 10 runs (0 failed; log LR -1.72)" in lines
+    assert sorted(p.name for p in out_dir.iterdir()) == ["batch-000.jsonl", "batch-001.jsonl"]
+    assert replay_sprt(out_dir, 0.05 / 2) == {"greet-hi": ("accept", 10), "rel-capital-city": ("accept", 10)}
+    assert md.read_text(encoding="utf-8") == f"```\n{out.strip()}\n```\n"
+
+
+def test_sequential_stops_a_degraded_candidate_after_a_few_runs(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir = tmp_path / "batches"
+    config = sequential_config(tmp_path, "small-local-degraded", "retry_nudge")
+    code, out, _ = gate(capsys, "--sequential", "--candidate", config, "--out", out_dir, "--p0", "0.95",
+                        "--p1", "0.8", "--batch", "5")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0].startswith("evalkit gate --sequential: FAIL: 2 of 2 cells regressed")
+    assert "; 10 runs in 1 batches of up to 5 per cell" in lines[0]
+    expected = replay_sprt(out_dir, 0.05 / 2)
+    for scenario in ("greet-hi", "rel-capital-city"):
+        decision, used = expected[scenario]
+        assert decision == "regression" and used < 5
+        assert any(line.startswith(f"FAIL sim/native/retry_nudge/{scenario}: regression after {used} runs")
+                   for line in lines)
+
+
+def test_sequential_truncates_at_max_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = sequential_config(tmp_path, "strong", "trust_text")
+    code, out, _ = gate(capsys, "--sequential", "--candidate", config, "--out", tmp_path / "b", "--batch", "2",
+                        "--max-runs", "3")
+    assert code == 0
+    assert "; 6 runs in 2 batches of up to 2 per cell" in out.splitlines()[0]  # batches of 2, then of 1
+    assert "accept (truncated) after 3 runs" in out
+
+
+def test_sequential_with_a_dead_backend_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "dead.yaml"
+    config.write_text(yaml.safe_dump({
+        "name": "dead", "runs": 1, "scenarios": [str(ROOT / "scenarios/casual_greeting/hi.yaml")],
+        "backends": [{"label": "sim", "kind": "openai", "model": "x", "url": "http://127.0.0.1:9/v1",
+                      "timeout_s": 5, "retry": {"attempts": 1, "base_delay_s": 0}}],
+        "strategies": {"trust_text": ["trust_text"]}}), encoding="utf-8")
+    reason = one_line_error(*gate(capsys, "--sequential", "--candidate", config, "--out", tmp_path / "b"))
+    assert reason == "dead: no candidate run counted (all unsupported or infra errors)"
+
+
+@pytest.mark.parametrize(("options", "expected"), [
+    (["--p0", "0.8", "--p1", "0.9"], "gate option: sequential: Value error, p1 (0.9) must be below p0 (0.8)"),
+    (["--batch", "0"], "gate option: sequential.batch: Input should be greater than or equal to 1"),
+    (["--p1", "1.5"], "gate option: sequential.p1: Input should be less than 1"),
+])
+def test_sequential_bad_options_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str],
+                                       expected: str) -> None:
+    config = sequential_config(tmp_path, "strong", "trust_text")
+    reason = one_line_error(*gate(capsys, "--sequential", "--candidate", config, "--out", tmp_path / "b", *options))
+    assert reason.startswith(expected)
+    assert not (tmp_path / "b").exists()  # refused before any run
