@@ -17,6 +17,8 @@ from evalkit.chat import ChatRequest, Message, ToolCall, ToolSpec, parse_argumen
 __all__ = ["apply_prompt_mode", "parse_strict_calls", "render_tool_prompt", "tool_result_message"]
 
 _TAGGED = re.compile(r"^\s*<tool_call>\s*(.*?)\s*</tool_call>\s*$", re.DOTALL)
+# a reply that opens like a call object: pretty-printed grammar output has whitespace before "name"
+_CALL_START = re.compile(r'^\[?\s*\{\s*"name"\s*:')
 
 
 def render_tool_prompt(tools: list[ToolSpec]) -> str:
@@ -77,8 +79,8 @@ def parse_strict_calls(text: str) -> list[ToolCall]:
     try:
         value = json.loads(body)
     except json.JSONDecodeError:
-        if tagged or body.startswith('{"name"'):
-            # clearly meant as a call, but broken: keep it as a malformed call
+        if tagged or _CALL_START.match(body):
+            # clearly meant as a call, but broken (often cut off by max_tokens): keep it as a malformed call
             name = re.search(r'"name"\s*:\s*"([^"]+)"', body)
             if name:
                 return [ToolCall(id="call_0", name=name.group(1), raw_arguments=body, parse_error="invalid JSON")]
