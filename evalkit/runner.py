@@ -239,6 +239,23 @@ async def _run_phase(config: RunConfig, entries: list[BackendEntry], pending: li
     return written
 
 
+def _prepare_recordings(record_dir: Path, runs: list[RunSpec], pending: list[RunSpec], resume: bool) -> None:
+    """Recordings mirror the results file: a fresh run needs a fresh directory, and a resumed one
+    drops the calls of runs that were cut off (their new attempt is recorded instead)."""
+    from evalkit.backends.recording import RECORDINGS_FILE, prune_unfinished
+
+    labels = {r.entry.label for r in pending}
+    if not resume:
+        used = [label for label in labels if (record_dir / label / RECORDINGS_FILE).exists()]
+        if used:
+            raise ResultsError(f"{record_dir / used[0]} already holds recordings: record into a new directory, "
+                               "or pass --resume to continue the results file they belong to")
+        return
+    finished = {r.run_id for r in runs} - {r.run_id for r in pending}
+    for label in labels:
+        prune_unfinished(record_dir / label, finished)
+
+
 async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, record_dir: Path | None = None,
                       progress: Progress | None = None, only_backends: set[str] | None = None) -> Path:
     """Run every pending run of `config`, appending records to `output`; returns the path.
@@ -255,6 +272,8 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
             raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
         runs = [r for r in runs if r.entry.label in only_backends]
     pending = _pending(config, runs, output, resume)
+    if record_dir is not None:
+        _prepare_recordings(record_dir, runs, pending, resume)
     writer = ResultsWriter(output, append=output.exists())
     try:
         done = 0

@@ -112,3 +112,28 @@ strategies: {{trust_text: [trust_text]}}
     assert "SIMULATED" in printed and "casual_greeting"[:14] in printed and out.exists()
     assert main(["run", str(cfg), "-o", str(out)]) == 2  # exists, no --resume
     assert main(["run", str(cfg), "-o", str(out), "--resume", "--no-progress"]) == 0
+
+
+def test_resumed_recording_drops_cut_off_calls_so_replay_matches(tmp_path):
+    rec, out = tmp_path / "rec", tmp_path / "cut.jsonl"
+    run_config(config(), out, record_dir=rec)
+    recordings = rec / "sim" / "recordings.jsonl"
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:21]))  # killed after 20 runs ...
+    cut_off = json.loads(lines[30])["run_id"]
+    stale = [json.loads(x) for x in recordings.read_text().splitlines() if json.loads(x)["run_id"] == cut_off]
+    stale[0]["completion"] = {"text": "a stale answer from the attempt that was cut off"}
+    with recordings.open("a") as fh:  # ... with its first call already recorded
+        fh.write(json.dumps(stale[0]) + "\n")
+    run_config(config(), out, resume=True, record_dir=rec)
+    assert "stale answer" not in recordings.read_text()
+    replayed = load_results([run_config(config().as_replay(rec), tmp_path / "replayed.jsonl")])
+    recorded = load_results([out])
+    assert {r.run_id: (r.outcome, r.correct, r.retries) for r in replayed.runs} == \
+           {r.run_id: (r.outcome, r.correct, r.retries) for r in recorded.runs}
+
+
+def test_a_fresh_run_refuses_a_recording_directory_in_use(tmp_path):
+    run_config(config(), tmp_path / "a.jsonl", record_dir=tmp_path / "rec")
+    with pytest.raises(ResultsError, match="already holds recordings"):
+        run_config(config(), tmp_path / "b.jsonl", record_dir=tmp_path / "rec")

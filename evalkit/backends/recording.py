@@ -21,7 +21,8 @@ from evalkit.backends.base import Backend, Feature
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError, UnsupportedFeature
 
-__all__ = ["PROVENANCE_FILE", "RECORDINGS_FILE", "RecordingBackend", "request_document", "request_key"]
+__all__ = ["PROVENANCE_FILE", "RECORDINGS_FILE", "RecordingBackend", "prune_unfinished", "request_document",
+           "request_key"]
 
 RECORDINGS_FILE = "recordings.jsonl"
 PROVENANCE_FILE = "provenance.json"
@@ -45,6 +46,24 @@ def request_key(kind: str, model: str, request: ChatRequest) -> str:
 def error_document(exc: BackendError) -> dict[str, Any]:
     return {"message": str(exc), "retryable": exc.retryable, "status": exc.status,
             "unsupported": isinstance(exc, UnsupportedFeature)}
+
+
+def prune_unfinished(directory: Path, finished: set[str]) -> int:
+    """Drop the recorded calls of runs that never finished (cut off by an interrupt); returns how many.
+
+    A resumed run starts again from its first call; leaving the cut-off attempt in place would make
+    a replay serve that attempt's answers to the new one.
+    """
+    path = Path(directory) / RECORDINGS_FILE
+    if not path.exists():
+        return 0
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if line.strip() and json.loads(line).get("run_id") in finished]
+    if len(kept) != len(lines):
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("".join(kept), encoding="utf-8")
+        tmp.replace(path)
+    return len(lines) - len(kept)
 
 
 class RecordingBackend:
