@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +27,14 @@ from evalkit.backends._http import get_json, is_loopback, join_url, post_json, p
 from evalkit.backends._wire import check_tool_choice, constraint_body, settle_constraint
 from evalkit.backends.base import Feature, RetryPolicy, call_with_retries
 from evalkit.backends.openai import chat_messages, chat_tools, parse_chat_response
-from evalkit.chat import CallContext, ChatRequest, Completion
+from evalkit.chat import CallContext, ChatRequest, Completion, ToolCall
 from evalkit.config import BackendEntry
 from evalkit.errors import BackendError, UnsupportedFeature
 
-__all__ = ["LlamaServerBackend", "file_sha256"]
+__all__ = ["UNPARSED_CALL", "LlamaServerBackend", "file_sha256", "unparsed_call"]
 
+UNPARSED_CALL = "Failed to parse tool call arguments as JSON"  # llama-server's HTTP 500 text
+UNKNOWN_TOOL = "(unparsed)"
 DEFAULT_URL = "http://127.0.0.1:8080"
 _SAMPLING_KEYS = ("temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty", "repeat_last_n",
                   "presence_penalty", "frequency_penalty", "seed", "n_predict", "samplers", "chat_format")
@@ -174,6 +177,25 @@ class LlamaServerBackend:
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        reply = await post_json(self._client, join_url(self.url, "v1/chat/completions"), body,
-                                headers=self._headers(), timeout=self.entry.timeout_s, secrets=[self._api_key])
+        started = time.perf_counter()
+        try:
+            reply = await post_json(self._client, join_url(self.url, "v1/chat/completions"), body,
+                                    headers=self._headers(), timeout=self.entry.timeout_s, secrets=[self._api_key])
+        except BackendError as exc:
+            if exc.status == 500 and UNPARSED_CALL in str(exc):
+                return unparsed_call(str(exc), time.perf_counter() - started)
+            raise
         return parse_chat_response(reply.body, reply.latency_s, constraint_dropped=dropped)
+
+
+def unparsed_call(message: str, latency_s: float) -> Completion:
+    """The model's tool call that llama-server could not parse, kept as a malformed call.
+
+    The server parses native tool calls itself and answers HTTP 500 when the model's output is not
+    JSON (a small model often runs an argument string to max_tokens). That is a model failure, not a
+    server fault: it must be neither retried nor recorded as an infrastructure error. The error text
+    is all that is left of the output; the tool's name is lost with it.
+    """
+    message = message[message.find(UNPARSED_CALL):]  # without our "HTTP 500 from ..." prefix
+    call = ToolCall(id="call_0", name=UNKNOWN_TOOL, raw_arguments=message, parse_error="llama-server: " + message)
+    return Completion(tool_calls=[call], finish_reason="tool_calls", latency_s=latency_s)

@@ -320,3 +320,22 @@ def test_a_server_api_key_is_sent_as_bearer_on_every_endpoint() -> None:
     arun(llama.complete(request(), CONTEXT))
     assert [r.headers["authorization"] for r in server.requests] == ["Bearer llama-key-42"] * 3
     assert "llama-key-42" not in repr(arun(llama.describe()))
+
+
+def test_a_tool_call_the_server_cannot_parse_is_the_models_malformed_call_not_a_fault() -> None:
+    # what llama-server answered when SmolLM2 ran an argument string to max_tokens (seen in a real run)
+    message = ("Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, "
+               "column 2: syntax error while parsing object key - unexpected end of input")
+    server = chat_server((500, {"error": {"code": 500, "message": message, "type": "server_error"}}))
+    reply = arun(backend(server).complete(request(tools=TOOLS), CONTEXT))
+    assert len(server.hits(CHAT)) == 1  # answered, not raised: the loop will not retry it
+    [call] = reply.tool_calls
+    assert call.malformed and "unexpected end of input" in (call.parse_error or "")
+    assert call.raw_arguments == message
+
+
+def test_other_server_errors_still_raise_retryable() -> None:
+    server = chat_server((500, {"error": {"code": 500, "message": "slot unavailable", "type": "server_error"}}))
+    with pytest.raises(BackendError) as raised:
+        arun(backend(server).complete(request(tools=TOOLS), CONTEXT))
+    assert raised.value.retryable and raised.value.status == 500
