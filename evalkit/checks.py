@@ -109,10 +109,11 @@ def _category(outcome: Outcome, items: list[CheckItem], calls: list[ExecutedCall
     if any(i.item == "no tool calls" for i in failed):
         return "unneeded_tool_call"
     if any(i.structural for i in failed) or outcome not in _ENDED_NORMALLY:
-        if any(c.call.malformed for c in calls):  # first: a broken call may have lost its name too
-            return "malformed_call"
-        if any(not c.known_tool for c in calls):
+        # a broken call may have lost its name (llama-server's unparsed calls): it is malformed, not invented
+        if any(not c.known_tool and not c.call.malformed for c in calls):
             return "hallucinated_tool"
+        if any(c.call.malformed for c in calls):
+            return "malformed_call"
         return "premature_answer" if calls else "text_instead_of_tool"
     if any(i.item.startswith(("arguments of", "terminal")) or "." in i.item.split(" ")[0] for i in failed):
         return "wrong_arguments"
