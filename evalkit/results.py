@@ -249,9 +249,13 @@ def iter_records(path: str | Path) -> Iterator[_Record]:
 
 
 def load_results(paths: Iterable[str | Path]) -> Results:
-    """Read and merge results files. A run id seen twice keeps its first record."""
+    """Read and merge results files.
+
+    A run id seen twice keeps its first record, unless that record is an `infra_error`: a later
+    record of the run (`run --resume --retry-infra` re-ran it) then takes its place.
+    """
     results = Results()
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for path in paths:
         results.paths.append(str(path))
         for record in iter_records(path):
@@ -259,9 +263,13 @@ def load_results(paths: Iterable[str | Path]) -> Results:
                 results.headers.append(record)
             elif isinstance(record, Footer):
                 results.footers.append(record)
-            elif isinstance(record, RunRecord) and record.run_id not in seen:
-                seen.add(record.run_id)
-                results.runs.append(record)
+            elif isinstance(record, RunRecord):
+                at = seen.get(record.run_id)
+                if at is None:
+                    seen[record.run_id] = len(results.runs)
+                    results.runs.append(record)
+                elif results.runs[at].outcome == "infra_error":
+                    results.runs[at] = record
     if not results.headers:
         raise ResultsError(f"{', '.join(results.paths)}: no header record: not an evalkit results file")
     return results

@@ -128,7 +128,8 @@ async def _describe(backend: Backend) -> dict[str, Any]:
         return {"kind": backend.kind, "model": backend.model, "error": str(exc)}
 
 
-def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool) -> list[RunSpec]:
+def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool,
+             retry_infra: bool = False) -> list[RunSpec]:
     if not output.exists():
         return runs
     if not resume:
@@ -138,7 +139,7 @@ def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool)
     if previous.headers[0].config_hash != config.fingerprint():
         raise ResultsError(f"{output} was written by a different config (hash {previous.headers[0].config_hash}); "
                            "resume needs the same config")
-    done = previous.run_ids()
+    done = {r.run_id for r in previous.runs if not (retry_infra and r.outcome == "infra_error")}
     return [r for r in runs if r.run_id not in done]
 
 
@@ -257,11 +258,13 @@ def _prepare_recordings(record_dir: Path, runs: list[RunSpec], pending: list[Run
 
 
 async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, record_dir: Path | None = None,
-                      progress: Progress | None = None, only_backends: set[str] | None = None) -> Path:
+                      progress: Progress | None = None, only_backends: set[str] | None = None,
+                      retry_infra: bool = False) -> Path:
     """Run every pending run of `config`, appending records to `output`; returns the path.
 
-    `only_backends` restricts this invocation to some backend labels (one server at a time, say);
-    the rest stay pending for a later `resume`.
+    `retry_infra` (with `resume`) runs again the runs recorded as `infra_error`; their new records
+    supersede the old ones. `only_backends` restricts this invocation to some backend labels (one
+    server at a time, say); the rest stay pending for a later `resume`.
     """
     scenarios = load_config_scenarios(config)
     check_stacks(config)
@@ -271,7 +274,7 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
         if unknown:
             raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
         runs = [r for r in runs if r.entry.label in only_backends]
-    pending = _pending(config, runs, output, resume)
+    pending = _pending(config, runs, output, resume, retry_infra)
     if record_dir is not None:
         _prepare_recordings(record_dir, runs, pending, resume)
     writer = ResultsWriter(output, append=output.exists())
@@ -292,10 +295,11 @@ def default_output(config: RunConfig) -> Path:
 
 def run_config(config: RunConfig, output: Path | None = None, *, resume: bool = False,
                record_dir: Path | None = None, progress: Progress | None = None,
-               only_backends: set[str] | None = None) -> Path:
+               only_backends: set[str] | None = None, retry_infra: bool = False) -> Path:
     """Synchronous wrapper around `arun_config`."""
     return asyncio.run(arun_config(config, output or default_output(config), resume=resume,
-                                   record_dir=record_dir, progress=progress, only_backends=only_backends))
+                                   record_dir=record_dir, progress=progress, only_backends=only_backends,
+                                   retry_infra=retry_infra))
 
 
 __all__ += ["check_stacks", "default_output", "load_config_scenarios", "run_seed"]

@@ -137,3 +137,31 @@ def test_a_fresh_run_refuses_a_recording_directory_in_use(tmp_path):
     run_config(config(), tmp_path / "a.jsonl", record_dir=tmp_path / "rec")
     with pytest.raises(ResultsError, match="already holds recordings"):
         run_config(config(), tmp_path / "b.jsonl", record_dir=tmp_path / "rec")
+
+
+def test_retry_infra_reruns_only_infra_errors_and_supersedes_them(tmp_path):
+    out = run_config(config(), tmp_path / "r.jsonl")
+    lines = out.read_text().splitlines(keepends=True)
+    broken = json.loads(lines[5])
+    broken.update(outcome="infra_error", failure="infra_error", completed=False, correct=False,
+                  error="HTTP 503 from /v1/chat/completions")
+    lines[5] = json.dumps(broken) + "\n"
+    out.write_text("".join(lines))
+    before = load_results([out])
+    assert [r.run_id for r in before.runs if r.outcome == "infra_error"] == [broken["run_id"]]
+    text = out.read_text()
+    run_config(config(), out, resume=True)  # plain resume: nothing pending, the infra error stays
+    assert out.read_text() == text
+    run_config(config(), out, resume=True, retry_infra=True)
+    after = load_results([out])
+    assert len(after.runs) == 48 and not [r for r in after.runs if r.outcome == "infra_error"]
+    assert after.footers[-1].runs_written == 1
+    assert [r.run_id for r in after.runs] == [r.run_id for r in before.runs]  # replaced in place
+
+
+def test_retry_infra_needs_resume(tmp_path, capsys):
+    path = tmp_path / "c.yaml"
+    path.write_text(f"name: c\nscenarios: ['{SCENARIOS}']\nbackends: [{{label: s, kind: sim, model: small-local}}]\n"
+                    "strategies: {t: [trust_text]}\n")
+    assert main(["run", str(path), "--retry-infra", "-o", str(tmp_path / "x.jsonl")]) == 2
+    assert "--retry-infra needs --resume" in capsys.readouterr().err

@@ -25,6 +25,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("config", type=Path)
     p.add_argument("-o", "--out", type=Path, help="results file (default: the config's output, or results/NAME.jsonl)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted results file, skipping finished runs")
+    p.add_argument("--retry-infra", action="store_true",
+                   help="with --resume: run again the runs recorded as infra_error (the new records supersede them)")
     p.add_argument("--record", type=Path, metavar="DIR", help="record every backend request/response under DIR")
     p.add_argument("--replay", type=Path, metavar="DIR",
                    help="serve every backend from a --record DIR instead (no server); default output NAME-replay.jsonl")
@@ -67,7 +69,9 @@ def run(args: argparse.Namespace) -> int:
         config = config.model_copy(update={"runs": args.runs})
     output = args.out or default_output(config)
     started = time.monotonic()
-    run_config(config, output, resume=args.resume, record_dir=args.record,
+    if args.retry_infra and not args.resume:
+        raise ConfigError("--retry-infra needs --resume (it re-runs infra errors of an existing results file)")
+    run_config(config, output, resume=args.resume, record_dir=args.record, retry_infra=args.retry_infra,
                progress=ProgressBar(not args.no_progress), only_backends=set(args.backend) if args.backend else None)
     results = load_results([output])
     print(summary_table(results))
