@@ -183,3 +183,32 @@ def _run_lines(path: Path) -> int:
     if not path.exists():
         return 0
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if '"type":"run"' in line.replace(" ", ""))
+
+
+def test_evalkit_serve_starts_a_server_and_stops_it_on_sigterm() -> None:
+    import re
+    import signal
+    import subprocess
+    import sys
+
+    import httpx
+
+    require_llama_server()
+    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "serve", "llama", "--model", MODEL, "--port", "0",
+                             "--parallel", "1", "--ctx-size", "1024"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        banner = []  # printed once /health answered
+        while not banner or (banner[-1] and banner[-1].strip() != "Press Ctrl-C to stop."):
+            banner.append(proc.stdout.readline())
+        match = re.search(r"on (http://127\.0\.0\.1:(\d+))", banner[0])
+        assert match, banner
+        assert "kind: llama-server" in "".join(banner)  # the config snippet to point a run at it
+        assert httpx.get(match.group(1) + "/health", timeout=10).json() == {"status": "ok"}
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0 and "evalkit serve: stopped" in out
+    assert not _listening(int(match.group(2)))
