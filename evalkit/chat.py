@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "UNKNOWN_TOOL_NAME",
     "CallContext",
     "ChatRequest",
     "Completion",
@@ -48,6 +49,9 @@ class ToolSpec(_Model):
         }
 
 
+UNKNOWN_TOOL_NAME = "(unparsed)"  # the name of a call whose tool could not be read from the output
+
+
 class ToolCall(_Model):
     """A tool call as the model made it.
 
@@ -64,6 +68,11 @@ class ToolCall(_Model):
     @property
     def malformed(self) -> bool:
         return self.arguments is None
+
+    @property
+    def name_lost(self) -> bool:
+        """The output was too broken to tell which tool was meant (llama-server's unparsed calls)."""
+        return self.name == UNKNOWN_TOOL_NAME
 
 
 def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:

@@ -109,8 +109,8 @@ def _category(outcome: Outcome, items: list[CheckItem], calls: list[ExecutedCall
     if any(i.item == "no tool calls" for i in failed):
         return "unneeded_tool_call"
     if any(i.structural for i in failed) or outcome not in _ENDED_NORMALLY:
-        # a broken call may have lost its name (llama-server's unparsed calls): it is malformed, not invented
-        if any(not c.known_tool and not c.call.malformed for c in calls):
+        # a call whose name was lost in broken output is malformed, not an invented tool
+        if any(not c.known_tool and not c.call.name_lost for c in calls):
             return "hallucinated_tool"
         if any(c.call.malformed for c in calls):
             return "malformed_call"

@@ -77,3 +77,12 @@ def test_limits_and_guards_name_themselves():
     assert verdict(CHAIN, "escalated").failure == "escalated"
     assert verdict(CHAIN, "infra_error").failure == "infra_error"
     assert verdict(CHAIN, "unsupported").failure is None
+
+
+def test_a_call_whose_name_was_lost_is_malformed_and_an_invented_one_is_hallucinated():
+    from evalkit.chat import UNKNOWN_TOOL_NAME, ToolCall
+
+    lost = ToolCall(id="c", name=UNKNOWN_TOOL_NAME, raw_arguments="{", parse_error="llama-server: bad JSON")
+    assert verdict(CHAIN, "final_answer", lost, reply="done").failure == "malformed_call"
+    invented = ToolCall(id="c", name="lookup_everything", raw_arguments="{", parse_error="invalid JSON")
+    assert verdict(CHAIN, "final_answer", invented, reply="done").failure == "hallucinated_tool"

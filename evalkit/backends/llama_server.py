@@ -27,14 +27,14 @@ from evalkit.backends._http import get_json, is_loopback, join_url, post_json, p
 from evalkit.backends._wire import check_tool_choice, constraint_body, settle_constraint
 from evalkit.backends.base import Feature, RetryPolicy, call_with_retries
 from evalkit.backends.openai import chat_messages, chat_tools, parse_chat_response
-from evalkit.chat import CallContext, ChatRequest, Completion, ToolCall
+from evalkit.chat import UNKNOWN_TOOL_NAME, CallContext, ChatRequest, Completion, ToolCall
 from evalkit.config import BackendEntry
 from evalkit.errors import BackendError, UnsupportedFeature
 
 __all__ = ["UNPARSED_CALL", "LlamaServerBackend", "file_sha256", "unparsed_call"]
 
 UNPARSED_CALL = "Failed to parse tool call arguments as JSON"  # llama-server's HTTP 500 text
-UNKNOWN_TOOL = "(unparsed)"
+
 DEFAULT_URL = "http://127.0.0.1:8080"
 _SAMPLING_KEYS = ("temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty", "repeat_last_n",
                   "presence_penalty", "frequency_penalty", "seed", "n_predict", "samplers", "chat_format")
@@ -197,5 +197,5 @@ def unparsed_call(message: str, latency_s: float) -> Completion:
     is all that is left of the output; the tool's name is lost with it.
     """
     message = message[message.find(UNPARSED_CALL):]  # without our "HTTP 500 from ..." prefix
-    call = ToolCall(id="call_0", name=UNKNOWN_TOOL, raw_arguments=message, parse_error="llama-server: " + message)
+    call = ToolCall(id="call_0", name=UNKNOWN_TOOL_NAME, raw_arguments=message, parse_error="llama-server: " + message)
     return Completion(tool_calls=[call], finish_reason="tool_calls", latency_s=latency_s)

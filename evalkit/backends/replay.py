@@ -27,7 +27,7 @@ from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.config import BackendEntry
 from evalkit.errors import BackendError, ConfigError, ReplayMiss, UnsupportedFeature
 
-__all__ = ["ReplayBackend", "first_difference"]
+__all__ = ["ReplayBackend", "first_difference", "last_attempts"]
 
 
 @dataclass(order=True)
@@ -89,6 +89,23 @@ def _read_entries(path: Path) -> list[_Entry]:
     return entries
 
 
+def last_attempts(entries: list[_Entry]) -> list[_Entry]:
+    """Each run's calls from its last attempt only.
+
+    A run cut off by an interrupt and run again on resume starts over at call 0; its first attempt's
+    calls may still be in the file (recorded before `--resume` pruned them). A new attempt begins
+    where call 0 follows an answered call or a later call of the same run; a call retried after a
+    backend error (error, then answer, same index) stays in one attempt.
+    """
+    by_run: dict[str, list[_Entry]] = {}
+    for item in sorted(entries, key=lambda e: e.line):
+        calls = by_run.setdefault(item.run_id, [])
+        if calls and item.call_index == 0 and (calls[-1].call_index > 0 or "completion" in calls[-1].outcome):
+            calls.clear()
+        calls.append(item)
+    return [item for calls in by_run.values() for item in calls]
+
+
 def _load_provenance(directory: Path) -> dict[str, Any]:
     path = directory / PROVENANCE_FILE
     try:
@@ -119,7 +136,7 @@ class ReplayBackend:
             raise ConfigError(f"replay: {recordings} does not exist")
         self._queues: dict[str, list[_Entry]] = {}
         self._by_call: dict[tuple[str, int], list[_Entry]] = {}
-        for item in sorted(_read_entries(recordings)):
+        for item in sorted(last_attempts(_read_entries(recordings))):
             self._queues.setdefault(item.key, []).append(item)
             self._by_call.setdefault((item.run_id, item.call_index), []).append(item)
 

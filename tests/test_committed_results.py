@@ -1,0 +1,33 @@
+"""The committed real-model results: replaying their recordings reproduces every run, with no server.
+
+`results/adr013.jsonl` came from real llama-servers (SmolLM2-135M, Gemma 3 270M) with `--record
+recordings/adr013`. Re-running the config from those recordings must re-score every run exactly as
+recorded, so the committed numbers (and the README table built from them) stay checkable in CI.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalkit import load_config, load_results, run_config
+from evalkit.serve import MODELS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def outcomes(path: Path) -> dict[str, tuple[object, ...]]:
+    return {r.run_id: (r.outcome, r.completed, r.correct, r.failure, r.retries, r.model_calls)
+            for r in load_results([path]).runs}
+
+
+def test_the_committed_adr013_results_are_real_and_replay_exactly(tmp_path: Path) -> None:
+    committed = ROOT / "results/adr013.jsonl"
+    results = load_results([committed])
+    real = {label: info for h in results.headers for label, info in h.backends.items() if label != "sim-small"}
+    assert real["smollm2"]["model_sha256"] == MODELS["smollm2"].sha256
+    assert real["gemma3-270m"]["model_sha256"] == MODELS["gemma3-270m"].sha256
+    assert all(not r.simulated for r in results.runs if r.cell.backend != "sim-small")
+
+    config = load_config(ROOT / "configs/adr013.yaml").as_replay(ROOT / "recordings/adr013")
+    replayed = run_config(config, tmp_path / "replayed.jsonl")
+    assert outcomes(replayed) == outcomes(committed)
