@@ -7,10 +7,8 @@ and configs/gemma3.yaml name, so `evalkit run configs/smollm2.yaml` works in a s
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from pathlib import Path
-from types import FrameType
 
 from evalkit.serve import CHAT_TEMPLATE, DEFAULT_PORT, MODELS, LlamaServer, ServerUnavailable
 
@@ -43,17 +41,12 @@ def config_snippet(model: str, url: str) -> str:
     return f"backends:\n  - {{label: {label}, kind: llama-server, model: {label}, url: {url}}}"
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt  # SIGTERM stops the server as cleanly as Ctrl-C does
-
-
 def run(args: argparse.Namespace) -> int:
     template = None if args.no_template else (args.template or CHAT_TEMPLATE)
     server = LlamaServer(args.model, port=args.port or None, template=template, parallel=args.parallel,
                          ctx_size=args.ctx_size, seed=args.seed, threads=args.threads,
                          startup_timeout_s=args.timeout, log_path=args.log)
-    previous = signal.signal(signal.SIGTERM, _interrupt)
-    try:
+    try:  # cli.main turns SIGTERM into KeyboardInterrupt, so it stops the server as Ctrl-C does
         with server:
             _announce(server)
             code = server.wait()
@@ -61,8 +54,6 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("evalkit serve: stopped", flush=True)
         return 0
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def _announce(server: LlamaServer) -> None:
