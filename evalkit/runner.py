@@ -36,6 +36,7 @@ from evalkit.results import (
     truncate_partial_line,
 )
 from evalkit.scenario import Scenario, load_scenarios
+from evalkit.secrets import public_config
 from evalkit.serve import LlamaServer, server_for
 from evalkit.strategies import StrategySpec, build_stack
 
@@ -212,7 +213,7 @@ async def _run_phase(config: RunConfig, entries: list[BackendEntry], pending: li
     try:
         writer.write(Header(
             evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
-            config_hash=config.fingerprint(), config=config.model_dump(mode="json"), seed=config.seed,
+            config_hash=config.fingerprint(), config=public_config(config.model_dump(mode="json")), seed=config.seed,
             runs_per_cell=config.runs, simulated=any(b.simulated for b in pool.backends.values()),
             backends=await pool.describe(), resumed=writer.path.stat().st_size > 0))
         limits = {e.label: asyncio.Semaphore(e.concurrency) for e in entries}

@@ -81,7 +81,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out in two writes; no 40 ms delayed-ACK stall
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:
         return None  # keep test output clean
 
     def _send(self, status: int, body: bytes, content_type: str = "application/json",

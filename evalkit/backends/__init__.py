@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from evalkit.config import BackendEntry
 
-__all__ = ["BACKENDS", "Backend", "Feature", "RetryPolicy", "call_with_retries", "create_backend"]
+__all__ = ["BACKENDS", "Backend", "Feature", "RetryPolicy", "call_with_retries", "create_backend", "key_required"]
 
 # kind -> "module:Class". Every class takes keyword arguments (entry=..., client=..., api_key=...).
 BACKENDS: dict[str, str] = {
@@ -31,6 +31,14 @@ BACKENDS: dict[str, str] = {
 
 # where a kind reads its key when the config names no variable
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
+# kinds that call a server over HTTP, so their url must be one httpx can call
+_HTTP_KINDS = frozenset({"llama-server", "ollama", "anthropic", "openai"})
+
+
+def key_required(entry: BackendEntry) -> bool:
+    """A key is needed when the config names its variable, or for a hosted API at its default address
+    (a local OpenAI-compatible server or llama-server's Messages API needs none)."""
+    return bool(entry.api_key_env) or (entry.kind in DEFAULT_KEY_ENV and entry.url is None)
 
 
 def create_backend(entry: BackendEntry, client: httpx.AsyncClient) -> Backend:
@@ -40,12 +48,20 @@ def create_backend(entry: BackendEntry, client: httpx.AsyncClient) -> Backend:
     target = BACKENDS.get(entry.kind)
     if target is None:
         raise ConfigError(f"backend {entry.label!r}: unknown kind {entry.kind!r} (known: {', '.join(BACKENDS)})")
+    if entry.kind in _HTTP_KINDS and entry.url is not None:
+        from evalkit.backends._http import url_problem
+
+        problem = url_problem(entry.url)
+        if problem:
+            raise ConfigError(f"backend {entry.label!r}: url {problem}")
     env_name = entry.api_key_env or DEFAULT_KEY_ENV.get(entry.kind)
     kwargs: dict[str, Any] = {"entry": entry, "client": client}
     if env_name:
         key = os.environ.get(env_name)
-        if entry.api_key_env and not key:
-            raise ConfigError(f"backend {entry.label!r}: environment variable {env_name} is not set")
+        if key_required(entry) and not key:
+            raise ConfigError(f"backend {entry.label!r}: environment variable {env_name} is not set "
+                              f"(a {entry.kind} backend{'' if entry.api_key_env else ' at its default url'} "
+                              "needs a key)")
         kwargs["api_key"] = key
     backend: Backend = load_class(target)(**kwargs)
     return backend
