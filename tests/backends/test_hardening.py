@@ -95,7 +95,8 @@ def test_a_redirect_is_reported_as_a_redirect_not_as_invalid_json() -> None:
         arun(post_json(server.client(), "http://old.test/v1/chat/completions", {"q": 1}))
     assert not info.value.retryable and info.value.status == 301
     assert str(info.value) == ("HTTP 301 from /v1/chat/completions: a redirect to "
-                               "https://new.test/v1/chat/completions, not followed (set the backend's url to the address it names)")
+                               "https://new.test/v1/chat/completions, not followed "
+                               "(set the backend's url to the address it names)")
 
 
 @pytest.mark.parametrize(("url", "problem"), [
