@@ -60,6 +60,7 @@ FailureCategory = Literal[
     "premature_answer",
     "unneeded_tool_call",
     "wrong_answer",
+    "degenerate_output",  # the reply is chat-template tokens or a loop of lines (evalkit.degenerate)
     "iteration_limit",
     "escalated",
     "infra_error",
