@@ -165,6 +165,7 @@ class Header(_Record):
     simulated: bool
     backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
     resumed: bool = False
+    rescored: dict[str, Any] | None = None  # set by `evalkit rescore`: when, evalkit version, git sha
 
 
 class Footer(_Record):
