@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 
 from evalkit.report.cells import CellStats, cell_stats
-from evalkit.report.comparisons import Comparison, compare_strategies
+from evalkit.report.comparisons import Comparison, ComparisonKind, compare
 from evalkit.report.power import PowerStatement, power_statement
 from evalkit.report.provenance import Provenance, provenance
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
@@ -45,6 +45,10 @@ class Column:
     @property
     def label(self) -> str:
         return f"{self.group} · {self.strategy}"
+
+    @property
+    def model_label(self) -> str:
+        return self.model if self.model == self.backend else f"{self.backend} · {self.model}"
 
 
 @dataclass(frozen=True)
@@ -168,16 +172,19 @@ def _group_runs(results: Results, columns: Sequence[Column], rows: Sequence[Row]
 
 def _comparison_groups(columns: Sequence[Column], rows: Sequence[Row],
                        grouped: dict[tuple[str, str], list[RunRecord]]
-                       ) -> dict[tuple[str, str], dict[str, list[RunRecord]]]:
-    out: dict[tuple[str, str], dict[str, list[RunRecord]]] = defaultdict(dict)
+                       ) -> dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]]:
+    """Strategies side by side within a backend/model/mode, and models side by side within a
+    mode/strategy, for the overall row and each family."""
+    out: dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]] = defaultdict(dict)
     for row in rows:
         if row.kind == "scenario":
             continue  # per-scenario pairs would multiply the comparisons past any useful power
         for column in columns:
             runs = grouped.get((row.id, column.id))
             if runs:
-                out[(column.group, row.label)][column.strategy] = runs
-    return out
+                out[("strategy", column.group, row.label)][column.strategy] = runs
+                out[("model", f"{column.mode} · {column.strategy}", row.label)][column.model_label] = runs
+    return {key: sides for key, sides in out.items() if len(sides) > 1}
 
 
 def _not_counted(columns: Sequence[Column], rows: Sequence[Row],
@@ -231,7 +238,7 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
         interval_method=interval_method, alpha=alpha, bootstrap_seed=seed, provenance=provenance(results),
         total_runs=len(results.runs), counted_runs=len(counted), columns=tuple(columns), rows=tuple(rows),
         cells=dict(cells),
-        comparisons=tuple(compare_strategies(_comparison_groups(columns, rows, grouped), alpha=alpha,
+        comparisons=tuple(compare(_comparison_groups(columns, rows, grouped), alpha=alpha,
                                              confidence=confidence)),
         power=power_statement(_typical_n(rows, cells), alpha) if include_power and per_cell else None,
         not_counted=tuple(_not_counted(columns, rows, grouped)),

@@ -13,7 +13,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from evalkit import __version__
-from evalkit.report.cells import Rate
+from evalkit.report.cells import Cost, Rate
 from evalkit.report.data import ReportData
 from evalkit.report.plots import render_plots
 
@@ -35,6 +35,14 @@ def rate_colour(rate: Rate | None) -> str:
     return f"hsl({rate.value * 120:.0f}, 70%, 82%)"
 
 
+def cost_text(cost: Cost | None) -> str:
+    if cost is None:
+        return ""
+    return (f"; latency median {cost.latency_median_s:.1f}s, p90 {cost.latency_p90_s:.1f}s; "
+            f"{cost.tokens_mean:.0f} tokens, {cost.model_calls_mean:.1f} model calls "
+            f"({cost.wasted_calls_mean:.1f} wasted) per run")
+
+
 def pvalue(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
@@ -47,7 +55,8 @@ def signed(value: float) -> str:
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("evalkit", "templates"), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=pct, interval=interval, rate_colour=rate_colour, pvalue=pvalue, signed=signed)
+    env.filters.update(pct=pct, interval=interval, rate_colour=rate_colour, cost_text=cost_text, pvalue=pvalue,
+                       signed=signed)
     return env
 
 

@@ -24,9 +24,10 @@ def escape_cell(text: str) -> str:
 def _cell(stats: CellStats | None) -> str:
     if stats is None:
         return "–"
-    if stats.completed is None:
+    if stats.correct is None or stats.completed is None:
         return "unsupported" if stats.fully_unsupported else "no counted runs"
-    text = f"{pct(stats.completed.value)} {interval(stats.completed)} r{stats.retries_mean or 0:.1f}"
+    text = (f"{stats.correct.x}/{stats.correct.n} = {pct(stats.correct.value)} {interval(stats.correct)} "
+            f"c{pct(stats.completed.value)} r{stats.retries_mean or 0:.1f}")
     return text + (f" +{stats.infra_errors} infra" if stats.infra_errors else "")
 
 
@@ -42,14 +43,18 @@ def _matrix(data: ReportData) -> list[str]:
     return lines
 
 
+_COMPARED = {"strategy": "strategies", "model": "models"}
+
+
 def _comparisons(data: ReportData) -> list[str]:
     significant = [c for c in data.comparisons if c.significant]
-    lines = [f"{len(significant)} of {len(data.comparisons)} strategy comparisons differ after Holm's correction "
-             f"(α = {data.alpha}, two-sided)."]
+    lines = [f"{len(significant)} of {len(data.comparisons)} comparisons of correct rates (strategies within a "
+             f"model, models within a strategy) differ after Holm's correction (α = {data.alpha}, two-sided)."]
     if significant:
-        lines += ["", "| backend · model · mode | scope | A | B | A − B | interval | Holm p |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += [f"| {escape_cell(c.group)} | {escape_cell(c.scope)} | {escape_cell(c.a)} | {escape_cell(c.b)} | "
+        lines += ["", "| compared | shared | scope | A | B | A − B | interval | Holm p |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {_COMPARED[c.kind]} | {escape_cell(c.group)} | {escape_cell(c.scope)} | "
+                  f"{escape_cell(c.a)} | {escape_cell(c.b)} | "
                   f"{signed(c.difference.estimate)} | [{signed(c.difference.low)}, {signed(c.difference.high)}] | "
                   f"{pvalue(c.p_holm)} |" for c in significant]
     return lines
@@ -79,8 +84,8 @@ def render_markdown(data: ReportData) -> str:
     if data.simulated:
         lines += [SIMULATED_NOTE, ""]
     lines += [*_provenance(data), ""]
-    lines += [f"{data.counted_runs} of {data.total_runs} runs counted. Completion rate "
-              f"[{data.confidence:.0%} {data.interval_method} interval] and mean retries (r):", ""]
+    lines += [f"{data.counted_runs} of {data.total_runs} runs counted. Correct rate x/n "
+              f"[{data.confidence:.0%} {data.interval_method} interval], completed rate (c), mean retries (r):", ""]
     lines += [*_matrix(data), "", *_comparisons(data), ""]
     if data.power is not None:
         lines += [f"**Power.** {data.power.summary}", ""]

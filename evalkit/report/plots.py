@@ -45,7 +45,7 @@ def _title(data: ReportData, text: str) -> str:
 def _overall(data: ReportData) -> list[tuple[Column, CellStats]]:
     overall = data.rows[0]
     pairs = [(c, data.cell(overall, c)) for c in data.columns]
-    return [(c, s) for c, s in pairs if s is not None and s.completed is not None]
+    return [(c, s) for c, s in pairs if s is not None and s.correct is not None]
 
 
 def _group_colour(data: ReportData) -> Callable[[Column], str]:
@@ -59,33 +59,33 @@ def _figure(rows: int, width: float = 7.5) -> tuple[Figure, Axes]:
 
 
 def forest_plot(data: ReportData) -> str:
-    """Completion rate with its interval per column, pooled over all scenarios."""
+    """Correct rate with its interval per column, pooled over all scenarios."""
     items = _overall(data)
     fig, ax = _figure(len(items))
     colour = _group_colour(data)
     for y, (column, stats) in enumerate(items):
-        rate = stats.completed
+        rate = stats.correct
         assert rate is not None
         ax.errorbar(rate.value, y, xerr=[[rate.value - rate.low], [rate.high - rate.value]], fmt="o",
                     color=colour(column), capsize=3)
     ax.set_yticks(range(len(items)), [c.label for c, _ in items])
     ax.invert_yaxis()
     ax.set_xlim(0, 1.02)
-    ax.set_xlabel(f"completion rate, all scenarios ({data.confidence:.0%} {data.interval_method} interval)")
+    ax.set_xlabel(f"correct rate, all scenarios ({data.confidence:.0%} {data.interval_method} interval)")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title(_title(data, "Completion rate by strategy and model"))
+    ax.set_title(_title(data, "Correct rate by strategy and model"))
     return _to_svg(fig, "forest")
 
 
 def heatmap(data: ReportData) -> str:
-    """Completion rate per scenario (rows) and column, annotated with the percentage."""
+    """Correct rate per scenario (rows) and column, annotated with the percentage."""
     rows = [r for r in data.rows if r.kind == "scenario"]
     values = np.full((len(rows), len(data.columns)), np.nan)
     for i, row in enumerate(rows):
         for j, column in enumerate(data.columns):
             stats = data.cell(row, column)
-            if stats is not None and stats.completed is not None:
-                values[i, j] = stats.completed.value
+            if stats is not None and stats.correct is not None:
+                values[i, j] = stats.correct.value
     fig = Figure(figsize=(1.6 + 0.75 * len(data.columns), 1.8 + 0.3 * len(rows)))
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(values), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
@@ -97,8 +97,8 @@ def heatmap(data: ReportData) -> str:
     ax.set_xticks(range(len(data.columns)), [f"{c.strategy}\n{c.group if several else c.mode}" for c in data.columns],
                   rotation=45, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)), [f"{r.family} / {r.scenario}" for r in rows], fontsize=8)
-    fig.colorbar(image, ax=ax, label="completion rate", fraction=0.03)
-    ax.set_title(_title(data, "Completion rate per scenario"))
+    fig.colorbar(image, ax=ax, label="correct rate", fraction=0.03)
+    ax.set_title(_title(data, "Correct rate per scenario"))
     return _to_svg(fig, "heatmap")
 
 

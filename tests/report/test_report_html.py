@@ -140,14 +140,14 @@ def test_matrix_shows_rate_interval_retries_and_colour(html: str, sim_run: SimRu
     for attrs in cells:
         assert re.fullmatch(r"background: hsl\(\d+, 70%, 82%\)", attrs.get("style") or "")
     overall = data.cell(data.rows[0], data.columns[0])
-    assert overall is not None and overall.completed is not None
-    x, n = overall.completed.x, overall.completed.n
+    assert overall is not None and overall.completed is not None and overall.correct is not None
+    x, n = overall.correct.x, overall.correct.n
     wilson = stats.wilson(x, n)
     shown = f"<b>{x / n * 100:.0f}%</b>"
-    assert shown in table
+    assert shown in table  # correct leads the cell
     assert f"[{wilson.low * 100:.0f}–{wilson.high * 100:.0f}]" in table
-    assert f"r{overall.retries_mean:.1f}" in table
-    assert f'title="{x}/{n} completed"' in table
+    assert f"c {overall.completed.value * 100:.0f}% · r{overall.retries_mean:.1f}" in table
+    assert f'title="{x}/{n} correct, {overall.completed.x}/{n} completed; latency median' in table
 
 
 def test_header_has_provenance(html: str, sim_run: SimRun) -> None:
