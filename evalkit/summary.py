@@ -16,7 +16,6 @@ from evalkit.stats import wilson
 __all__ = ["WIDTH", "summary_table"]
 
 WIDTH = 100
-_STATS = 46  # the width of what `_stats` returns for N < 1000
 
 
 def _stats(runs: list[RunRecord]) -> str:
@@ -53,15 +52,17 @@ def summary_table(results: Results, width: int = WIDTH) -> str:
             simulated.add(column)
         groups[(run.cell.family, column)].append(run)
     labels = {c: c + (" [SIM]" if c in simulated else "") for c in columns}
-    label_width = min(max((len(v) for v in labels.values()), default=10), width - 4 - _STATS)
+    stats = {key: _stats(runs) for key, runs in groups.items()}
+    stats_width = max((len(v) for v in stats.values()), default=0)
+    label_width = min(max((len(v) for v in labels.values()), default=10), width - 4 - stats_width)
     lines = []
     if simulated:
-        lines.append("[SIM] marks simulated results (simulated backend; not a real model)")
+        lines.append("[SIM] marks SIMULATED results (the simulated backend, not a real model)")
     lines.append("correct x/N [95% Wilson interval]; completed = ended the expected way; r = mean retries")
     for family in sorted({family for family, _ in groups}):
         lines.append("")
         lines.append(family)
-        lines += [_line(labels[c], _stats(groups[(family, c)]), label_width) for c in columns
+        lines += [_line(labels[c], stats[(family, c)], label_width) for c in columns
                   if (family, c) in groups]
     infra = sum(r.outcome == "infra_error" for r in results.runs)
     unsupported = sum(r.outcome == "unsupported" for r in results.runs)
