@@ -18,6 +18,7 @@ import numpy as np
 
 from evalkit.report.cells import CellStats, cell_stats
 from evalkit.report.comparisons import Comparison, ComparisonKind, compare
+from evalkit.report.findings import Finding, find
 from evalkit.report.power import PowerStatement, power_statement
 from evalkit.report.provenance import Provenance, provenance
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
@@ -100,6 +101,7 @@ class ReportData:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
     cells: dict[str, dict[str, CellStats]]  # row id → column id → stats; absent when no run
+    findings: tuple[Finding, ...]  # per model and family: the best stack by correct, and its near rivals
     comparisons: tuple[Comparison, ...]
     power: PowerStatement | None
     not_counted: tuple[NotCounted, ...]
@@ -238,6 +240,9 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
         interval_method=interval_method, alpha=alpha, bootstrap_seed=seed, provenance=provenance(results),
         total_runs=len(results.runs), counted_runs=len(counted), columns=tuple(columns), rows=tuple(rows),
         cells=dict(cells),
+        findings=find([(r.id, r.family) for r in rows if r.kind == "family"],
+                      [(c.id, c.model_label, f"{c.mode} · {c.strategy}") for c in columns], grouped,
+                      {(r, c): s for r, by_col in cells.items() for c, s in by_col.items()}, alpha),
         comparisons=tuple(compare(_comparison_groups(columns, rows, grouped), alpha=alpha,
                                              confidence=confidence)),
         power=power_statement(_typical_n(rows, cells), alpha) if include_power and per_cell else None,

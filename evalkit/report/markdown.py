@@ -9,7 +9,7 @@ from evalkit.report.cells import CellStats
 from evalkit.report.data import ReportData
 from evalkit.report.html import interval, pct, pvalue, signed
 
-__all__ = ["escape_cell", "render_markdown"]
+__all__ = ["cell_text", "escape_cell", "render_markdown"]
 
 SIMULATED_NOTE = ("> **SIMULATED RESULTS.** Some or all runs come from evalkit's simulated backend; they do not "
                   "describe any real model. Simulated columns are marked (SIM).")
@@ -21,7 +21,8 @@ def escape_cell(text: str) -> str:
             .replace("\n", " "))
 
 
-def _cell(stats: CellStats | None) -> str:
+def cell_text(stats: CellStats | None) -> str:
+    """A matrix cell: correct x/n = rate [interval], completed rate (c), mean retries (r)."""
     if stats is None:
         return "–"
     if stats.correct is None or stats.completed is None:
@@ -38,7 +39,7 @@ def _matrix(data: ReportData) -> list[str]:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for column in data.columns:
         label = [escape_cell(column.group + (" (SIM)" if column.simulated else "")), escape_cell(column.strategy)]
-        cells = [escape_cell(_cell(data.cell(row, column))) for row in rows]
+        cells = [escape_cell(cell_text(data.cell(row, column))) for row in rows]
         lines.append("| " + " | ".join(label + cells) + " |")
     return lines
 
