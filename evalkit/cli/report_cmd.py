@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     results = load_results(args.results)
     data = build_report(results, title=args.title, interval_method=args.interval, alpha=args.alpha,
                         seed=args.seed, max_failed_transcripts=args.transcripts,
-                        generated_at=datetime.now(UTC).isoformat(timespec="seconds"))
+                        generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
     if args.out is not None and str(args.out) == "-":
         print(render(data, args.format), end="")
         return 0

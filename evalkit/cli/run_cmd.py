@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError(f"--report {args.report}: unknown suffix (use one of {', '.join(sorted(_FORMATS))})")
         from evalkit.report import build_report, write_report
 
-        data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"))
+        data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
         write_report(data, args.report, fmt)
         print(f"wrote {args.report}{' (SIMULATED results)' if data.simulated else ''}")
     return 0

@@ -45,6 +45,7 @@ def rate(x: int, n: int, confidence: float = 0.95, method: IntervalMethod = "wil
 class Cost:
     """What a cell's counted runs spent: the other side of a deployer's trade-off."""
 
+    latency_mean_s: float
     latency_median_s: float
     latency_p90_s: float
     model_calls_mean: float
@@ -57,6 +58,7 @@ def cost(counted: Sequence[RunRecord]) -> Cost | None:
         return None
     latency = np.array([r.latency_s for r in counted])
     return Cost(
+        latency_mean_s=float(np.mean(latency)),
         latency_median_s=float(np.median(latency)),
         latency_p90_s=float(np.quantile(latency, 0.9)),
         model_calls_mean=sum(r.model_calls for r in counted) / len(counted),

@@ -110,6 +110,11 @@ class ReportData:
     def cell(self, row: Row, column: Column) -> CellStats | None:
         return self.cells.get(row.id, {}).get(column.id)
 
+    @property
+    def all_simulated(self) -> bool:
+        """Every column simulated: only then may a title say SIMULATED; mixed data is marked per column."""
+        return bool(self.columns) and all(c.simulated for c in self.columns)
+
 
 ColumnKey = tuple[str, str, str, str]
 
@@ -217,8 +222,9 @@ def _drilldown(ident: str, column: Column, row: Row, runs: list[RunRecord], stat
 def build_report(results: Results, *, title: str | None = None, confidence: float = 0.95,
                  interval_method: IntervalMethod = "wilson", alpha: float = 0.05, seed: int = 0,
                  max_failed_transcripts: int = 3, include_power: bool = True,
-                 generated_at: str | None = None) -> ReportData:
-    """Everything a report shows. `seed` seeds the bootstrap; the same inputs give the same data."""
+                 generated_at: str | None = None, root: str | None = None) -> ReportData:
+    """Everything a report shows. `seed` seeds the bootstrap; the same inputs give the same data.
+    `root` is the project directory: paths under it are shown relative to it."""
     columns, rows = _columns(results), _rows(results)
     grouped = _group_runs(results, columns, rows)
     cells: dict[str, dict[str, CellStats]] = defaultdict(dict)
@@ -237,7 +243,7 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
     return ReportData(
         title=title or f"evalkit report: {', '.join(names)}", generated_at=generated_at,
         simulated=results.simulated, confidence=confidence,
-        interval_method=interval_method, alpha=alpha, bootstrap_seed=seed, provenance=provenance(results),
+        interval_method=interval_method, alpha=alpha, bootstrap_seed=seed, provenance=provenance(results, root),
         total_runs=len(results.runs), counted_runs=len(counted), columns=tuple(columns), rows=tuple(rows),
         cells=dict(cells),
         findings=find([(r.id, r.family) for r in rows if r.kind == "family"],

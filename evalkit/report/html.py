@@ -1,5 +1,7 @@
 """The self-contained HTML report: one file, inline CSS and SVG, no scripts, no network fetches.
 
+A matrix cell links to its drill-down, which CSS opens as the link's `:target`: no JavaScript needed.
+
 jinja2 runs with autoescape on and StrictUndefined. Transcripts are model output and therefore
 untrusted; they reach the template as plain strings and are escaped like every other field. Only
 the plots, which matplotlib wrote from numbers and labels it escapes itself, are marked safe.
@@ -16,6 +18,7 @@ from evalkit import __version__
 from evalkit.report.cells import Cost, Rate
 from evalkit.report.data import ReportData
 from evalkit.report.plots import render_plots
+from evalkit.report.style import failure_colour
 
 __all__ = ["environment", "render_html"]
 
@@ -56,7 +59,7 @@ def environment() -> Environment:
     env = Environment(loader=PackageLoader("evalkit", "templates"), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(pct=pct, interval=interval, rate_colour=rate_colour, cost_text=cost_text, pvalue=pvalue,
-                       signed=signed)
+                       signed=signed, failure_colour=failure_colour)
     return env
 
 
