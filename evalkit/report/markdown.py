@@ -81,9 +81,12 @@ def _not_counted(data: ReportData) -> str:
 
 
 def render_markdown(data: ReportData) -> str:
-    lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.simulated else ''}", ""]
+    lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
     if data.simulated:
         lines += [SIMULATED_NOTE, ""]
+    if data.findings:
+        lines += ["**Findings** (best stack per model and family by correct; one-sided Holm tests against it):", ""]
+        lines += [f"- {escape_cell(f.sentence)}" for f in data.findings] + [""]
     lines += [*_provenance(data), ""]
     lines += [f"{data.counted_runs} of {data.total_runs} runs counted. Correct rate x/n "
               f"[{data.confidence:.0%} {data.interval_method} interval], completed rate (c), mean retries (r):", ""]

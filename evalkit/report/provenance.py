@@ -18,14 +18,26 @@ __all__ = ["BackendInfo", "Provenance", "SourceRun", "portable", "provenance"]
 _SECRET_WORDS = ("key", "token", "secret", "password", "auth", "credential", "cookie", "env")
 _MAX_VALUE = 200
 # an absolute path inside a Python environment: shown from `site-packages/` on
-_ENV_PATH = re.compile(r"(?<![\w.])/[^\s\"'<>]*?/(site-packages|dist-packages|\.venv)/")
+_ENV_PATHS = (re.compile(r"(?<![\w.])/[^\s\"'<>]*/(site-packages|dist-packages)/"),
+              # evalkit's own package data (a chat template), wherever the checkout that ran it was
+              re.compile(r"(?<![\w.])/[^\s\"'<>]*/(evalkit/(?:chat_templates|profiles|templates))/"))
+_LATER_PATHS = (re.compile(r"(?<![\w.])/[^\s\"'<>]*?/(\.venv|venv)/"),
+                re.compile(r"(?<![\w.])/(?:root|home/[^/\s]+|Users/[^/\s]+)/()"))  # a home directory: ~/
 
 
 def portable(text: str, root: str | None = None) -> str:
     """`text` without this machine's paths: paths in a Python environment from `site-packages/` (or
-    `.venv/`) on, and paths under the project `root` relative to it. The sha256 fields stay whole."""
-    text = _ENV_PATH.sub(lambda m: m.group(1) + "/", text)
-    return text.replace(root.rstrip("/") + "/", "") if root else text
+    `.venv/`) on, paths in a home directory from `~/` on, and paths under the project `root` relative
+    to it. The sha256 fields stay whole."""
+    def shorten(text: str, patterns: tuple[re.Pattern[str], ...]) -> str:
+        for pattern in patterns:
+            text = pattern.sub(lambda m: (m.group(1) or "~") + "/", text)
+        return text
+
+    text = shorten(text, _ENV_PATHS)
+    if root:
+        text = text.replace(root.rstrip("/") + "/", "")
+    return shorten(text, _LATER_PATHS)
 
 
 @dataclass(frozen=True)
