@@ -31,6 +31,7 @@ COMMANDS = {
     "report": "write an HTML (or markdown, JSON) report from results files",
     "gate": "compare a candidate's results with a baseline's; exit 1 on a regression",
     "validate": "check scenario or config files (folders are searched for *.yaml)",
+    "rescore": "re-judge a results file's runs with the current checker and scenarios",
     "list": "list scenarios, strategies, backends or simulated profiles",
     "serve": "start a local llama-server with a packaged model (until Ctrl-C)",
 }
