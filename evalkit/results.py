@@ -106,6 +106,9 @@ class ModelCall(_Record):
     completion: Completion
     decision: str  # execute | accept | retry | stop
     backend_retries: int = 0
+    # the system message as sent, when it differs from the transcript's (prompt mode appends the tool
+    # descriptions) and from the previous call's: the report shows the exact request
+    system_sent: str | None = None
 
 
 class CheckItem(_Record):
