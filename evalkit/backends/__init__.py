@@ -42,10 +42,9 @@ def http_client(entry: BackendEntry) -> httpx.AsyncClient:
     httpx keeps 20 idle connections by default, so at a higher concurrency every extra request
     opened and closed a connection (5 ms of CPU per call at concurrency 32 against a local stub).
     """
-    import httpx
+    from evalkit.backends._http import pooled_client
 
-    limits = httpx.Limits(max_connections=entry.concurrency, max_keepalive_connections=entry.concurrency)
-    return httpx.AsyncClient(timeout=entry.timeout_s, limits=limits)
+    return pooled_client(entry.concurrency, entry.timeout_s)
 
 
 def needs_http_client(kind: str) -> bool:

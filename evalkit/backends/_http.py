@@ -40,6 +40,7 @@ __all__ = [
     "get_json",
     "is_loopback",
     "join_url",
+    "pooled_client",
     "post_json",
     "public_url",
     "redact",
@@ -69,6 +70,48 @@ def join_url(base: str, path: str) -> str:
         return base.rstrip("/") + "/" + path.lstrip("/")
     joined = parts.path.rstrip("/") + "/" + path.lstrip("/")
     return urlunsplit((parts.scheme, parts.netloc, joined, parts.query, ""))
+
+
+POOL_SIZE = 8  # connections per httpcore pool
+
+
+class _PoolShards(httpx.AsyncBaseTransport):
+    """Requests spread round-robin over several connection pools.
+
+    httpcore walks every connection of its pool several times per request, so CPU per call grows
+    with the pool; pools of at most POOL_SIZE keep that walk short at any concurrency.
+    """
+
+    def __init__(self, shards: list[httpx.AsyncHTTPTransport]):
+        self._shards = shards
+        self._next = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        shard = self._shards[self._next]
+        self._next = (self._next + 1) % len(self._shards)
+        return await shard.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        for shard in self._shards:
+            await shard.aclose()
+
+
+def pooled_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
+    """A client with one keep-alive connection per concurrent request, in pools of at most POOL_SIZE.
+
+    With a proxy set in the environment, one pool: httpx applies environment proxies only to a
+    client that builds its own transport.
+    """
+    from urllib.request import getproxies
+
+    shards = -(-concurrency // POOL_SIZE)
+    if shards == 1 or getproxies():
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        return httpx.AsyncClient(timeout=timeout_s, limits=limits)
+    size = -(-concurrency // shards)
+    limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+    transport = _PoolShards([httpx.AsyncHTTPTransport(limits=limits) for _ in range(shards)])
+    return httpx.AsyncClient(timeout=timeout_s, transport=transport)
 
 
 def url_problem(url: str) -> str | None:
