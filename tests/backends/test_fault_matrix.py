@@ -19,11 +19,15 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
+from evalkit.backends.openai import OpenAIBackend
 from evalkit.cli import main
+from evalkit.errors import BackendError
 from evalkit.results import load_results
+from tests.backends import CONTEXT, arun, entry, request
 from tests.faultserver import KINDS, RETRYABLE, FaultServer, Hit, seeded_mix
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,3 +121,34 @@ def test_a_seeded_fault_mix_gives_exact_counts_exact_infra_errors_and_no_secret_
     header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     assert [b["url"] for b in header["config"]["backends"]] == [
         f"{server.url}/v1?key=[redacted]", server.url]
+
+
+KIND_ERRORS = {  # kind -> (retryable, how the error text starts)
+    "500": (True, "HTTP 500 from /v1/chat/completions: injected 500"),
+    "503": (True, "HTTP 503 from /v1/chat/completions: injected 503"),
+    "429": (True, "HTTP 429 from /v1/chat/completions: injected 429"),
+    "hang": (True, "deadline: no complete answer within 0.5 s"),
+    "drip": (True, "deadline: no complete answer within 0.5 s"),
+    "reset": (True, "RemoteProtocolError calling http://127.0.0.1:"),
+    "truncated": (True, "RemoteProtocolError calling http://127.0.0.1:"),
+    "401": (False, "HTTP 401 from /v1/chat/completions: injected 401 for key [redacted]"),
+    "redirect": (False, "HTTP 302 from /v1/chat/completions: a redirect to http://127.0.0.1:9/elsewhere"),
+    "garbage": (False, "invalid JSON from /v1/chat/completions"),
+    "empty": (False, "unexpected chat completion shape (IndexError"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_ERRORS))
+def test_each_fault_kind_is_one_backend_error_with_the_right_retry_decision(kind: str) -> None:
+    retryable, starts = KIND_ERRORS[kind]
+
+    async def call(url: str) -> None:
+        async with httpx.AsyncClient(timeout=0.5) as client:
+            backend = OpenAIBackend(entry=entry("openai", url=url, timeout_s=0.5), client=client, api_key=KEY)
+            await backend.complete(request(), CONTEXT)
+
+    with FaultServer([kind], key=KEY, drip_s=0.05) as server, pytest.raises(BackendError) as info:
+        arun(call(server.url + "/v1"))
+    assert info.value.retryable is retryable
+    assert str(info.value).startswith(starts), str(info.value)
+    assert KEY not in str(info.value)

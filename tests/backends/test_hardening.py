@@ -28,11 +28,13 @@ KEY = "sk-evalkit-hardening-7d2e41"
 def test_a_body_dripped_byte_by_byte_hits_the_whole_call_deadline() -> None:
     # issue 9 item 8: with timeout_s: 3 a dripping server stretched calls to 12.4 s, because every
     # byte reset httpx's per-read timeout; the drip here takes ~5 s, the deadline is 0.3 s
-    with FaultServer(["drip"], drip_s=0.02) as server:
-        backend = OpenAIBackend(entry=entry("openai", url=server.url + "/v1", timeout_s=0.3),
-                                client=httpx.AsyncClient(timeout=0.3))
-        with pytest.raises(BackendError) as info:
-            arun(backend.complete(request(), CONTEXT))
+    async def call(url: str) -> None:
+        async with httpx.AsyncClient(timeout=0.3) as client:
+            backend = OpenAIBackend(entry=entry("openai", url=url, timeout_s=0.3), client=client)
+            await backend.complete(request(), CONTEXT)
+
+    with FaultServer(["drip"], drip_s=0.02) as server, pytest.raises(BackendError) as info:
+        arun(call(server.url + "/v1"))
     assert info.value.retryable
     assert str(info.value).startswith("deadline: no complete answer within 0.3 s from http://127.0.0.1:")
 
