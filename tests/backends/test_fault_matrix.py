@@ -123,13 +123,14 @@ def test_a_seeded_fault_mix_gives_exact_counts_exact_infra_errors_and_no_secret_
         f"{server.url}/v1?key=[redacted]", server.url]
 
 
-KIND_ERRORS = {  # kind -> (retryable, how the error text starts)
+KIND_ERRORS: dict[str, tuple[bool, str | tuple[str, ...]]] = {  # kind -> (retryable, how the error text starts)
     "500": (True, "HTTP 500 from /v1/chat/completions: injected 500"),
     "503": (True, "HTTP 503 from /v1/chat/completions: injected 503"),
     "429": (True, "HTTP 429 from /v1/chat/completions: injected 429"),
     "hang": (True, "deadline: no complete answer within 0.5 s"),
     "drip": (True, "deadline: no complete answer within 0.5 s"),
-    "reset": (True, "RemoteProtocolError calling http://127.0.0.1:"),
+    # an RST read before the response begins: httpcore says "disconnected" or the read fails outright
+    "reset": (True, ("RemoteProtocolError calling http://127.0.0.1:", "ReadError calling http://127.0.0.1:")),
     "truncated": (True, "RemoteProtocolError calling http://127.0.0.1:"),
     "401": (False, "HTTP 401 from /v1/chat/completions: injected 401 for key [redacted]"),
     "redirect": (False, "HTTP 302 from /v1/chat/completions: a redirect to http://127.0.0.1:9/elsewhere"),
