@@ -76,20 +76,23 @@ POOL_SIZE = 8  # connections per httpcore pool
 
 
 class _PoolShards(httpx.AsyncBaseTransport):
-    """Requests spread round-robin over several connection pools.
+    """Requests spread over several connection pools, each to the one with the fewest in flight.
 
     httpcore walks every connection of its pool several times per request, so CPU per call grows
-    with the pool; pools of at most POOL_SIZE keep that walk short at any concurrency.
+    with the pool; pools of at most POOL_SIZE kept-alive connections keep that walk short.
     """
 
     def __init__(self, shards: list[httpx.AsyncHTTPTransport]):
         self._shards = shards
-        self._next = 0
+        self._busy = [0] * len(shards)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        shard = self._shards[self._next]
-        self._next = (self._next + 1) % len(self._shards)
-        return await shard.handle_async_request(request)
+        index = self._busy.index(min(self._busy))
+        self._busy[index] += 1
+        try:
+            return await self._shards[index].handle_async_request(request)
+        finally:  # the body is read right after by the (non-streaming) client: close enough to done
+            self._busy[index] -= 1
 
     async def aclose(self) -> None:
         for shard in self._shards:
@@ -100,7 +103,8 @@ def pooled_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
     """A client with one keep-alive connection per concurrent request, in pools of at most POOL_SIZE.
 
     With a proxy set in the environment, one pool: httpx applies environment proxies only to a
-    client that builds its own transport.
+    client that builds its own transport. A pool may open a connection beyond its share rather than
+    make a request wait (a rare, short-lived extra).
     """
     from urllib.request import getproxies
 
@@ -108,8 +112,7 @@ def pooled_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
     if shards == 1 or getproxies():
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         return httpx.AsyncClient(timeout=timeout_s, limits=limits)
-    size = -(-concurrency // shards)
-    limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=-(-concurrency // shards))
     transport = _PoolShards([httpx.AsyncHTTPTransport(limits=limits) for _ in range(shards)])
     return httpx.AsyncClient(timeout=timeout_s, transport=transport)
 
