@@ -80,9 +80,8 @@ def create_backend(entry: BackendEntry, client: httpx.AsyncClient | None) -> Bac
     if env_name:
         key = os.environ.get(env_name)
         if key_required(entry) and not key:
-            raise ConfigError(f"backend {entry.label!r}: environment variable {env_name} is not set "
-                              f"(a {entry.kind} backend{'' if entry.api_key_env else ' at its default url'} "
-                              "needs a key)")
+            why = "" if entry.api_key_env else f" (kind {entry.kind} at its default url needs a key)"
+            raise ConfigError(f"backend {entry.label!r}: environment variable {env_name} is not set{why}")
         kwargs["api_key"] = key
     backend: Backend = load_class(target)(**kwargs)
     return backend
