@@ -21,7 +21,7 @@ from typing import Any, Literal
 import httpx
 
 from evalkit import __version__
-from evalkit.backends import Backend, RetryPolicy, create_backend
+from evalkit.backends import Backend, RetryPolicy, create_backend, http_client, needs_http_client
 from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
 from evalkit.errors import BackendError, ConfigError, ResultsError
@@ -167,8 +167,9 @@ class _Backends:
                     # thread that started it; nothing else runs while a served phase starts
                     server.start()
                     entry = entry.model_copy(update={"url": server.url})
-                client = httpx.AsyncClient(timeout=entry.timeout_s)
-                pool.clients[entry.label] = client
+                client = None
+                if needs_http_client(entry.kind):  # the simulated and replay backends never use one
+                    client = pool.clients[entry.label] = http_client(entry)
                 backend = create_backend(entry, client)
                 if record_dir is not None:
                     from evalkit.backends.recording import RecordingBackend

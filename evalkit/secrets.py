@@ -18,6 +18,7 @@ destroy the text while protecting nothing); `public_url` still removes them from
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlsplit, urlunsplit
 
@@ -40,10 +41,15 @@ def _searchable(secrets: Iterable[str | None]) -> list[str]:
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """`text` with every secret value replaced by `[redacted]`."""
-    for secret in _searchable(secrets):
+    """`text` with every secret value replaced by `[redacted]`; no secret is left in the result."""
+    found = _searchable(secrets)
+    for secret in found:
         if secret in text:
             text = text.replace(secret, REDACTED)
+    # a secret that overlaps the marker ("ed]x" in "…ed]xx") can re-form around it: delete instead,
+    # which shortens the text each time, so this ends
+    while leftover := next((s for s in found if s in text), None):
+        text = text.replace(leftover, "")
     return text
 
 
@@ -72,6 +78,7 @@ def _split(url: str) -> SplitResult | None:
     return parts
 
 
+@lru_cache(maxsize=256)  # asked on every call of a backend, with the same URL each time
 def secrets_of(url: str | None, api_key: str | None = None) -> tuple[str, ...]:
     """The values to blank for a backend: its key, its URL's password, its query credentials."""
     found: list[str] = [api_key] if api_key else []

@@ -15,6 +15,8 @@ speaks enough of the OpenAI and llama-server dialects for both backend kinds (`/
     truncated   a Content-Length longer than the body, then close
     garbage     200 with an HTML page
     empty       200 with `"choices": []`
+    slow        a plain final answer after `drip_s` seconds, on a connection kept alive (not a fault:
+                it holds requests in flight together, for connection-pool tests)
 
 `faults` picks the kind of each chat request: a fixed list (request i gets `faults[i % len]`) or a
 function of (seed sent in the body, how many requests that seed made before). Every chat request is
@@ -39,6 +41,7 @@ __all__ = ["KINDS", "RETRYABLE", "FaultServer", "Hit", "seeded_mix"]
 
 KINDS = ("ok", "echo", "500", "503", "429", "401", "redirect", "hang", "drip", "reset", "truncated", "garbage",
          "empty")
+EXTRA_KINDS = ("slow",)
 RETRYABLE = frozenset({"500", "503", "429", "hang", "drip", "reset", "truncated"})
 
 FaultPicker = Callable[[int | None, int], str]
@@ -81,6 +84,11 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out in two writes; no 40 ms delayed-ACK stall
 
+    def setup(self) -> None:
+        super().setup()
+        with self.server._lock:
+            self.server.connections += 1
+
     def log_message(self, format: str, *args: Any) -> None:
         return None  # keep test output clean
 
@@ -122,6 +130,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _ok(self, kind: str) -> None:
         self._json(200, _answer("It is 21C and sunny in Paris."))
+
+    def _slow(self, kind: str) -> None:
+        self.server.stopping.wait(self.server.drip_s)
+        self._ok(kind)
 
     def _echo(self, kind: str) -> None:
         self._json(200, _answer(f"Your key is {self.server.key}; it is 21C in Paris."))
@@ -170,6 +182,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # the default 5 drops a burst of connects (the client then waits 1 s to retry)
 
     def __init__(self, picker: FaultPicker, key: str, lifetime_s: float, drip_s: float, max_requests: int):
         super().__init__(("127.0.0.1", 0), _Handler)
@@ -177,6 +190,7 @@ class _Server(ThreadingHTTPServer):
         self.max_requests = max_requests
         self.stopping = threading.Event()
         self.hits: list[Hit] = []
+        self.connections = 0  # TCP connections accepted
         self._lock = threading.Lock()
         self._per_seed: dict[int | None, int] = {}
 
@@ -198,7 +212,7 @@ class FaultServer:
             picker: FaultPicker = faults
         else:
             kinds = list(faults)
-            unknown = set(kinds) - set(KINDS)
+            unknown = set(kinds) - set(KINDS) - set(EXTRA_KINDS)
             if not kinds or unknown:
                 raise ValueError(f"fault kinds must be among {KINDS}, got {sorted(unknown) or 'none'}")
             counter = iter(range(1 << 62))
@@ -219,6 +233,11 @@ class FaultServer:
     def hits(self) -> list[Hit]:
         with self._server._lock:
             return list(self._server.hits)
+
+    @property
+    def connections(self) -> int:
+        with self._server._lock:
+            return self._server.connections
 
     def _serve(self) -> None:
         # a bounded loop: the server stops by itself at its deadline even if nobody calls stop()

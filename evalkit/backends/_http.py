@@ -40,6 +40,7 @@ __all__ = [
     "get_json",
     "is_loopback",
     "join_url",
+    "pooled_client",
     "post_json",
     "public_url",
     "redact",
@@ -69,6 +70,51 @@ def join_url(base: str, path: str) -> str:
         return base.rstrip("/") + "/" + path.lstrip("/")
     joined = parts.path.rstrip("/") + "/" + path.lstrip("/")
     return urlunsplit((parts.scheme, parts.netloc, joined, parts.query, ""))
+
+
+POOL_SIZE = 8  # connections per httpcore pool
+
+
+class _PoolShards(httpx.AsyncBaseTransport):
+    """Requests spread over several connection pools, each to the one with the fewest in flight.
+
+    httpcore walks every connection of its pool several times per request, so CPU per call grows
+    with the pool; pools of at most POOL_SIZE kept-alive connections keep that walk short.
+    """
+
+    def __init__(self, shards: list[httpx.AsyncHTTPTransport]):
+        self._shards = shards
+        self._busy = [0] * len(shards)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        index = self._busy.index(min(self._busy))
+        self._busy[index] += 1
+        try:
+            return await self._shards[index].handle_async_request(request)
+        finally:  # the body is read right after by the (non-streaming) client: close enough to done
+            self._busy[index] -= 1
+
+    async def aclose(self) -> None:
+        for shard in self._shards:
+            await shard.aclose()
+
+
+def pooled_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
+    """A client with one keep-alive connection per concurrent request, in pools of at most POOL_SIZE.
+
+    With a proxy set in the environment, one pool: httpx applies environment proxies only to a
+    client that builds its own transport. A pool may open a connection beyond its share rather than
+    make a request wait (a rare, short-lived extra).
+    """
+    from urllib.request import getproxies
+
+    shards = -(-concurrency // POOL_SIZE)
+    if shards == 1 or getproxies():
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        return httpx.AsyncClient(timeout=timeout_s, limits=limits)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=-(-concurrency // shards))
+    transport = _PoolShards([httpx.AsyncHTTPTransport(limits=limits) for _ in range(shards)])
+    return httpx.AsyncClient(timeout=timeout_s, transport=transport)
 
 
 def url_problem(url: str) -> str | None:

@@ -19,11 +19,15 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+import httpx
 import pytest
 import yaml
 
+from evalkit.backends.openai import OpenAIBackend
 from evalkit.cli import main
+from evalkit.errors import BackendError
 from evalkit.results import load_results
+from tests.backends import CONTEXT, arun, entry, request
 from tests.faultserver import KINDS, RETRYABLE, FaultServer, Hit, seeded_mix
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,10 +71,10 @@ def write_config(tmp_path: Path, url: str) -> Path:
                       str(ROOT / "scenarios" / "sequential_reasoning" / "weather_trip.yaml")],
         "backends": [
             {"label": "proxy", "kind": "openai", "model": "fault", "url": f"{url}/v1?key={QUERY_KEY}",
-             "api_key_env": "EVALKIT_FAULT_MATRIX_KEY", "timeout_s": 0.4, "concurrency": 4, "retry": retry},
+             "api_key_env": "EVALKIT_FAULT_MATRIX_KEY", "timeout_s": 1.5, "concurrency": 4, "retry": retry},
             {"label": "llama", "kind": "llama-server", "model": "fault",
              "url": url.replace("http://", f"http://evalkit:{PASSWORD}@"), "api_key_env": "EVALKIT_FAULT_MATRIX_KEY",
-             "timeout_s": 0.4, "concurrency": 4, "retry": retry},
+             "timeout_s": 1.5, "concurrency": 4, "retry": retry},
         ],
         "strategies": {"trust_text": ["trust_text"]},
         "sampling": {"temperature": 0.0, "max_tokens": 32},
@@ -84,7 +88,7 @@ def test_a_seeded_fault_mix_gives_exact_counts_exact_infra_errors_and_no_secret_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("EVALKIT_FAULT_MATRIX_KEY", KEY)
     out, recordings, report = tmp_path / "results.jsonl", tmp_path / "rec", tmp_path / "report.html"
-    with FaultServer(seeded_mix(MIX_SEED, MIX), key=KEY, drip_s=0.05, lifetime_s=120) as server:
+    with FaultServer(seeded_mix(MIX_SEED, MIX), key=KEY, drip_s=0.1, lifetime_s=120) as server:
         code = main(["run", str(write_config(tmp_path, server.url)), "-o", str(out), "--record", str(recordings),
                      "--report", str(report), "--no-progress"])
         hits = server.hits
@@ -117,3 +121,35 @@ def test_a_seeded_fault_mix_gives_exact_counts_exact_infra_errors_and_no_secret_
     header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
     assert [b["url"] for b in header["config"]["backends"]] == [
         f"{server.url}/v1?key=[redacted]", server.url]
+
+
+KIND_ERRORS: dict[str, tuple[bool, str | tuple[str, ...]]] = {  # kind -> (retryable, how the error text starts)
+    "500": (True, "HTTP 500 from /v1/chat/completions: injected 500"),
+    "503": (True, "HTTP 503 from /v1/chat/completions: injected 503"),
+    "429": (True, "HTTP 429 from /v1/chat/completions: injected 429"),
+    "hang": (True, "deadline: no complete answer within 2 s"),
+    "drip": (True, "deadline: no complete answer within 2 s"),
+    # an RST read before the response begins: httpcore says "disconnected" or the read fails outright
+    "reset": (True, ("RemoteProtocolError calling http://127.0.0.1:", "ReadError calling http://127.0.0.1:")),
+    "truncated": (True, "RemoteProtocolError calling http://127.0.0.1:"),
+    "401": (False, "HTTP 401 from /v1/chat/completions: injected 401 for key [redacted]"),
+    "redirect": (False, "HTTP 302 from /v1/chat/completions: a redirect to http://127.0.0.1:9/elsewhere"),
+    "garbage": (False, "invalid JSON from /v1/chat/completions"),
+    "empty": (False, "unexpected chat completion shape (IndexError"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KIND_ERRORS))
+def test_each_fault_kind_is_one_backend_error_with_the_right_retry_decision(kind: str) -> None:
+    retryable, starts = KIND_ERRORS[kind]
+
+    async def call(url: str) -> None:
+        async with httpx.AsyncClient(timeout=2.0) as client:
+            backend = OpenAIBackend(entry=entry("openai", url=url, timeout_s=2.0), client=client, api_key=KEY)
+            await backend.complete(request(), CONTEXT)
+
+    with FaultServer([kind], key=KEY, drip_s=0.05) as server, pytest.raises(BackendError) as info:
+        arun(call(server.url + "/v1"))
+    assert info.value.retryable is retryable
+    assert str(info.value).startswith(starts), str(info.value)
+    assert KEY not in str(info.value)
