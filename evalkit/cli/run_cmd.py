@@ -10,6 +10,7 @@ from pathlib import Path
 
 from evalkit.config import load_config
 from evalkit.errors import ConfigError
+from evalkit.preflight import dead_backends
 from evalkit.report import ReportFormat, build_report, write_report
 from evalkit.results import load_results
 from evalkit.runner import default_output, run_config
@@ -65,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.replay is not None:
         config = config.as_replay(args.replay)
-    if args.runs:
-        config = config.model_copy(update={"runs": args.runs})
+    if args.runs is not None:
+        config = config.with_runs(args.runs)
     output = args.out or default_output(config)
     started = time.monotonic()
     if args.retry_infra and not args.resume:
@@ -76,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
     results = load_results([output])
     print(summary_table(results))
     print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
+    outage = dead_backends(results)
     if args.report is not None:
         fmt = _FORMATS.get(args.report.suffix.lower())
         if fmt is None:
@@ -83,4 +85,6 @@ def run(args: argparse.Namespace) -> int:
         data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"))
         write_report(data, args.report, fmt)
         print(f"wrote {args.report}{' (SIMULATED results)' if data.simulated else ''}")
+    if outage is not None:
+        raise outage  # exit 3, with the first error text
     return 0
