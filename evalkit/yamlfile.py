@@ -157,24 +157,29 @@ def _read_regular_file(name: str) -> bytes:
 
 
 def _compose(name: str, text: str) -> yaml.Node:
-    loader = _LimitedLoader(text)
     try:
-        nodes = []
-        while loader.check_node():
-            nodes.append(loader.get_node())
+        nodes = _compose_all(text)
     except _LimitExceeded as exc:
         raise ScenarioError(name, exc.problem, line=exc.line) from None
     except yaml.MarkedYAMLError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else None
         raise ScenarioError(name, f"invalid YAML: {exc.problem}", line=line) from exc
-    except yaml.YAMLError as exc:
-        raise ScenarioError(name, f"invalid YAML: {exc}") from exc
-    finally:
-        loader.dispose()
+    except yaml.YAMLError as exc:  # the reader's errors (a control character, say) are unmarked
+        raise ScenarioError(name, f"invalid YAML: {str(exc).splitlines()[0]}") from exc
     if len(nodes) != 1 or nodes[0] is None:
         raise ScenarioError(name, f"expected one YAML document, found {len(nodes)}")
-    node: yaml.Node = nodes[0]
-    return node
+    return nodes[0]
+
+
+def _compose_all(text: str) -> list[yaml.Node]:
+    loader = _LimitedLoader(text)  # its reader already checks the text, and may raise
+    try:
+        nodes = []
+        while loader.check_node():
+            nodes.append(loader.get_node())
+        return nodes
+    finally:
+        loader.dispose()
 
 
 def read_yaml(path: str | Path) -> YamlDocument:
