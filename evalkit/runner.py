@@ -26,6 +26,7 @@ from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
 from evalkit.errors import BackendError, ConfigError, ResultsError
 from evalkit.loop import run_loop
+from evalkit.preflight import check_resumable, discard_empty_leftover, preflight
 from evalkit.results import (
     Cell,
     Footer,
@@ -131,15 +132,13 @@ async def _describe(backend: Backend) -> dict[str, Any]:
 
 def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool,
              retry_infra: bool = False) -> list[RunSpec]:
-    if not output.exists():
+    if not output.exists() or discard_empty_leftover(output):
         return runs
     if not resume:
         raise ResultsError(f"{output} exists: pass --resume to continue it, or choose another output")
     truncate_partial_line(output)
     previous = load_results([output])
-    if previous.headers[0].config_hash != config.fingerprint():
-        raise ResultsError(f"{output} was written by a different config (hash {previous.headers[0].config_hash}); "
-                           "resume needs the same config")
+    check_resumable(config, previous.headers, output)
     done = {r.run_id for r in previous.runs if not (retry_infra and r.outcome == "infra_error")}
     return [r for r in runs if r.run_id not in done]
 
@@ -268,8 +267,7 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
     supersede the old ones. `only_backends` restricts this invocation to some backend labels (one
     server at a time, say); the rest stay pending for a later `resume`.
     """
-    scenarios = load_config_scenarios(config)
-    check_stacks(config)
+    scenarios = preflight(config)  # everything checked before the output file is created
     runs = plan_runs(config, scenarios)
     if only_backends is not None:
         unknown = only_backends - {e.label for e in config.backends}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from evalkit.config import load_config
 from evalkit.errors import ConfigError
+from evalkit.preflight import dead_backends
 from evalkit.results import load_results
 from evalkit.runner import default_output, load_config_scenarios, plan_runs, run_config
 
@@ -146,8 +147,8 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.replay is not None:
         config = config.as_replay(args.replay)
-    if args.runs:
-        config = config.model_copy(update={"runs": args.runs})
+    if args.runs is not None:
+        config = config.with_runs(args.runs)
     output = args.out or default_output(config)
     started = time.monotonic()
     if args.retry_infra and not args.resume:
@@ -164,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
     results = load_results([output])
     print(summary_table(results))
     print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
+    outage = dead_backends(results)
     if args.report is not None:
         fmt = _FORMATS.get(args.report.suffix.lower())
         if fmt is None:
@@ -173,4 +175,6 @@ def run(args: argparse.Namespace) -> int:
         data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
         write_report(data, args.report, fmt)
         print(f"wrote {args.report}{' (SIMULATED results)' if data.simulated else ''}")
+    if outage is not None:
+        raise outage  # exit 3, with the first error text
     return 0
