@@ -331,7 +331,8 @@ class ResultsWriter:
 
     Opening an existing file for a resume first cuts off a trailing partial line, so the next record
     starts on a line of its own. A write that fails (disk full) is cut back to the last whole line
-    and the writer refuses further writes, so the file stays readable and resumable. `opener` is a
+    and the writer refuses further writes, so the file stays readable and resumable; a file it
+    created and could not even write a header into is removed on close. `opener` is a
     seam for tests: it must return an unbuffered binary file (`write` may write part and raise).
     """
 
@@ -347,6 +348,7 @@ class ResultsWriter:
             raise output_error(self.path, exc) from exc
         self.runs_written = 0
         self.broken = False
+        self._created = not append
 
     def write(self, record: _Record) -> None:
         if self.broken:
@@ -374,6 +376,9 @@ class ResultsWriter:
             raise output_error(self.path, exc) from exc
         finally:
             self._fh.close()
+            if self._created and self._good == 0:
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
 
 
 def finished_runs(path: Path) -> tuple[str, dict[str, str]]:
