@@ -174,9 +174,11 @@ def _compose(name: str, text: str) -> yaml.Node:
 def _compose_all(text: str) -> list[yaml.Node]:
     loader = _LimitedLoader(text)  # its reader already checks the text, and may raise
     try:
-        nodes = []
+        nodes: list[yaml.Node] = []
         while loader.check_node():
-            nodes.append(loader.get_node())
+            node = loader.get_node()
+            if node is not None:
+                nodes.append(node)
         return nodes
     finally:
         loader.dispose()

@@ -17,7 +17,7 @@ from evalkit.config import load_config
 from evalkit.errors import ConfigError
 from evalkit.preflight import dead_backends
 from evalkit.results import load_results
-from evalkit.runner import default_output, load_config_scenarios, plan_runs, run_config
+from evalkit.runner import default_output, iter_runs, load_config_scenarios, run_config
 
 if TYPE_CHECKING:
     from evalkit.config import RunConfig
@@ -139,8 +139,7 @@ def _clock_text(seconds: float) -> str:
 
 
 def _planned(config: RunConfig, only: set[str] | None) -> int:
-    runs = plan_runs(config, load_config_scenarios(config))
-    return sum(1 for r in runs if only is None or r.entry.label in only)
+    return sum(1 for _ in iter_runs(config, load_config_scenarios(config), only))  # lazily: memory stays flat
 
 
 def run(args: argparse.Namespace) -> int:
