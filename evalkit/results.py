@@ -164,6 +164,7 @@ class Header(_Record):
     simulated: bool
     backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
     resumed: bool = False
+    shard: str | None = None  # "i/n" when the run covered one shard of the plan (`run --shard`)
 
 
 class Footer(_Record):

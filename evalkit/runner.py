@@ -37,6 +37,7 @@ from evalkit.results import (
 )
 from evalkit.scenario import Scenario, load_scenarios
 from evalkit.serve import LlamaServer, server_for
+from evalkit.shards import Shard, check_resume_shard
 from evalkit.strategies import StrategySpec, build_stack
 
 __all__ = ["RunSpec", "arun_config", "plan_runs", "run_config"]
@@ -129,7 +130,7 @@ async def _describe(backend: Backend) -> dict[str, Any]:
 
 
 def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool,
-             retry_infra: bool = False) -> list[RunSpec]:
+             retry_infra: bool = False, shard: Shard | None = None) -> list[RunSpec]:
     if not output.exists():
         return runs
     if not resume:
@@ -139,6 +140,7 @@ def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool,
     if previous.headers[0].config_hash != config.fingerprint():
         raise ResultsError(f"{output} was written by a different config (hash {previous.headers[0].config_hash}); "
                            "resume needs the same config")
+    check_resume_shard(output, [h.shard for h in previous.headers], shard)
     done = {r.run_id for r in previous.runs if not (retry_infra and r.outcome == "infra_error")}
     return [r for r in runs if r.run_id not in done]
 
@@ -204,7 +206,8 @@ def _phases(config: RunConfig, pending: list[RunSpec]) -> list[list[BackendEntry
 
 
 async def _run_phase(config: RunConfig, entries: list[BackendEntry], pending: list[RunSpec], writer: ResultsWriter,
-                     record_dir: Path | None, progress: Progress | None, done_before: int, total: int) -> int:
+                     record_dir: Path | None, progress: Progress | None, done_before: int, total: int,
+                     shard: Shard | None = None) -> int:
     """Run the pending runs of `entries` as one header..footer segment; returns the runs written."""
     pool = await _Backends.open(config, entries, record_dir)
     status: Literal["complete", "interrupted"] = "interrupted"
@@ -214,7 +217,8 @@ async def _run_phase(config: RunConfig, entries: list[BackendEntry], pending: li
             evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
             config_hash=config.fingerprint(), config=config.model_dump(mode="json"), seed=config.seed,
             runs_per_cell=config.runs, simulated=any(b.simulated for b in pool.backends.values()),
-            backends=await pool.describe(), resumed=writer.path.stat().st_size > 0))
+            backends=await pool.describe(), resumed=writer.path.stat().st_size > 0,
+            shard=str(shard) if shard else None))
         limits = {e.label: asyncio.Semaphore(e.concurrency) for e in entries}
 
         async def one(spec: RunSpec) -> RunRecord:
@@ -259,8 +263,10 @@ def _prepare_recordings(record_dir: Path, runs: list[RunSpec], pending: list[Run
 
 async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, record_dir: Path | None = None,
                       progress: Progress | None = None, only_backends: set[str] | None = None,
-                      retry_infra: bool = False) -> Path:
+                      retry_infra: bool = False, shard: Shard | None = None) -> Path:
     """Run every pending run of `config`, appending records to `output`; returns the path.
+
+    `shard` runs only that deterministic slice of the plan (see `evalkit.shards`).
 
     `retry_infra` (with `resume`) runs again the runs recorded as `infra_error`; their new records
     supersede the old ones. `only_backends` restricts this invocation to some backend labels (one
@@ -274,7 +280,9 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
         if unknown:
             raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
         runs = [r for r in runs if r.entry.label in only_backends]
-    pending = _pending(config, runs, output, resume, retry_infra)
+    if shard is not None:
+        runs = list(shard.select(runs))
+    pending = _pending(config, runs, output, resume, retry_infra, shard)
     if record_dir is not None:
         _prepare_recordings(record_dir, runs, pending, resume)
     writer = ResultsWriter(output, append=output.exists())
@@ -283,7 +291,7 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
         for entries in _phases(config, pending):
             labels = {e.label for e in entries}
             done += await _run_phase(config, entries, [r for r in pending if r.entry.label in labels], writer,
-                                     record_dir, progress, done, len(pending))
+                                     record_dir, progress, done, len(pending), shard)
     finally:
         writer.close()
     return output
@@ -295,11 +303,12 @@ def default_output(config: RunConfig) -> Path:
 
 def run_config(config: RunConfig, output: Path | None = None, *, resume: bool = False,
                record_dir: Path | None = None, progress: Progress | None = None,
-               only_backends: set[str] | None = None, retry_infra: bool = False) -> Path:
+               only_backends: set[str] | None = None, retry_infra: bool = False,
+               shard: Shard | None = None) -> Path:
     """Synchronous wrapper around `arun_config`."""
     return asyncio.run(arun_config(config, output or default_output(config), resume=resume,
                                    record_dir=record_dir, progress=progress, only_backends=only_backends,
-                                   retry_infra=retry_infra))
+                                   retry_infra=retry_infra, shard=shard))
 
 
 __all__ += ["check_stacks", "default_output", "load_config_scenarios", "run_seed"]

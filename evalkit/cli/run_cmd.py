@@ -13,6 +13,7 @@ from evalkit.errors import ConfigError
 from evalkit.report import ReportFormat, build_report, write_report
 from evalkit.results import load_results
 from evalkit.runner import default_output, run_config
+from evalkit.shards import parse_shard
 from evalkit.summary import summary_table
 
 __all__ = ["add_parser", "run"]
@@ -35,6 +36,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="run only this backend entry now (repeatable); the others stay pending for --resume")
     p.add_argument("--report", type=Path, metavar="FILE",
                    help="also write a report of the whole results file (format from the suffix: .html, .md, .json)")
+    p.add_argument("--shard", metavar="I/N",
+                   help="run only shard I of N of the plan (a stable slice by run id); join them with `evalkit merge`")
     p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     p.set_defaults(handler=run)
 
@@ -71,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     if args.retry_infra and not args.resume:
         raise ConfigError("--retry-infra needs --resume (it re-runs infra errors of an existing results file)")
-    run_config(config, output, resume=args.resume, record_dir=args.record, retry_infra=args.retry_infra,
+    shard = parse_shard(args.shard) if args.shard else None
+    run_config(config, output, resume=args.resume, record_dir=args.record, retry_infra=args.retry_infra, shard=shard,
                progress=ProgressBar(not args.no_progress), only_backends=set(args.backend) if args.backend else None)
     results = load_results([output])
     print(summary_table(results))
