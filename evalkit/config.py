@@ -27,7 +27,8 @@ from evalkit.errors import ConfigError, ScenarioError
 from evalkit.strategies import StrategySpec
 from evalkit.yamlfile import read_yaml
 
-__all__ = ["BackendEntry", "RetrySettings", "RunConfig", "ServeSettings", "load_config", "parse_strategy_specs"]
+__all__ = ["BackendEntry", "EndpointSettings", "RetrySettings", "RunConfig", "ServeSettings", "load_config",
+           "parse_strategy_specs"]
 
 
 class _Model(BaseModel):
@@ -58,8 +59,22 @@ class ServeSettings(_Model):
     startup_timeout_s: float = Field(180.0, gt=0)
 
 
+class EndpointSettings(_Model):
+    """One server of a backend entry with several (`endpoints:`); see `evalkit.backends.pool`.
+
+    `concurrency`: calls in flight on this server; by default its `/props` slots (llama-server),
+    else the entry's `concurrency`.
+    """
+
+    url: str
+    concurrency: int | None = Field(None, ge=1, le=256)
+
+
 class BackendEntry(_Model):
-    """One backend and model. `label` names it in results and reports."""
+    """One backend and model. `label` names it in results and reports.
+
+    Several servers of the same model: `urls: [...]` or `endpoints: [{url, concurrency}]` instead of `url`.
+    """
 
     label: str
     kind: str
@@ -71,6 +86,21 @@ class BackendEntry(_Model):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     options: dict[str, Any] = Field(default_factory=dict)
     serve: ServeSettings | None = None
+    urls: list[str] | None = Field(None, min_length=1)
+    endpoints: list[EndpointSettings] | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_way_to_name_servers(self) -> BackendEntry:
+        given = [name for name in ("url", "urls", "endpoints", "serve") if getattr(self, name) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give one of url, urls, endpoints, serve, not {' and '.join(given)}")
+        return self
+
+    def endpoint_list(self) -> list[EndpointSettings]:
+        """The servers named by `urls` or `endpoints`; empty for an entry with one `url` (or none)."""
+        if self.endpoints is not None:
+            return list(self.endpoints)
+        return [EndpointSettings(url=url) for url in self.urls or []]
 
     @model_validator(mode="after")
     def _serve_needs_llama_server(self) -> BackendEntry:
@@ -135,7 +165,12 @@ class RunConfig(_Model):
 
     def fingerprint(self) -> str:
         """A hash of everything that decides the runs, to refuse resuming into another config."""
-        data = json.dumps(self.model_dump(exclude={"output", "description"}), sort_keys=True)
+        dumped = self.model_dump(exclude={"output", "description"})
+        for backend in dumped["backends"]:  # fields added later count only when set: old hashes hold
+            for name in ("urls", "endpoints"):
+                if backend[name] is None:
+                    del backend[name]
+        data = json.dumps(dumped, sort_keys=True)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 

@@ -22,6 +22,7 @@ import httpx
 
 from evalkit import __version__
 from evalkit.backends import Backend, RetryPolicy, create_backend
+from evalkit.backends.pool import run_capacity
 from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
 from evalkit.errors import BackendError, ConfigError, ResultsError
@@ -219,7 +220,7 @@ async def _run_phase(config: RunConfig, entries: list[BackendEntry], pending: li
             runs_per_cell=config.runs, simulated=any(b.simulated for b in pool.backends.values()),
             backends=await pool.describe(), resumed=writer.path.stat().st_size > 0,
             shard=str(shard) if shard else None))
-        limits = {e.label: asyncio.Semaphore(e.concurrency) for e in entries}
+        limits = {e.label: asyncio.Semaphore(run_capacity(pool.backends[e.label], e.concurrency)) for e in entries}
 
         async def one(spec: RunSpec) -> RunRecord:
             async with limits[spec.entry.label]:

@@ -37,6 +37,10 @@ def create_backend(entry: BackendEntry, client: httpx.AsyncClient) -> Backend:
     """Build the backend for a config entry. The API key is read here and kept out of every record."""
     from evalkit.strategies import load_class
 
+    if entry.endpoint_list():  # several servers: one backend each, balanced by a pool
+        from evalkit.backends.pool import create_pool
+
+        return create_pool(entry, client)
     target = BACKENDS.get(entry.kind)
     if target is None:
         raise ConfigError(f"backend {entry.label!r}: unknown kind {entry.kind!r} (known: {', '.join(BACKENDS)})")

@@ -1,0 +1,144 @@
+"""Several endpoints behind one backend entry: balancing, slots from /props, dead servers out of rotation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+
+from evalkit.backends import create_backend
+from evalkit.backends.pool import MAX_FAULTS, PoolBackend
+from evalkit.config import BackendEntry, RunConfig
+from evalkit.errors import BackendError, ConfigError
+from evalkit.results import load_results
+from evalkit.runner import run_config
+from tests.backends import CONTEXT, NO_WAIT, arun, payload, request
+from tests.test_runner import SCENARIOS
+
+
+class Hosts:
+    """A MockTransport handler for several hosts: each answers from its own llama-server script."""
+
+    def __init__(self, **hosts: str) -> None:
+        self.behaviour = dict(hosts)  # host -> "serve" | "refuse" | "fail"
+        self.chats: dict[str, int] = dict.fromkeys(hosts, 0)
+
+    def handle(self, req: httpx.Request) -> httpx.Response:
+        host = req.url.host
+        if self.behaviour[host] == "refuse":
+            raise httpx.ConnectError("connection refused", request=req)
+        if req.url.path == "/health":
+            return httpx.Response(200, json=payload("llama_server", "health_ok"))
+        if req.url.path == "/props":
+            return httpx.Response(200, json={**payload("llama_server", "props"), "total_slots": 3})
+        self.chats[host] += 1
+        if self.behaviour[host] == "fail":
+            return httpx.Response(503, json=payload("llama_server", "error_slots_busy"))
+        return httpx.Response(200, json=payload("llama_server", "chat_text"))
+
+    def pool(self, **extra: Any) -> PoolBackend:
+        entry = BackendEntry(label="pool", kind="llama-server", model="m", retry=NO_WAIT,
+                             urls=[f"http://{h}:8080" for h in self.behaviour], **extra)
+        backend = create_backend(entry, httpx.AsyncClient(transport=httpx.MockTransport(self.handle)))
+        assert isinstance(backend, PoolBackend)
+        return backend
+
+
+def test_a_refusing_endpoint_leaves_the_rotation_and_its_calls_go_elsewhere() -> None:
+    hosts = Hosts(a="serve", b="refuse")
+    pool = hosts.pool()
+    info = arun(pool.describe())
+    assert [(e["url"], e["up"], e["concurrency"]) for e in info["endpoints"]] == [
+        ("http://a:8080", True, 3), ("http://b:8080", False, 4)]  # slots from /props; b: the entry's default
+    assert pool.capacity == 3
+
+    async def calls() -> None:
+        await asyncio.gather(*(pool.complete(request(), CONTEXT.model_copy(update={"run_id": f"r{i}"}))
+                               for i in range(10)))
+
+    arun(calls())
+    assert hosts.chats == {"a": 10, "b": 0}
+
+
+def test_calls_are_balanced_and_a_failing_endpoint_is_dropped_after_repeated_faults() -> None:
+    hosts = Hosts(a="serve", b="serve")
+    pool = hosts.pool()
+    arun(pool.describe())
+
+    async def burst(n: int) -> None:
+        await asyncio.gather(*(pool.complete(request(), CONTEXT.model_copy(update={"run_id": f"r{i}"}))
+                               for i in range(n)))
+
+    arun(burst(6))  # six at once, three slots each: both servers fill
+    assert hosts.chats == {"a": 3, "b": 3}
+    hosts.behaviour["b"] = "fail"
+    arun(burst(12))
+    assert pool.endpoints[1].down is not None and hosts.chats["b"] - 3 == MAX_FAULTS
+    assert hosts.chats["a"] == 3 + 12  # every call still answered, by a
+
+
+def test_every_endpoint_down_is_a_backend_error() -> None:
+    pool = Hosts(a="refuse", b="refuse").pool()
+    with pytest.raises(BackendError, match="no endpoint of m is reachable"):
+        arun(pool.describe())
+    with pytest.raises(BackendError, match="down"):
+        arun(pool.complete(request(), CONTEXT))
+
+
+def test_an_entry_names_its_servers_one_way_only() -> None:
+    with pytest.raises(ValueError, match="url and urls"):
+        BackendEntry(label="x", kind="openai", model="m", url="http://a", urls=["http://b"])
+    explicit = BackendEntry(label="x", kind="openai", model="m", endpoints=[{"url": "http://a", "concurrency": 2}])
+    assert [(e.url, e.concurrency) for e in explicit.endpoint_list()] == [("http://a", 2)]
+    with pytest.raises(ConfigError):  # a kind the pool cannot build still fails before any run
+        create_backend(BackendEntry(label="x", kind="nope", model="m", urls=["http://a"]), httpx.AsyncClient())
+
+
+class _Chat(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.hits += 1  # type: ignore[attr-defined]
+        body = json.dumps(payload("openai", "text")).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self.send_error(404)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def stubs() -> Iterator[list[ThreadingHTTPServer]]:
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), _Chat) for _ in range(2)]
+    for server in servers:
+        server.hits = 0  # type: ignore[attr-defined]
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield servers
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_run_over_two_live_servers_and_a_dead_one_loses_no_run(tmp_path, stubs) -> None:
+    urls = ["http://127.0.0.1:9/v1"] + [f"http://127.0.0.1:{s.server_address[1]}/v1" for s in stubs]
+    config = RunConfig.model_validate({
+        "name": "pool", "runs": 6, "scenarios": [SCENARIOS], "families": ["casual_greeting"],
+        "backends": [{"label": "stubs", "kind": "openai", "model": "m", "concurrency": 2, "retry": NO_WAIT,
+                      "endpoints": [{"url": u} for u in urls]}],
+        "strategies": {"trust_text": ["trust_text"]}})
+    results = load_results([run_config(config, tmp_path / "r.jsonl")])
+    assert results.runs and all(r.outcome != "infra_error" for r in results.runs)
+    assert all(s.hits > 0 for s in stubs)  # balanced over both live servers
+    endpoints = results.headers[0].backends["stubs"]["endpoints"]
+    assert [(e["url"], e["concurrency"]) for e in endpoints] == [(u, 2) for u in urls]
