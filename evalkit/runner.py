@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import hashlib
 import subprocess
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +26,7 @@ from evalkit.backends.pool import run_capacity
 from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
 from evalkit.errors import BackendError, ConfigError, ResultsError
+from evalkit.executors.base import Executor
 from evalkit.loop import run_loop
 from evalkit.results import (
     Cell,
@@ -41,7 +42,7 @@ from evalkit.serve import LlamaServer, server_for
 from evalkit.shards import Shard, check_resume_shard
 from evalkit.strategies import StrategySpec, build_stack
 
-__all__ = ["RunSpec", "arun_config", "plan_runs", "run_config"]
+__all__ = ["LocalExecutor", "RunSpec", "arun_config", "plan_runs", "run_config"]
 
 Progress = Callable[[int, int], None]
 
@@ -206,43 +207,84 @@ def _phases(config: RunConfig, pending: list[RunSpec]) -> list[list[BackendEntry
     return ([shared] if shared else []) + [[e] for e in active if e.serve is not None]
 
 
-async def _run_phase(config: RunConfig, entries: list[BackendEntry], pending: list[RunSpec], writer: ResultsWriter,
-                     record_dir: Path | None, progress: Progress | None, done_before: int, total: int,
-                     shard: Shard | None = None) -> int:
-    """Run the pending runs of `entries` as one header..footer segment; returns the runs written."""
-    pool = await _Backends.open(config, entries, record_dir)
-    status: Literal["complete", "interrupted"] = "interrupted"
-    written_before = writer.runs_written
-    try:
-        writer.write(Header(
-            evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
-            config_hash=config.fingerprint(), config=config.model_dump(mode="json"), seed=config.seed,
-            runs_per_cell=config.runs, simulated=any(b.simulated for b in pool.backends.values()),
-            backends=await pool.describe(), resumed=writer.path.stat().st_size > 0,
-            shard=str(shard) if shard else None))
-        limits = {e.label: asyncio.Semaphore(run_capacity(pool.backends[e.label], e.concurrency)) for e in entries}
+class LocalPhase:
+    """A phase's runs in this process: one backend per entry, each entry bounded by its concurrency."""
+
+    def __init__(self, config: RunConfig, entries: list[BackendEntry], pool: _Backends):
+        self.config = config
+        self.entries = entries
+        self.pool = pool
+        self.simulated = any(b.simulated for b in pool.backends.values())
+
+    async def describe(self) -> dict[str, dict[str, Any]]:
+        return await self.pool.describe()
+
+    async def run(self, pending: list[RunSpec]) -> AsyncGenerator[RunRecord, None]:
+        """Each run's record as soon as it finishes; closing the iterator cancels the runs in flight."""
+        backends = self.pool.backends
+        limits = {e.label: asyncio.Semaphore(run_capacity(backends[e.label], e.concurrency)) for e in self.entries}
 
         async def one(spec: RunSpec) -> RunRecord:
             async with limits[spec.entry.label]:
-                return await execute_run(spec, pool.backends[spec.entry.label], config)
+                return await execute_run(spec, backends[spec.entry.label], self.config)
 
         tasks = [asyncio.ensure_future(one(spec)) for spec in pending]
         try:
-            for done, future in enumerate(asyncio.as_completed(tasks), start=done_before + 1):
-                writer.write(await future)
-                if progress:
-                    progress(done, total)
+            for future in asyncio.as_completed(tasks):
+                yield await future
         finally:
             for task in tasks:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.gather(*tasks, return_exceptions=True)
-        status = "complete"
-    finally:
-        written = writer.runs_written - written_before
-        writer.write(Footer(finished_at=_now(), status=status, runs_written=written))
-        await pool.aclose()
+
+
+class LocalExecutor:
+    """Runs every phase in this process (the default; see `evalkit.executors` for the others)."""
+
+    @contextlib.asynccontextmanager
+    async def phase(self, config: RunConfig, entries: list[BackendEntry],
+                    record_dir: Path | None) -> AsyncIterator[LocalPhase]:
+        pool = await _Backends.open(config, entries, record_dir)
+        try:
+            yield LocalPhase(config, entries, pool)
+        finally:
+            await pool.aclose()
+
+
+async def _run_phase(config: RunConfig, entries: list[BackendEntry], pending: list[RunSpec], writer: ResultsWriter,
+                     record_dir: Path | None, progress: Progress | None, done_before: int, total: int,
+                     shard: Shard | None = None, executor: Executor | None = None) -> int:
+    """Run the pending runs of `entries` as one header..footer segment; returns the runs written.
+
+    The executor runs them (here or elsewhere) and hands back records; only this process writes.
+    """
+    async with (executor or LocalExecutor()).phase(config, entries, record_dir) as phase:
+        status: Literal["complete", "interrupted"] = "interrupted"
+        written_before = writer.runs_written
+        try:
+            writer.write(Header(
+                evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
+                config_hash=config.fingerprint(), config=config.model_dump(mode="json"), seed=config.seed,
+                runs_per_cell=config.runs, simulated=phase.simulated,
+                backends=await phase.describe(), resumed=writer.path.stat().st_size > 0,
+                shard=str(shard) if shard else None))
+            async with contextlib.aclosing(phase.run(pending)) as records:
+                async for done, record in _enumerate(records, start=done_before + 1):
+                    writer.write(record)
+                    if progress:
+                        progress(done, total)
+            status = "complete"
+        finally:
+            written = writer.runs_written - written_before
+            writer.write(Footer(finished_at=_now(), status=status, runs_written=written))
     return written
+
+
+async def _enumerate(records: AsyncIterator[RunRecord], start: int) -> AsyncIterator[tuple[int, RunRecord]]:
+    async for record in records:
+        yield start, record
+        start += 1
 
 
 def _prepare_recordings(record_dir: Path, runs: list[RunSpec], pending: list[RunSpec], resume: bool) -> None:
@@ -264,10 +306,12 @@ def _prepare_recordings(record_dir: Path, runs: list[RunSpec], pending: list[Run
 
 async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, record_dir: Path | None = None,
                       progress: Progress | None = None, only_backends: set[str] | None = None,
-                      retry_infra: bool = False, shard: Shard | None = None) -> Path:
+                      retry_infra: bool = False, shard: Shard | None = None,
+                      executor: Executor | None = None) -> Path:
     """Run every pending run of `config`, appending records to `output`; returns the path.
 
-    `shard` runs only that deterministic slice of the plan (see `evalkit.shards`).
+    `shard` runs only that deterministic slice of the plan (see `evalkit.shards`). `executor` runs the
+    runs elsewhere (`evalkit.executors`: Ray workers) and hands their records back to be written here.
 
     `retry_infra` (with `resume`) runs again the runs recorded as `infra_error`; their new records
     supersede the old ones. `only_backends` restricts this invocation to some backend labels (one
@@ -292,7 +336,7 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
         for entries in _phases(config, pending):
             labels = {e.label for e in entries}
             done += await _run_phase(config, entries, [r for r in pending if r.entry.label in labels], writer,
-                                     record_dir, progress, done, len(pending), shard)
+                                     record_dir, progress, done, len(pending), shard, executor)
     finally:
         writer.close()
     return output
@@ -305,11 +349,11 @@ def default_output(config: RunConfig) -> Path:
 def run_config(config: RunConfig, output: Path | None = None, *, resume: bool = False,
                record_dir: Path | None = None, progress: Progress | None = None,
                only_backends: set[str] | None = None, retry_infra: bool = False,
-               shard: Shard | None = None) -> Path:
+               shard: Shard | None = None, executor: Executor | None = None) -> Path:
     """Synchronous wrapper around `arun_config`."""
     return asyncio.run(arun_config(config, output or default_output(config), resume=resume,
                                    record_dir=record_dir, progress=progress, only_backends=only_backends,
-                                   retry_infra=retry_infra, shard=shard))
+                                   retry_infra=retry_infra, shard=shard, executor=executor))
 
 
 __all__ += ["check_stacks", "default_output", "load_config_scenarios", "run_seed"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from evalkit.config import load_config
 from evalkit.errors import ConfigError
+from evalkit.executors import EXECUTORS, create_executor
 from evalkit.report import ReportFormat, build_report, write_report
 from evalkit.results import load_results
 from evalkit.runner import default_output, run_config
@@ -38,6 +39,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="also write a report of the whole results file (format from the suffix: .html, .md, .json)")
     p.add_argument("--shard", metavar="I/N",
                    help="run only shard I of N of the plan (a stable slice by run id); join them with `evalkit merge`")
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="where the runs execute: this process, or Ray workers (pip install 'evalkit[ray]')")
+    p.add_argument("--address", help="with --executor ray: the cluster (ray://HOST:10001, or auto); default local")
+    p.add_argument("--workers", type=int,
+                   help="with --executor ray: Ray workers, one shard each (default: one per node)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     p.set_defaults(handler=run)
 
@@ -75,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
     if args.retry_infra and not args.resume:
         raise ConfigError("--retry-infra needs --resume (it re-runs infra errors of an existing results file)")
     shard = parse_shard(args.shard) if args.shard else None
+    executor = create_executor(args.executor, address=args.address, workers=args.workers)
     run_config(config, output, resume=args.resume, record_dir=args.record, retry_infra=args.retry_infra, shard=shard,
+               executor=executor,
                progress=ProgressBar(not args.no_progress), only_backends=set(args.backend) if args.backend else None)
     results = load_results([output])
     print(summary_table(results))

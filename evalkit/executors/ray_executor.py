@@ -1,0 +1,148 @@
+"""`--executor ray`: the pending runs split into shards, one per Ray worker, records streamed back.
+
+Each worker is a Ray actor that opens the phase's backends where it runs (so a config URL such as
+`http://127.0.0.1:8080` reaches the model server of that worker's node) and runs its shard with
+the same code as a local run. Records come back as JSON lines through a Ray generator, and the
+driver validates and writes them: it alone holds the results file, so resume, the lock and the
+integrity checks work as for a local run. The runs' seeds come from the plan, not from the
+worker, so a Ray run's records equal a local run's.
+
+Workers need evalkit (and its extras) importable: the same environment on every node, or a Ray
+`runtime_env`. `--record` stays local: a recording directory would be split across the nodes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from collections.abc import AsyncGenerator, AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from evalkit.errors import ConfigError
+from evalkit.results import RunRecord
+from evalkit.shards import Shard
+
+if TYPE_CHECKING:
+    from evalkit.config import BackendEntry, RunConfig
+    from evalkit.runner import LocalPhase, RunSpec
+
+__all__ = ["RayExecutor", "ShardWorker"]
+
+_DONE = object()
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise ConfigError("--executor ray needs Ray: pip install 'evalkit[ray]'") from exc
+    return ray
+
+
+class ShardWorker:
+    """The body of a Ray actor: one local phase on the worker's node."""
+
+    def __init__(self, config: RunConfig, entries: list[BackendEntry]):
+        self.config = config
+        self.entries = entries
+        self._stack = contextlib.AsyncExitStack()
+        self._phase: LocalPhase | None = None
+
+    async def open(self) -> tuple[bool, dict[str, Any]]:
+        from evalkit.runner import LocalExecutor
+
+        self._phase = await self._stack.enter_async_context(LocalExecutor().phase(self.config, self.entries, None))
+        return self._phase.simulated, {"node": socket.gethostname(), "backends": await self._phase.describe()}
+
+    async def run(self, pending: list[RunSpec]) -> AsyncGenerator[str, None]:
+        assert self._phase is not None, "open() first"
+        async with contextlib.aclosing(self._phase.run(pending)) as records:
+            async for record in records:
+                yield record.model_dump_json()
+
+    async def close(self) -> None:
+        await self._stack.aclose()
+
+
+def _provenance(described: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each label's description from the first worker, and every worker's own under `ray_workers`."""
+    first = described[0]["backends"]
+    return {label: {**info, "ray_workers": [{"node": d["node"], **d["backends"].get(label, {})} for d in described]}
+            for label, info in first.items()}
+
+
+class RayPhase:
+    def __init__(self, actors: list[Any], simulated: bool, provenance: dict[str, dict[str, Any]]):
+        self.actors = actors
+        self.simulated = simulated
+        self._provenance = provenance
+
+    async def describe(self) -> dict[str, dict[str, Any]]:
+        return self._provenance
+
+    async def run(self, pending: list[RunSpec]) -> AsyncGenerator[RunRecord, None]:
+        """Records of every worker's shard, in the order they finish."""
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        count = len(self.actors)
+
+        async def pump(actor: Any, specs: list[RunSpec]) -> None:
+            try:
+                async for ref in actor.run.remote(specs):
+                    await queue.put(await ref)
+            except Exception as exc:  # a worker's failure ends the phase, as a local one would
+                await queue.put(exc)
+            finally:
+                await queue.put(_DONE)
+
+        shards = [list(Shard(i, count).select(pending)) for i in range(1, count + 1)]
+        pumps = [asyncio.ensure_future(pump(a, s)) for a, s in zip(self.actors, shards, strict=True) if s]
+        remaining = len(pumps)
+        try:
+            while remaining:
+                item = await queue.get()
+                if item is _DONE:
+                    remaining -= 1
+                elif isinstance(item, BaseException):
+                    raise item
+                else:
+                    yield RunRecord.model_validate_json(str(item))
+        finally:
+            for task in pumps:
+                task.cancel()
+            await asyncio.gather(*pumps, return_exceptions=True)
+
+
+class RayExecutor:
+    """Ray workers (default: one per alive node) at `address` (default: a local Ray, or RAY_ADDRESS)."""
+
+    def __init__(self, *, address: str | None = None, workers: int | None = None):
+        if workers is not None and workers < 1:
+            raise ConfigError(f"--workers {workers}: must be at least 1")
+        self.address = address
+        self.workers = workers
+
+    def _worker_count(self, ray: Any) -> int:
+        return self.workers or max(1, sum(1 for node in ray.nodes() if node.get("Alive")))
+
+    @contextlib.asynccontextmanager
+    async def phase(self, config: RunConfig, entries: list[BackendEntry],
+                    record_dir: Path | None) -> AsyncIterator[RayPhase]:
+        if record_dir is not None:
+            raise ConfigError("--record works with the local executor only (recordings would be spread over nodes)")
+        ray = _ray()
+        if not ray.is_initialized():
+            ray.init(address=self.address)
+        worker = ray.remote(num_cpus=0)(ShardWorker)
+        actors = [worker.options(scheduling_strategy="SPREAD").remote(config, entries)
+                  for _ in range(self._worker_count(ray))]
+        try:
+            opened = await asyncio.gather(*(actor.open.remote() for actor in actors))
+            simulated = any(flag for flag, _ in opened)
+            yield RayPhase(actors, simulated, _provenance([info for _, info in opened]))
+        finally:
+            with contextlib.suppress(Exception):  # a dead worker must not hide the phase's own error
+                await asyncio.gather(*(actor.close.remote() for actor in actors))
+            for actor in actors:
+                ray.kill(actor)
