@@ -1,7 +1,7 @@
-"""`--executor ray`: the pending runs split into shards, one per Ray worker, records streamed back.
+"""`--executor ray`: the pending runs dealt out to Ray workers, records streamed back to the driver.
 
 Each worker is a Ray actor that opens the phase's backends where it runs (so a config URL such as
-`http://127.0.0.1:8080` reaches the model server of that worker's node) and runs its shard with
+`http://127.0.0.1:8080` reaches the model server of that worker's node) and runs its share with
 the same code as a local run. Records come back as JSON lines through a Ray generator, and the
 driver validates and writes them: it alone holds the results file, so resume, the lock and the
 integrity checks work as for a local run. The runs' seeds come from the plan, not from the
@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 from evalkit.errors import ConfigError
 from evalkit.results import RunRecord
-from evalkit.shards import Shard
 
 if TYPE_CHECKING:
     from evalkit.config import BackendEntry, RunConfig
@@ -83,7 +82,7 @@ class RayPhase:
         return self._provenance
 
     async def run(self, pending: list[RunSpec]) -> AsyncGenerator[RunRecord, None]:
-        """Records of every worker's shard, in the order they finish."""
+        """Records of every worker's share, in the order they finish."""
         queue: asyncio.Queue[object] = asyncio.Queue()
         count = len(self.actors)
 
@@ -96,7 +95,8 @@ class RayPhase:
             finally:
                 await queue.put(_DONE)
 
-        shards = [list(Shard(i, count).select(pending)) for i in range(1, count + 1)]
+        # round robin, not by run-id hash: under `--shard i/n` with n workers the hash would give one worker all
+        shards = [pending[i::count] for i in range(count)]
         pumps = [asyncio.ensure_future(pump(a, s)) for a, s in zip(self.actors, shards, strict=True) if s]
         remaining = len(pumps)
         try:
