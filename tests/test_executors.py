@@ -7,6 +7,7 @@ The Ray tests start a local Ray instance (2 CPUs) and skip when Ray is not insta
 from __future__ import annotations
 
 from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 
 import pytest
 
@@ -15,6 +16,7 @@ from evalkit.executors import create_executor
 from evalkit.results import load_results
 from evalkit.runner import LocalExecutor, run_config
 from evalkit.shards import Shard
+from tests.stub_server import chat_stubs
 from tests.test_runner import config
 from tests.test_shards import decided
 
@@ -58,3 +60,21 @@ def test_a_ray_run_resumes_and_shards_like_a_local_one(tmp_path, ray_local) -> N
         run_config(config(), tmp_path / "rec.jsonl", executor=ray, record_dir=tmp_path / "rec")
     with pytest.raises(ResultsError, match="--resume"):
         run_config(config(), out, executor=ray)
+
+
+@pytest.fixture
+def stubs() -> Iterator[list[ThreadingHTTPServer]]:
+    with chat_stubs(2) as servers:
+        yield servers
+
+
+def test_ray_workers_reach_http_servers_through_an_endpoint_pool(tmp_path, ray_local, stubs) -> None:
+    urls = [f"http://127.0.0.1:{s.server_address[1]}/v1" for s in stubs]
+    cfg = config(runs=4, families=["casual_greeting"], strategies={"trust_text": ["trust_text"]},
+                 backends=[{"label": "stubs", "kind": "openai", "model": "m", "concurrency": 2, "urls": urls}])
+    local = load_results([run_config(cfg, tmp_path / "local.jsonl")])
+    calls_local = sum(s.hits for s in stubs)
+    remote = load_results([run_config(cfg, tmp_path / "ray.jsonl", executor=create_executor("ray", workers=2))])
+    assert decided(remote.runs) == decided(local.runs) and not remote.simulated
+    assert sum(s.hits for s in stubs) == 2 * calls_local  # the workers sent the same calls again
+    assert [len(w["endpoints"]) for w in remote.headers[0].backends["stubs"]["ray_workers"]] == [2, 2]

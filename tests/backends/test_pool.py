@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 
 import httpx
@@ -19,6 +17,7 @@ from evalkit.errors import BackendError, ConfigError
 from evalkit.results import load_results
 from evalkit.runner import run_config
 from tests.backends import CONTEXT, NO_WAIT, arun, payload, request
+from tests.stub_server import chat_stubs
 from tests.test_runner import SCENARIOS
 
 
@@ -100,34 +99,10 @@ def test_an_entry_names_its_servers_one_way_only() -> None:
         create_backend(BackendEntry(label="x", kind="nope", model="m", urls=["http://a"]), httpx.AsyncClient())
 
 
-class _Chat(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers["Content-Length"]))
-        self.server.hits += 1  # type: ignore[attr-defined]
-        body = json.dumps(payload("openai", "text")).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        self.send_error(404)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def stubs() -> Iterator[list[ThreadingHTTPServer]]:
-    servers = [ThreadingHTTPServer(("127.0.0.1", 0), _Chat) for _ in range(2)]
-    for server in servers:
-        server.hits = 0  # type: ignore[attr-defined]
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield servers
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    with chat_stubs(2) as servers:
+        yield servers
 
 
 def test_a_run_over_two_live_servers_and_a_dead_one_loses_no_run(tmp_path, stubs) -> None:
