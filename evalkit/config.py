@@ -157,7 +157,8 @@ class RunConfig(_Model):
 
     def as_replay(self, record_dir: Path) -> RunConfig:
         """This matrix with every backend served back from `record_dir/<label>` (what `--record` wrote)."""
-        entries = [e.model_copy(update={"kind": "replay", "url": None, "serve": None, "api_key_env": None,
+        entries = [e.model_copy(update={"kind": "replay", "url": None, "urls": None, "endpoints": None, "serve": None,
+                                        "api_key_env": None,
                                         "options": {"dir": str(record_dir / e.label)}})
                    for e in self.backends]
         output = Path(self.output).with_suffix("") if self.output else Path("results") / self.name

@@ -117,3 +117,11 @@ def test_a_run_over_two_live_servers_and_a_dead_one_loses_no_run(tmp_path, stubs
     assert all(s.hits > 0 for s in stubs)  # balanced over both live servers
     endpoints = results.headers[0].backends["stubs"]["endpoints"]
     assert [(e["url"], e["concurrency"]) for e in endpoints] == [(u, 2) for u in urls]
+
+
+def test_a_replayed_pool_entry_reads_one_recording_directory(tmp_path) -> None:
+    config = RunConfig.model_validate({
+        "name": "p", "scenarios": [SCENARIOS], "strategies": {"t": ["trust_text"]},
+        "backends": [{"label": "pool", "kind": "openai", "model": "m", "urls": ["http://a/v1", "http://b/v1"]}]})
+    (entry,) = config.as_replay(tmp_path).backends
+    assert entry.endpoint_list() == [] and entry.options == {"dir": str(tmp_path / "pool")}
