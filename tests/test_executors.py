@@ -78,3 +78,9 @@ def test_ray_workers_reach_http_servers_through_an_endpoint_pool(tmp_path, ray_l
     assert decided(remote.runs) == decided(local.runs) and not remote.simulated
     assert sum(s.hits for s in stubs) == 2 * calls_local  # the workers sent the same calls again
     assert [len(w["endpoints"]) for w in remote.headers[0].backends["stubs"]["ray_workers"]] == [2, 2]
+
+
+def test_an_evalkit_error_on_a_worker_reaches_the_driver_as_itself(tmp_path, ray_local) -> None:
+    broken = config(backends=[{"label": "x", "kind": "nope", "model": "m"}])  # only a worker builds backends
+    with pytest.raises(ConfigError, match="unknown kind 'nope'"):
+        run_config(broken, tmp_path / "r.jsonl", executor=create_executor("ray", workers=1))

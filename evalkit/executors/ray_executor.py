@@ -20,7 +20,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit.errors import ConfigError
+from evalkit.errors import BackendError, ConfigError, EvalkitError
 from evalkit.results import RunRecord
 
 if TYPE_CHECKING:
@@ -38,6 +38,15 @@ def _ray() -> Any:
     except ImportError as exc:
         raise ConfigError("--executor ray needs Ray: pip install 'evalkit[ray]'") from exc
     return ray
+
+
+def _worker_error(exc: Exception) -> Exception:
+    """evalkit's own errors keep their type (and exit code; Ray re-raises them as their cause's class);
+    a worker that died or could not import evalkit is a backend that could not be used."""
+    if isinstance(exc, EvalkitError):
+        return exc
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return BackendError(f"a Ray worker failed: {first}")
 
 
 class ShardWorker:
@@ -91,7 +100,7 @@ class RayPhase:
                 async for ref in actor.run.remote(specs):
                     await queue.put(await ref)
             except Exception as exc:  # a worker's failure ends the phase, as a local one would
-                await queue.put(exc)
+                await queue.put(_worker_error(exc))
             finally:
                 await queue.put(_DONE)
 
@@ -138,7 +147,10 @@ class RayExecutor:
         actors = [worker.options(scheduling_strategy="SPREAD").remote(config, entries)
                   for _ in range(self._worker_count(ray))]
         try:
-            opened = await asyncio.gather(*(actor.open.remote() for actor in actors))
+            try:
+                opened = await asyncio.gather(*(actor.open.remote() for actor in actors))
+            except Exception as exc:
+                raise _worker_error(exc) from exc
             simulated = any(flag for flag, _ in opened)
             yield RayPhase(actors, simulated, _provenance([info for _, info in opened]))
         finally:
