@@ -87,23 +87,25 @@ class PoolBackend:
         return all(e.backend.supports(feature) for e in self.endpoints)
 
     async def describe(self) -> dict[str, Any]:
-        """Each server's own description under `endpoints`; a server that cannot be described is down."""
-        described: list[dict[str, Any]] = []
-        for endpoint in self.endpoints:
-            try:
-                info = await endpoint.backend.describe()
-            except BackendError as exc:
-                endpoint.down = f"describe failed: {exc}"
-                info = {"error": str(exc)}
-            if endpoint.concurrency is None:
-                slots = info.get("total_slots")
-                endpoint.concurrency = slots if isinstance(slots, int) and slots > 0 else self._default_concurrency
-            described.append({**info, "url": public_url(endpoint.url), "concurrency": endpoint.concurrency,
-                              "up": endpoint.down is None})
+        """Each server's own description under `endpoints` (all asked at once, as a server still
+        loading its model makes describe wait); a server that cannot be described is down."""
+        described = await asyncio.gather(*(self._describe_one(e) for e in self.endpoints))
         if all(e.down is not None for e in self.endpoints):
             raise BackendError(f"no endpoint of {self.model} is reachable: " + "; ".join(
                 f"{public_url(e.url)}: {e.down}" for e in self.endpoints), retryable=True)
         return {"kind": self.kind, "model": self.model, "simulated": self.simulated, "endpoints": described}
+
+    async def _describe_one(self, endpoint: Endpoint) -> dict[str, Any]:
+        try:
+            info = await endpoint.backend.describe()
+        except BackendError as exc:
+            endpoint.down = f"describe failed: {exc}"
+            info = {"error": str(exc)}
+        if endpoint.concurrency is None:
+            slots = info.get("total_slots")
+            endpoint.concurrency = slots if isinstance(slots, int) and slots > 0 else self._default_concurrency
+        return {**info, "url": public_url(endpoint.url), "concurrency": endpoint.concurrency,
+                "up": endpoint.down is None}
 
     async def _acquire(self, run_id: str, tried: set[int]) -> Endpoint:
         async with self._ready:
