@@ -216,13 +216,22 @@ class LocalPhase:
         self.pool = pool
         self.simulated = any(b.simulated for b in pool.backends.values())
 
+        self._limits: dict[str, asyncio.Semaphore] = {}
+
     async def describe(self) -> dict[str, dict[str, Any]]:
         return await self.pool.describe()
 
+    def capacity(self) -> dict[str, int]:
+        """Runs in flight per entry (known once described: a pool counts its servers' slots)."""
+        return {e.label: run_capacity(self.pool.backends[e.label], e.concurrency) for e in self.entries}
+
     async def run(self, pending: list[RunSpec]) -> AsyncGenerator[RunRecord, None]:
-        """Each run's record as soon as it finishes; closing the iterator cancels the runs in flight."""
+        """Each run's record as soon as it finishes; closing the iterator cancels the runs in flight.
+        Concurrent calls share the entries' limits."""
         backends = self.pool.backends
-        limits = {e.label: asyncio.Semaphore(run_capacity(backends[e.label], e.concurrency)) for e in self.entries}
+        if not self._limits:
+            self._limits = {label: asyncio.Semaphore(n) for label, n in self.capacity().items()}
+        limits = self._limits
 
         async def one(spec: RunSpec) -> RunRecord:
             async with limits[spec.entry.label]:

@@ -1,10 +1,10 @@
-"""`--executor ray`: the pending runs dealt out to Ray workers, records streamed back to the driver.
+"""`--executor ray`: the pending runs pulled in batches by Ray workers, records streamed back to the driver.
 
 Each worker is a Ray actor that opens the phase's backends where it runs (so a config URL such as
-`http://127.0.0.1:8080` reaches the model server of that worker's node) and runs its share with
-the same code as a local run. Records come back as JSON lines through a Ray generator, and the
-driver validates and writes them: it alone holds the results file, so resume, the lock and the
-integrity checks work as for a local run. The runs' seeds come from the plan, not from the
+`http://127.0.0.1:8080` reaches the model server of that worker's node) and runs batches of runs
+with the same code as a local run. Records come back as JSON lines through a Ray generator, and
+the driver validates and writes them: it alone holds the results file, so resume, the lock and
+the integrity checks work as for a local run. The runs' seeds come from the plan, not from the
 worker, so a Ray run's records equal a local run's.
 
 Workers need evalkit (and its extras) importable: the same environment on every node, or a Ray
@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import socket
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,11 +59,13 @@ class ShardWorker:
         self._stack = contextlib.AsyncExitStack()
         self._phase: LocalPhase | None = None
 
-    async def open(self) -> tuple[bool, dict[str, Any]]:
+    async def open(self) -> tuple[bool, int, dict[str, Any]]:
+        """Open and describe the backends: (simulated, runs this worker takes at once, provenance)."""
         from evalkit.runner import LocalExecutor
 
         self._phase = await self._stack.enter_async_context(LocalExecutor().phase(self.config, self.entries, None))
-        return self._phase.simulated, {"node": socket.gethostname(), "backends": await self._phase.describe()}
+        described = {"node": socket.gethostname(), "backends": await self._phase.describe()}
+        return self._phase.simulated, sum(self._phase.capacity().values()), described
 
     async def run(self, pending: list[RunSpec]) -> AsyncGenerator[str, None]:
         assert self._phase is not None, "open() first"
@@ -82,31 +85,37 @@ def _provenance(described: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 class RayPhase:
-    def __init__(self, actors: list[Any], simulated: bool, provenance: dict[str, dict[str, Any]]):
+    """Workers pull batches of the pending runs as they free up, so a faster node takes more of them
+    and the driver never holds more than the batches in flight."""
+
+    def __init__(self, actors: list[Any], capacities: list[int], simulated: bool,
+                 provenance: dict[str, dict[str, Any]]):
         self.actors = actors
+        self.capacities = capacities
         self.simulated = simulated
         self._provenance = provenance
 
     async def describe(self) -> dict[str, dict[str, Any]]:
         return self._provenance
 
-    async def run(self, pending: list[RunSpec]) -> AsyncGenerator[RunRecord, None]:
-        """Records of every worker's share, in the order they finish."""
+    async def run(self, pending: Iterable[RunSpec]) -> AsyncGenerator[RunRecord, None]:
+        """Records of every worker's batches, in the order they finish."""
         queue: asyncio.Queue[object] = asyncio.Queue()
-        count = len(self.actors)
+        source = iter(pending)
 
-        async def pump(actor: Any, specs: list[RunSpec]) -> None:
+        async def pump(actor: Any, batch_size: int) -> None:
             try:
-                async for ref in actor.run.remote(specs):
-                    await queue.put(await ref)
+                while batch := list(itertools.islice(source, batch_size)):
+                    async for ref in actor.run.remote(batch):
+                        await queue.put(await ref)
             except Exception as exc:  # a worker's failure ends the phase, as a local one would
                 await queue.put(_worker_error(exc))
             finally:
                 await queue.put(_DONE)
 
-        # round robin, not by run-id hash: under `--shard i/n` with n workers the hash would give one worker all
-        shards = [pending[i::count] for i in range(count)]
-        pumps = [asyncio.ensure_future(pump(a, s)) for a, s in zip(self.actors, shards, strict=True) if s]
+        # two batches in flight per worker (they share its limits): it never idles at a batch's tail
+        pumps = [asyncio.ensure_future(pump(actor, max(1, capacity)))
+                 for actor, capacity in zip(self.actors, self.capacities, strict=True) for _ in range(2)]
         remaining = len(pumps)
         try:
             while remaining:
@@ -151,8 +160,8 @@ class RayExecutor:
                 opened = await asyncio.gather(*(actor.open.remote() for actor in actors))
             except Exception as exc:
                 raise _worker_error(exc) from exc
-            simulated = any(flag for flag, _ in opened)
-            yield RayPhase(actors, simulated, _provenance([info for _, info in opened]))
+            yield RayPhase(actors, [capacity for _, capacity, _ in opened], any(flag for flag, _, _ in opened),
+                           _provenance([info for _, _, info in opened]))
         finally:
             with contextlib.suppress(Exception):  # a dead worker must not hide the phase's own error
                 await asyncio.gather(*(actor.close.remote() for actor in actors))
