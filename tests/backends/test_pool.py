@@ -125,3 +125,14 @@ def test_a_replayed_pool_entry_reads_one_recording_directory(tmp_path) -> None:
         "backends": [{"label": "pool", "kind": "openai", "model": "m", "urls": ["http://a/v1", "http://b/v1"]}]})
     (entry,) = config.as_replay(tmp_path).backends
     assert entry.endpoint_list() == [] and entry.options == {"dir": str(tmp_path / "pool")}
+
+
+def test_a_run_stays_on_the_server_that_holds_its_prompt_cache() -> None:
+    hosts = Hosts(a="serve", b="serve")
+    pool = hosts.pool()
+    arun(pool.describe())
+    for _ in range(4):  # one run's calls, one after another: round robin would alternate a, b, a, b
+        arun(pool.complete(request(), CONTEXT))
+    assert sorted(hosts.chats.values()) == [0, 4]
+    arun(pool.complete(request(), CONTEXT.model_copy(update={"run_id": "another"})))
+    assert sorted(hosts.chats.values()) == [1, 4]  # a new run goes to the server that has served least
