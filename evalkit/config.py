@@ -48,6 +48,7 @@ class ServeSettings(_Model):
 
     `model` is a packaged model (smollm2, gemma3-270m) or a .gguf path; by default the entry's model.
     `template`: `project` (our ChatML tool-calling template), `model` (the GGUF's own), or a file path.
+    `replicas`: servers to start, each with `parallel` slots, used as one pool (`evalkit.backends.pool`).
     """
 
     model: str | None = None
@@ -57,6 +58,7 @@ class ServeSettings(_Model):
     threads: int | None = Field(None, ge=1)
     seed: int = 0
     startup_timeout_s: float = Field(180.0, gt=0)
+    replicas: int = Field(1, ge=1, le=16)  # servers to start, used as one pool of endpoints
 
 
 class EndpointSettings(_Model):
@@ -171,6 +173,8 @@ class RunConfig(_Model):
             for name in ("urls", "endpoints"):
                 if backend[name] is None:
                     del backend[name]
+            if backend["serve"] is not None and backend["serve"]["replicas"] == 1:
+                del backend["serve"]["replicas"]
         data = json.dumps(dumped, sort_keys=True)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 

@@ -150,13 +150,13 @@ def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool,
 class _Backends:
     """One httpx client and backend per config entry, optionally recording every call.
 
-    An entry with `serve:` gets its own llama-server, started here and stopped by `aclose`.
+    An entry with `serve:` gets its own llama-server(s), started here and stopped by `aclose`.
     """
 
     def __init__(self) -> None:
         self.clients: dict[str, httpx.AsyncClient] = {}
         self.backends: dict[str, Backend] = {}
-        self.servers: dict[str, LlamaServer] = {}
+        self.servers: dict[str, list[LlamaServer]] = {}
 
     @classmethod
     async def open(cls, config: RunConfig, entries: list[BackendEntry], record_dir: Path | None) -> _Backends:
@@ -164,12 +164,15 @@ class _Backends:
         try:
             for entry in entries:
                 if entry.serve is not None:
-                    server = server_for(entry.serve, entry.model, Path(config.base_dir or "."))
-                    pool.servers[entry.label] = server
-                    # in this thread, not a worker: the server's parent-death signal follows the
-                    # thread that started it; nothing else runs while a served phase starts
-                    server.start()
-                    entry = entry.model_copy(update={"url": server.url})
+                    servers = [server_for(entry.serve, entry.model, Path(config.base_dir or "."))
+                               for _ in range(entry.serve.replicas)]
+                    pool.servers[entry.label] = servers
+                    for server in servers:
+                        # in this thread, not a worker: the server's parent-death signal follows the
+                        # thread that started it; nothing else runs while a served phase starts
+                        server.start()
+                    urls = [server.url for server in servers]  # several: one pool (backends/pool.py)
+                    entry = entry.model_copy(update={"url": urls[0]} if len(urls) == 1 else {"urls": urls})
                 client = httpx.AsyncClient(timeout=entry.timeout_s)
                 pool.clients[entry.label] = client
                 backend = create_backend(entry, client)
@@ -185,8 +188,9 @@ class _Backends:
 
     async def describe(self) -> dict[str, dict[str, Any]]:
         provenance = {label: await _describe(b) for label, b in self.backends.items()}
-        for label, server in self.servers.items():
-            provenance[label]["started_by_evalkit"] = await asyncio.to_thread(server.provenance)
+        for label, servers in self.servers.items():
+            started = [await asyncio.to_thread(server.provenance) for server in servers]
+            provenance[label]["started_by_evalkit"] = started[0] if len(started) == 1 else started
         return provenance
 
     async def aclose(self) -> None:
@@ -194,8 +198,9 @@ class _Backends:
             await backend.aclose()
         for client in self.clients.values():
             await client.aclose()
-        for server in self.servers.values():
-            await asyncio.to_thread(server.stop)
+        for servers in self.servers.values():
+            for server in servers:
+                await asyncio.to_thread(server.stop)
 
 
 def _phases(config: RunConfig, pending: list[RunSpec]) -> list[list[BackendEntry]]:
