@@ -24,20 +24,20 @@ def test_a_server_killed_mid_run_leaves_the_rotation_and_no_run_is_lost(tmp_path
     require_llama_server()
     with LlamaServer(MODEL, parallel=1, ctx_size=2048, seed=1) as doomed, \
             LlamaServer(MODEL, parallel=1, ctx_size=2048, seed=1) as survivor:
-        config = write_config(tmp_path, {"urls": [doomed.url, survivor.url]}, name="pool", runs=6,
+        config = write_config(tmp_path, {"urls": [doomed.url, survivor.url]}, name="pool", runs=4,
                               strategies=ONE, scenarios=[GREETING])
         out = tmp_path / "pool.jsonl"
         worker = threading.Thread(target=run_config, args=(load_config(config), out))
         worker.start()
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + 300  # a guard, not a timing: the machine may be busy
         while time.monotonic() < deadline and _run_lines(out) < 2:
             time.sleep(0.05)
         assert _run_lines(out) >= 2, "no run finished against the live servers"
         doomed.stop(timeout_s=0)
-        worker.join(timeout=180)
+        worker.join(timeout=600)
     assert not worker.is_alive()
     results = load_results([out])
-    assert len(results.runs) == 12 and results.footers[-1].status == "complete"
+    assert len(results.runs) == 8 and results.footers[-1].status == "complete"
     assert [r.run_id for r in results.runs if r.outcome == "infra_error"] == []
     endpoints = results.headers[0].backends["smollm2"]["endpoints"]
     assert [(e["url"], e["concurrency"]) for e in endpoints] == [(doomed.url, 1), (survivor.url, 1)]  # /props slots
