@@ -13,6 +13,7 @@ import pytest
 
 from evalkit.errors import ConfigError, ResultsError
 from evalkit.executors import create_executor
+from evalkit.merge import merge_results
 from evalkit.results import load_results
 from evalkit.runner import LocalExecutor, run_config
 from evalkit.shards import Shard
@@ -84,3 +85,11 @@ def test_an_evalkit_error_on_a_worker_reaches_the_driver_as_itself(tmp_path, ray
     broken = config(backends=[{"label": "x", "kind": "nope", "model": "m"}])  # only a worker builds backends
     with pytest.raises(ConfigError, match="unknown kind 'nope'"):
         run_config(broken, tmp_path / "r.jsonl", executor=create_executor("ray", workers=1))
+
+
+def test_a_ray_shard_and_a_local_shard_merge_into_the_local_run(tmp_path, ray_local) -> None:
+    on_ray = run_config(config(), tmp_path / "a.jsonl", shard=Shard(1, 2), executor=create_executor("ray", workers=2))
+    here = run_config(config(), tmp_path / "b.jsonl", shard=Shard(2, 2))
+    assert merge_results([on_ray, here], tmp_path / "all.jsonl").missing == []
+    whole = load_results([run_config(config(), tmp_path / "whole.jsonl")])
+    assert decided(load_results([tmp_path / "all.jsonl"]).runs) == decided(whole.runs)
