@@ -19,7 +19,6 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -28,7 +27,8 @@ from evalkit.errors import ConfigError, ScenarioError
 from evalkit.strategies import StrategySpec
 from evalkit.yamlfile import read_yaml
 
-__all__ = ["BackendEntry", "RetrySettings", "RunConfig", "ServeSettings", "load_config", "parse_strategy_specs"]
+__all__ = ["BackendEntry", "EndpointSettings", "RetrySettings", "RunConfig", "ServeSettings", "load_config",
+           "parse_strategy_specs"]
 
 
 class _Model(BaseModel):
@@ -48,6 +48,7 @@ class ServeSettings(_Model):
 
     `model` is a packaged model (smollm2, gemma3-270m) or a .gguf path; by default the entry's model.
     `template`: `project` (our ChatML tool-calling template), `model` (the GGUF's own), or a file path.
+    `replicas`: servers to start, each with `parallel` slots, used as one pool (`evalkit.backends.pool`).
     """
 
     model: str | None = None
@@ -57,10 +58,25 @@ class ServeSettings(_Model):
     threads: int | None = Field(None, ge=1)
     seed: int = 0
     startup_timeout_s: float = Field(180.0, gt=0)
+    replicas: int = Field(1, ge=1, le=16)  # servers to start, used as one pool of endpoints
+
+
+class EndpointSettings(_Model):
+    """One server of a backend entry with several (`endpoints:`); see `evalkit.backends.pool`.
+
+    `concurrency`: calls in flight on this server; by default its `/props` slots (llama-server),
+    else the entry's `concurrency`.
+    """
+
+    url: str
+    concurrency: int | None = Field(None, ge=1, le=256)
 
 
 class BackendEntry(_Model):
-    """One backend and model. `label` names it in results and reports."""
+    """One backend and model. `label` names it in results and reports.
+
+    Several servers of the same model: `urls: [...]` or `endpoints: [{url, concurrency}]` instead of `url`.
+    """
 
     label: str
     kind: str
@@ -72,6 +88,21 @@ class BackendEntry(_Model):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     options: dict[str, Any] = Field(default_factory=dict)
     serve: ServeSettings | None = None
+    urls: list[str] | None = Field(None, min_length=1)
+    endpoints: list[EndpointSettings] | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_way_to_name_servers(self) -> BackendEntry:
+        given = [name for name in ("url", "urls", "endpoints", "serve") if getattr(self, name) is not None]
+        if len(given) > 1:
+            raise ValueError(f"give one of url, urls, endpoints, serve, not {' and '.join(given)}")
+        return self
+
+    def endpoint_list(self) -> list[EndpointSettings]:
+        """The servers named by `urls` or `endpoints`; empty for an entry with one `url` (or none)."""
+        if self.endpoints is not None:
+            return list(self.endpoints)
+        return [EndpointSettings(url=url) for url in self.urls or []]
 
     @field_validator("kind")
     @classmethod
@@ -99,20 +130,13 @@ class BackendEntry(_Model):
 
 
 def check_http_url(url: str) -> None:
-    """An absolute http(s) URL with a host; anything else is refused with what is wrong."""
-    if not url.strip():
-        raise ValueError("empty; leave `url` out for the backend's default endpoint")
-    if any(ch.isspace() or ord(ch) < 32 for ch in url):
-        raise ValueError(f"{url!r} contains whitespace or control characters")
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 -- parsing the port is the check: `:abc` or `:99999` raise ValueError
-    except ValueError as exc:
-        raise ValueError(f"{url!r} is not a valid URL: {exc}") from exc
-    if parts.scheme not in ("http", "https"):
-        raise ValueError(f"{url!r} must start with http:// or https://")
-    if not parts.hostname:
-        raise ValueError(f"{url!r} has no host")
+    """An absolute http(s) URL with a host; anything else is refused with what is wrong (credentials
+    in it blanked). The backends check the same way (one rule, in `backends._http.url_problem`)."""
+    from evalkit.backends._http import url_problem  # here: httpx stays out of start-up
+
+    problem = url_problem(url)
+    if problem:
+        raise ValueError(f"url {problem}")
 
 
 class RunConfig(_Model):
@@ -162,7 +186,8 @@ class RunConfig(_Model):
 
     def as_replay(self, record_dir: Path) -> RunConfig:
         """This matrix with every backend served back from `record_dir/<label>` (what `--record` wrote)."""
-        entries = [e.model_copy(update={"kind": "replay", "url": None, "serve": None, "api_key_env": None,
+        entries = [e.model_copy(update={"kind": "replay", "url": None, "urls": None, "endpoints": None, "serve": None,
+                                        "api_key_env": None,
                                         "options": {"dir": str(record_dir / e.label)}})
                    for e in self.backends]
         output = Path(self.output).with_suffix("") if self.output else Path("results") / self.name
@@ -180,7 +205,14 @@ class RunConfig(_Model):
 
     def fingerprint(self) -> str:
         """A hash of everything that decides the runs, to refuse resuming into another config."""
-        data = json.dumps(self.model_dump(exclude={"output", "description"}), sort_keys=True)
+        dumped = self.model_dump(exclude={"output", "description"})
+        for backend in dumped["backends"]:  # fields added later count only when set: old hashes hold
+            for name in ("urls", "endpoints"):
+                if backend[name] is None:
+                    del backend[name]
+            if backend["serve"] is not None and backend["serve"]["replicas"] == 1:
+                del backend["serve"]["replicas"]
+        data = json.dumps(dumped, sort_keys=True)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 

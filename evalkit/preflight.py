@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evalkit.backends import BACKENDS, DEFAULT_KEY_ENV
-from evalkit.config import RunConfig, check_http_url
+from evalkit.backends import DEFAULT_KEY_ENV, key_required
+from evalkit.config import RunConfig
 from evalkit.errors import BackendError, ConfigError, ResultsError
 from evalkit.results import Header, Results
 from evalkit.scenario import Scenario, load_scenarios
@@ -56,17 +56,9 @@ def _scenarios(config: RunConfig, where: str) -> list[Scenario]:
 def _check_backends(config: RunConfig, where: str) -> None:
     for i, entry in enumerate(config.backends):
         field = f"{where}: backends.{i}"
-        if entry.kind not in BACKENDS:
-            raise ConfigError(f"{field}.kind: unknown backend kind {entry.kind!r} (known: {', '.join(BACKENDS)})")
-        if entry.url is not None:
-            try:
-                check_http_url(entry.url)
-            except ValueError as exc:
-                raise ConfigError(f"{field}.url: {exc}") from exc
+        # kind and url were checked when the config was built; the key is checked now, at run time
         env_name = entry.api_key_env or DEFAULT_KEY_ENV.get(entry.kind)
-        # a named variable must be set; a hosted API's public endpoint needs its default one too
-        needs_key = entry.api_key_env is not None or (entry.kind in DEFAULT_KEY_ENV and entry.url is None)
-        if env_name and needs_key and not os.environ.get(env_name):
+        if env_name and key_required(entry) and not os.environ.get(env_name):
             raise ConfigError(f"{field}.api_key_env: environment variable {env_name} is not set "
                               f"(backend {entry.label!r} needs an API key)")
 

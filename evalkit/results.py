@@ -173,6 +173,7 @@ class Header(_Record):
     backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
     resumed: bool = False
     rescored: dict[str, Any] | None = None  # set by `evalkit rescore`: when, evalkit version, git sha
+    shard: str | None = None  # "i/n" when the run covered one shard of the plan (`run --shard`)
 
 
 class Footer(_Record):

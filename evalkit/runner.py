@@ -1,10 +1,11 @@
 """Running a config: expand the matrix, run every cell N times concurrently, append each result.
 
-The plan is a generator and each backend entry gets `concurrency` workers pulling from it, so
-memory holds the runs in flight, not the matrix. Each finished run is written at once (and dropped),
+The plan is a generator; an executor (`evalkit.executors`: this process by default, or Ray workers)
+pulls from it and hands back each finished record, so memory holds the runs in flight, not the
+matrix. This process alone writes: each finished run is written at once (and dropped),
 so an interrupted run loses at most the runs in flight, and `resume=True` skips every run id already
-in the file. Workers yield to the event loop after every run, even on the simulated backend (which
-never waits), so SIGINT/SIGTERM stop the run at once: in-flight runs are cancelled, the segment gets
+in the file; `shard` runs a stable slice of the plan (`evalkit.shards`). SIGINT/SIGTERM stop the
+run at once: in-flight runs are cancelled, the segment gets
 an `interrupted` footer and `KeyboardInterrupt` reaches the CLI (exit 130). The results file and
 the recordings directory are locked for the life of the run. Backend faults are retried inside a
 run; a run whose backend stays down is recorded as `infra_error` and the matrix goes on.
@@ -23,23 +24,24 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
-
-import httpx
+from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit import __version__
-from evalkit.backends import Backend, RetryPolicy, create_backend, http_client, needs_http_client
+from evalkit.backends import Backend, RetryPolicy
 from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
-from evalkit.errors import BackendError, ConfigError, ResultsError
+from evalkit.errors import ConfigError, ResultsError
 from evalkit.loop import run_loop
 from evalkit.outputlock import hold_outputs
 from evalkit.preflight import check_resumable, discard_empty_leftover, preflight
 from evalkit.results import Cell, Footer, Header, Opener, ResultsWriter, RunRecord, finished_runs, truncate_partial_line
 from evalkit.scenario import Scenario, load_scenarios
 from evalkit.secrets import public_config
-from evalkit.serve import LlamaServer, server_for
+from evalkit.shards import Shard, check_resume_shard
 from evalkit.strategies import StrategySpec, build_stack
+
+if TYPE_CHECKING:
+    from evalkit.executors.base import Executor
 
 __all__ = ["RunSpec", "arun_config", "iter_runs", "plan_runs", "run_config"]
 
@@ -128,14 +130,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-async def _describe(backend: Backend) -> dict[str, Any]:
-    try:
-        return await backend.describe()
-    except BackendError as exc:  # the runs will record the outage; the header says why
-        return {"kind": backend.kind, "model": backend.model, "error": str(exc)}
-
-
-def _finished(config: RunConfig, output: Path, resume: bool, retry_infra: bool) -> set[str]:
+def _finished(config: RunConfig, output: Path, resume: bool, retry_infra: bool, shard: Shard | None) -> set[str]:
     """Run ids already in `output` that this invocation does not run again."""
     if not output.exists() or discard_empty_leftover(output):
         return set()
@@ -144,59 +139,8 @@ def _finished(config: RunConfig, output: Path, resume: bool, retry_infra: bool) 
     truncate_partial_line(output)
     headers, outcomes = finished_runs(output)
     check_resumable(config, headers, output)
+    check_resume_shard(output, [h.shard for h in headers], shard)
     return {run_id for run_id, outcome in outcomes.items() if not (retry_infra and outcome == "infra_error")}
-
-
-class _Backends:
-    """One httpx client and backend per config entry, optionally recording every call.
-
-    An entry with `serve:` gets its own llama-server, started here and stopped by `aclose`.
-    """
-
-    def __init__(self) -> None:
-        self.clients: dict[str, httpx.AsyncClient] = {}
-        self.backends: dict[str, Backend] = {}
-        self.servers: dict[str, LlamaServer] = {}
-
-    @classmethod
-    async def open(cls, config: RunConfig, entries: list[BackendEntry], record_dir: Path | None) -> _Backends:
-        pool = cls()
-        try:
-            for entry in entries:
-                if entry.serve is not None:
-                    server = server_for(entry.serve, entry.model, Path(config.base_dir or "."))
-                    pool.servers[entry.label] = server
-                    # in this thread, not a worker: the server's parent-death signal follows the
-                    # thread that started it; nothing else runs while a served phase starts
-                    server.start()
-                    entry = entry.model_copy(update={"url": server.url})
-                client = None
-                if needs_http_client(entry.kind):  # the simulated and replay backends never use one
-                    client = pool.clients[entry.label] = http_client(entry)
-                backend = create_backend(entry, client)
-                if record_dir is not None:
-                    from evalkit.backends.recording import RecordingBackend
-
-                    backend = RecordingBackend(backend, record_dir / entry.label)
-                pool.backends[entry.label] = backend
-        except BaseException:
-            await pool.aclose()
-            raise
-        return pool
-
-    async def describe(self) -> dict[str, dict[str, Any]]:
-        provenance = {label: await _describe(b) for label, b in self.backends.items()}
-        for label, server in self.servers.items():
-            provenance[label]["started_by_evalkit"] = await asyncio.to_thread(server.provenance)
-        return provenance
-
-    async def aclose(self) -> None:
-        for backend in self.backends.values():
-            await backend.aclose()
-        for client in self.clients.values():
-            await client.aclose()
-        for server in self.servers.values():
-            await asyncio.to_thread(server.stop)
 
 
 def _phases(config: RunConfig, labels: set[str]) -> list[list[BackendEntry]]:
@@ -217,52 +161,42 @@ class _Job:
     writer: ResultsWriter
     record_dir: Path | None
     progress: Progress | None
-    total: int
+    executor: Executor
+    shard: Shard | None = None
+    total: int = 0
     done: int = 0
 
     def pending(self, labels: set[str]) -> Iterator[RunSpec]:
-        return (r for r in iter_runs(self.config, self.scenarios, labels) if r.run_id not in self.finished)
+        runs = iter_runs(self.config, self.scenarios, labels)
+        return (r for r in (self.shard.select(runs) if self.shard else runs) if r.run_id not in self.finished)
 
 
 async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
-    """Run the pending runs of `entries` as one header..footer segment."""
+    """Run the pending runs of `entries` as one header..footer segment: the executor runs them (here
+    or elsewhere) and hands back records; only this process writes."""
     config, writer = job.config, job.writer
-    pool = await _Backends.open(config, entries, job.record_dir)
-    status: Literal["complete", "interrupted"] = "interrupted"
-    written_before = writer.runs_written
-    workers: list[asyncio.Task[None]] = []
-    try:
-        writer.write(Header(
-            evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
-            config_hash=config.fingerprint(), config=public_config(config.model_dump(mode="json")), seed=config.seed,
-            runs_per_cell=config.runs, simulated=any(b.simulated for b in pool.backends.values()),
-            backends=await pool.describe(), resumed=writer.path.stat().st_size > 0))
-
-        async def work(specs: Iterator[RunSpec], backend: Backend) -> None:
-            for spec in specs:  # shared by the entry's workers: each run is taken once
-                writer.write(await execute_run(spec, backend, config))
-                job.done += 1
-                if job.progress:
-                    job.progress(job.done, job.total)
-                await asyncio.sleep(0)  # a simulated run never waits: let signals and other workers in
-
-        for entry in entries:
-            specs = job.pending({entry.label})
-            workers += [asyncio.ensure_future(work(specs, pool.backends[entry.label]))
-                        for _ in range(entry.concurrency)]
-        await asyncio.gather(*workers)
-        status = "complete"
-    finally:
-        for task in workers:
-            task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.gather(*workers, return_exceptions=True)
+    async with job.executor.phase(config, entries, job.record_dir) as phase:
+        status: Literal["complete", "interrupted"] = "interrupted"
+        written_before = writer.runs_written
         try:
+            writer.write(Header(
+                evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
+                config_hash=config.fingerprint(), config=public_config(config.model_dump(mode="json")),
+                seed=config.seed, runs_per_cell=config.runs, simulated=phase.simulated,
+                backends=await phase.describe(), resumed=writer.path.stat().st_size > 0,
+                shard=str(job.shard) if job.shard else None))
+            pending = {e.label: job.pending({e.label}) for e in entries}
+            async with contextlib.aclosing(phase.run(pending)) as records:
+                async for record in records:
+                    writer.write(record)
+                    job.done += 1
+                    if job.progress:
+                        job.progress(job.done, job.total)
+            status = "complete"
+        finally:
             if not writer.broken:
                 writer.write(Footer(finished_at=_now(), status=status,
                                     runs_written=writer.runs_written - written_before))
-        finally:
-            await pool.aclose()
 
 
 @contextlib.contextmanager
@@ -307,8 +241,12 @@ def _prepare_recordings(record_dir: Path, labels: set[str], finished: set[str], 
 
 async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, record_dir: Path | None = None,
                       progress: Progress | None = None, only_backends: set[str] | None = None,
-                      retry_infra: bool = False, opener: Opener | None = None) -> Path:
+                      retry_infra: bool = False, opener: Opener | None = None, shard: Shard | None = None,
+                      executor: Executor | None = None) -> Path:
     """Run every pending run of `config`, appending records to `output`; returns the path.
+
+    `shard` runs only that deterministic slice of the plan (see `evalkit.shards`). `executor` runs the
+    runs elsewhere (`evalkit.executors`: Ray workers) and hands their records back to be written here.
 
     `retry_infra` (with `resume`) runs again the runs recorded as `infra_error`; their new records
     supersede the old ones. `only_backends` restricts this invocation to some backend labels (one
@@ -324,11 +262,15 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
             raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
         labels = set(only_backends)
     with hold_outputs(output, record_dir), _stop_on_signals(asyncio.current_task()) as received:
-        finished = _finished(config, output, resume, retry_infra)
+        finished = _finished(config, output, resume, retry_infra, shard)
         if record_dir is not None:
             _prepare_recordings(record_dir, labels, finished, resume)
+        if executor is None:
+            from evalkit.executors.local import LocalExecutor  # it imports this module
+
+            executor = LocalExecutor()
         job = _Job(config, scenarios, finished, ResultsWriter(output, append=output.exists(), opener=opener),
-                   record_dir, progress, total=0)
+                   record_dir, progress, executor, shard)
         busy = Counter(spec.entry.label for spec in job.pending(labels))
         job.total = sum(busy.values())
         try:
@@ -351,11 +293,12 @@ def default_output(config: RunConfig) -> Path:
 def run_config(config: RunConfig, output: Path | None = None, *, resume: bool = False,
                record_dir: Path | None = None, progress: Progress | None = None,
                only_backends: set[str] | None = None, retry_infra: bool = False,
-               opener: Opener | None = None) -> Path:
+               opener: Opener | None = None, shard: Shard | None = None,
+               executor: Executor | None = None) -> Path:
     """Synchronous wrapper around `arun_config`."""
     return asyncio.run(arun_config(config, output or default_output(config), resume=resume,
                                    record_dir=record_dir, progress=progress, only_backends=only_backends,
-                                   retry_infra=retry_infra, opener=opener))
+                                   retry_infra=retry_infra, opener=opener, shard=shard, executor=executor))
 
 
 __all__ += ["check_stacks", "default_output", "load_config_scenarios", "run_seed"]

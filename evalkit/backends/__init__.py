@@ -55,7 +55,8 @@ def needs_http_client(kind: str) -> bool:
 def key_required(entry: BackendEntry) -> bool:
     """A key is needed when the config names its variable, or for a hosted API at its default address
     (a local OpenAI-compatible server or llama-server's Messages API needs none)."""
-    return bool(entry.api_key_env) or (entry.kind in DEFAULT_KEY_ENV and entry.url is None)
+    return bool(entry.api_key_env) or (entry.kind in DEFAULT_KEY_ENV and entry.url is None
+                                       and not entry.endpoint_list())
 
 
 def create_backend(entry: BackendEntry, client: httpx.AsyncClient | None) -> Backend:
@@ -64,6 +65,12 @@ def create_backend(entry: BackendEntry, client: httpx.AsyncClient | None) -> Bac
     `client` may be None only for a kind that needs none (`needs_http_client`)."""
     from evalkit.strategies import load_class
 
+    if entry.endpoint_list():  # several servers: one backend each, balanced by a pool
+        from evalkit.backends.pool import create_pool
+
+        if client is None:
+            raise ConfigError(f"backend {entry.label!r}: kind {entry.kind!r} takes no endpoint list")
+        return create_pool(entry, client)
     target = BACKENDS.get(entry.kind)
     if target is None:
         raise ConfigError(f"backend {entry.label!r}: unknown kind {entry.kind!r} (known: {', '.join(BACKENDS)})")

@@ -121,8 +121,11 @@ def url_problem(url: str) -> str | None:
     """Why httpx could not call `url` (None when it can): checked before a run, so a typo is a config error."""
     if not url.strip():
         return "is empty (leave url out for the kind's default)"
+    if any(ch.isspace() or ord(ch) < 32 for ch in url):
+        return f"{public_url(url)!r} contains whitespace or control characters"
     try:
         parsed = httpx.URL(url)
+        parsed.port  # noqa: B018 -- reading the port is the check (`:abc`, `:99999`)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         return f"{public_url(url)!r} is not a URL ({redact(str(exc), secrets_of(url))})"
     if parsed.scheme not in ("http", "https"):

@@ -28,6 +28,7 @@ __all__ = ["main"]
 # (each module's `add_parser` repeats its line; tests/test_cli_startup.py keeps the two equal)
 COMMANDS = {
     "run": "run a config's matrix and write a JSONL results file",
+    "merge": "merge the shards of one run (run --shard i/n) into one results file",
     "report": "write an HTML (or markdown, JSON) report from results files",
     "gate": "compare a candidate's results with a baseline's; exit 1 on a regression",
     "validate": "check scenario or config files (folders are searched for *.yaml)",

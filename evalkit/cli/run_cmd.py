@@ -15,13 +15,16 @@ from typing import TYPE_CHECKING, TextIO
 
 from evalkit.config import load_config
 from evalkit.errors import ConfigError
+from evalkit.executors import EXECUTORS, create_executor
 from evalkit.preflight import dead_backends
 from evalkit.results import load_results
 from evalkit.runner import default_output, iter_runs, load_config_scenarios, run_config
+from evalkit.shards import parse_shard
 
 if TYPE_CHECKING:
     from evalkit.config import RunConfig
     from evalkit.report import ReportFormat
+    from evalkit.shards import Shard
 
 __all__ = ["add_parser", "run"]
 
@@ -43,6 +46,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="run only this backend entry now (repeatable); the others stay pending for --resume")
     p.add_argument("--report", type=Path, metavar="FILE",
                    help="also write a report of the whole results file (format from the suffix: .html, .md, .json)")
+    p.add_argument("--shard", metavar="I/N",
+                   help="run only shard I of N of the plan (a stable slice by run id); join them with `evalkit merge`")
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="where the runs execute: this process, or Ray workers (pip install 'evalkit[ray]')")
+    p.add_argument("--address", help="with --executor ray: the cluster (ray://HOST:10001, or auto); default local")
+    p.add_argument("--workers", type=int,
+                   help="with --executor ray: Ray workers, one shard each (default: one per node)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     p.set_defaults(handler=run)
 
@@ -138,8 +148,9 @@ def _clock_text(seconds: float) -> str:
     return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
-def _planned(config: RunConfig, only: set[str] | None) -> int:
-    return sum(1 for _ in iter_runs(config, load_config_scenarios(config), only))  # lazily: memory stays flat
+def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> int:
+    runs = iter_runs(config, load_config_scenarios(config), only)
+    return sum(1 for _ in (shard.select(runs) if shard else runs))  # lazily: memory stays flat
 
 
 def run(args: argparse.Namespace) -> int:
@@ -153,10 +164,12 @@ def run(args: argparse.Namespace) -> int:
     if args.retry_infra and not args.resume:
         raise ConfigError("--retry-infra needs --resume (it re-runs infra errors of an existing results file)")
     only = set(args.backend) if args.backend else None
-    progress = ProgressBar(not args.no_progress, _planned(config, only), output)
+    shard = parse_shard(args.shard) if args.shard else None
+    executor = create_executor(args.executor, address=args.address, workers=args.workers)
+    progress = ProgressBar(not args.no_progress, _planned(config, only, shard), output)
     try:
         run_config(config, output, resume=args.resume, record_dir=args.record, retry_infra=args.retry_infra,
-                   progress=progress, only_backends=only)
+                   progress=progress, only_backends=only, shard=shard, executor=executor)
     finally:
         progress.close()
     from evalkit.summary import summary_table  # here, not at start-up: it needs scipy

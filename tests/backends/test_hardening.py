@@ -8,6 +8,7 @@ dripped one byte at a time), so it runs against `tests.faultserver` on loopback.
 from __future__ import annotations
 
 import asyncio
+import re
 
 import httpx
 import pytest
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from evalkit.backends import create_backend, http_client, needs_http_client
 from evalkit.backends._http import join_url, post_json, url_problem
 from evalkit.backends.openai import OpenAIBackend
+from evalkit.config import BackendEntry
 from evalkit.errors import BackendError, ConfigError
 from evalkit.secrets import MIN_SECRET_CHARS, REDACTED, public_config, public_url, redact, redact_data, secrets_of
 from tests.backends import CONTEXT, MockServer, arun, entry, payload, request
@@ -106,21 +108,34 @@ def test_a_redirect_is_reported_as_a_redirect_not_as_invalid_json() -> None:
 
 
 @pytest.mark.parametrize(("url", "problem"), [
-    ("", "is empty (leave url out for the kind's default)"),
     ("http//x", "'http//x' needs an http:// or https:// scheme"),
     ("ftp://files.test", "'ftp://files.test' needs an http:// or https:// scheme"),
     ("http://", "'http://' names no host"),
 ])
 def test_a_url_that_cannot_be_called_is_a_config_error(url: str, problem: str) -> None:
+    # refused when the entry is built (a config file names the field), and by create_backend for
+    # an entry built without validation
+    with pytest.raises(ValueError, match=re.escape(f"url {problem}")):
+        entry("llama-server", url=url)
     with pytest.raises(ConfigError) as info:
-        create_backend(entry("llama-server", url=url), httpx.AsyncClient())
+        create_backend(BackendEntry.model_construct(**entry("llama-server").model_dump() | {"url": url}),
+                       httpx.AsyncClient())
     assert str(info.value) == f"backend 'test-llama-server': url {problem}"
+
+
+def test_an_empty_url_is_refused_when_the_entry_is_built() -> None:
+    # issue 9 item 6: `url: ""` silently meant the public OpenAI endpoint
+    with pytest.raises(ValueError, match=r"url is empty \(leave url out"):
+        entry("openai", url="")
 
 
 def test_an_unparseable_url_is_a_config_error_not_httpx_invalid_url() -> None:
     # issue 9 item 6: an unparseable URL raised httpx.InvalidURL from inside the run
+    with pytest.raises(ValueError, match=r"url 'http://\[::1' is not a URL"):
+        entry("openai", url="http://[::1")
     with pytest.raises(ConfigError, match=r"^backend 'test-openai': url 'http://\[::1' is not a URL"):
-        create_backend(entry("openai", url="http://[::1"), httpx.AsyncClient())
+        create_backend(BackendEntry.model_construct(**entry("openai").model_dump() | {"url": "http://[::1"}),
+                       httpx.AsyncClient())
     assert url_problem("http://127.0.0.1:8080") is None
     with pytest.raises(BackendError, match=r"^invalid URL 'http://\[::1/v1/models'"):
         arun(post_json(httpx.AsyncClient(), "http://[::1/v1/models", {}))

@@ -1,0 +1,33 @@
+"""`evalkit merge A.jsonl B.jsonl … -o ALL.jsonl`: join the shards of one run into one results file."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from evalkit.merge import merge_results
+
+__all__ = ["add_parser", "run"]
+
+_SHOW_MISSING = 10
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("merge", help="merge the shards of one run (run --shard i/n) into one results file")
+    p.add_argument("results", nargs="+", type=Path, help="results files of one config and evalkit version")
+    p.add_argument("-o", "--out", type=Path, required=True, help="the merged results file (must not exist)")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    report = merge_results(args.results, args.out)
+    shards = f" (shards {', '.join(report.shards)})" if report.shards else ""
+    print(f"merged {len(report.inputs)} files{shards} into {report.output}: {report.runs} runs")
+    if report.superseded:
+        print(f"{report.superseded} infra_error records are superseded by a real record of the same run")
+    if report.missing:
+        shown = ", ".join(report.missing[:_SHOW_MISSING])
+        more = f" and {len(report.missing) - _SHOW_MISSING} more" if len(report.missing) > _SHOW_MISSING else ""
+        print(f"{len(report.missing)} runs of the plan are missing: {shown}{more}")
+        print(f"(run them with: evalkit run CONFIG --resume -o {report.output})")
+    return 0
