@@ -198,6 +198,8 @@ class Results:
 
     `segments`, `duplicates` and `conflicts` are what `check_integrity` needs: how many records
     each invocation left against what its footer counts, and the run ids recorded more than once.
+    `transcripts` is None when `runs` are whole records (`load_results`); `evalkit.scan` sets it to
+    the few whole records it kept per cell key, its `runs` then being rows without transcripts.
     """
 
     headers: list[Header] = field(default_factory=list)
@@ -207,10 +209,21 @@ class Results:
     segments: list[Segment] = field(default_factory=list)
     duplicates: int = 0
     conflicts: list[str] = field(default_factory=list)
+    transcripts: dict[tuple[str, ...], list[RunRecord]] | None = None
+    transcript_limit: int = 0  # with `transcripts`: the most failed runs per cell a drill-down may show
 
     @property
     def simulated(self) -> bool:
         return any(h.simulated for h in self.headers) or any(r.simulated for r in self.runs)
+
+    def whole(self, runs: list[RunRecord], failed: int) -> list[RunRecord]:
+        """The records of one cell's `runs` with their transcripts: all of them, or the sample kept,
+        which holds what a drill-down showing up to `failed` failed runs needs."""
+        if self.transcripts is None or not runs:
+            return runs
+        if failed > self.transcript_limit:
+            raise ValueError(f"{failed} failed transcripts per cell asked, {self.transcript_limit} kept")
+        return self.transcripts.get(runs[0].cell.key(), [])
 
     def run_ids(self) -> set[str]:
         return {r.run_id for r in self.runs}
@@ -239,6 +252,9 @@ _RECORD_TYPES: dict[str, type[_Record]] = {"header": Header, "run": RunRecord, "
 
 
 def _parse_line(path: str, lineno: int, line: str) -> _Record:
+    if line.startswith('{"type":"run"'):  # the writer's own lines: validated from JSON in one step
+        with contextlib.suppress(ValidationError):  # the general path below names the field
+            return RunRecord.model_validate_json(line)
     try:
         data = json.loads(line)
         kind = data.get("type") if isinstance(data, dict) else None
@@ -255,35 +271,36 @@ def _parse_line(path: str, lineno: int, line: str) -> _Record:
 
 
 def iter_records(path: str | Path) -> Iterator[_Record]:
-    """Records of one file. A last line cut short by an interruption is skipped, not an error."""
+    """Records of one file, read line by line. A last line cut short by an interruption is skipped,
+    not an error."""
     path = str(path)
     try:
         with open(path, encoding="utf-8") as fh:
-            lines = fh.read().split("\n")
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                if not line.endswith("\n"):
+                    warnings.warn(f"{path}:{lineno}: skipping a record cut short by an interruption", stacklevel=2)
+                    return
+                yield _parse_line(path, lineno, line)
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise ResultsError(f"{path}: not UTF-8 text") from exc
-    partial_tail = lines[-1] != ""
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if partial_tail and lineno == len(lines):
-            warnings.warn(f"{path}:{lineno}: skipping a record cut short by an interruption", stacklevel=2)
-            return
-        yield _parse_line(path, lineno, line)
 
 
 def _verdict(run: RunRecord) -> tuple[str, bool, bool, str | None]:
     return (run.outcome, run.completed, run.correct, run.failure)
 
 
-def load_results(paths: Iterable[str | Path]) -> Results:
+def load_results(paths: Iterable[str | Path], keep: Callable[[RunRecord], RunRecord] | None = None) -> Results:
     """Read and merge results files.
 
     A run id seen twice keeps its first record, unless that record is an `infra_error`: a later
     record of the run (`run --resume --retry-infra` re-ran it) then takes its place. Any other
     repeat is counted in `duplicates`, and listed in `conflicts` when its verdict differs.
+    `keep` is given each record that takes a place in `runs` and returns what is stored there
+    (`evalkit.scan` stores compact rows and keeps a few whole records); by default, the record.
     """
     results = Results()
     seen: dict[str, int] = {}
@@ -306,9 +323,9 @@ def load_results(paths: Iterable[str | Path]) -> Results:
                 at = seen.get(record.run_id)
                 if at is None:
                     seen[record.run_id] = len(results.runs)
-                    results.runs.append(record)
+                    results.runs.append(keep(record) if keep else record)
                 elif results.runs[at].outcome == "infra_error":
-                    results.runs[at] = record
+                    results.runs[at] = keep(record) if keep else record
                 else:
                     results.duplicates += 1
                     if _verdict(results.runs[at]) != _verdict(record):

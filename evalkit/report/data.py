@@ -209,12 +209,13 @@ def _not_counted(columns: Sequence[Column], rows: Sequence[Row],
     return out
 
 
-def _drilldown(ident: str, column: Column, row: Row, runs: list[RunRecord], stats: CellStats,
-               max_failed: int) -> Drilldown:
-    passing = pick_passing(runs)
+def _drilldown(ident: str, column: Column, row: Row, runs: list[RunRecord], whole: list[RunRecord],
+               stats: CellStats, max_failed: int) -> Drilldown:
+    """`whole`: the records of `runs` with transcripts (all, or the sample `evalkit.scan` kept)."""
+    passing = pick_passing(whole)
     return Drilldown(
         id=ident, column=column, row=row, stats=stats, prepare_choices=prepare_choices(runs),
-        failed=tuple(transcript(r) for r in pick_failed(runs, max_failed)),
+        failed=tuple(transcript(r) for r in pick_failed(whole, max_failed)),
         failed_total=sum(1 for r in runs if r.counted and not r.correct),
         passing=transcript(passing) if passing else None)
 
@@ -235,8 +236,8 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
                            method=interval_method)
         cells[row_id][column_id] = stats
         if rows[ri].kind == "scenario":
-            drilldowns.append(_drilldown(f"d-{row_id}-{column_id}", columns[ci], rows[ri], runs, stats,
-                                         max_failed_transcripts))
+            drilldowns.append(_drilldown(f"d-{row_id}-{column_id}", columns[ci], rows[ri], runs,
+                                         results.whole(runs, max_failed_transcripts), stats, max_failed_transcripts))
     counted = [r for r in results.runs if r.counted]
     per_cell = [s.counted for by_col in cells.values() for s in by_col.values()]
     names = sorted({h.config_name for h in results.headers})
