@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, cast
+from typing import Any, BinaryIO, Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,11 +36,13 @@ __all__ = [
     "ModelCall",
     "Results",
     "ResultsWriter",
+    "RunReader",
     "RunRecord",
     "Segment",
     "finished_runs",
     "load_results",
     "output_error",
+    "parse_record",
     "truncate_partial_line",
 ]
 
@@ -251,10 +253,17 @@ def _flat_row(run: RunRecord) -> dict[str, Any]:
 _RECORD_TYPES: dict[str, type[_Record]] = {"header": Header, "run": RunRecord, "footer": Footer}
 
 
-def _parse_line(path: str, lineno: int, line: str) -> _Record:
-    if line.startswith('{"type":"run"'):  # the writer's own lines: validated from JSON in one step
-        with contextlib.suppress(ValidationError):  # the general path below names the field
-            return RunRecord.model_validate_json(line)
+RunParser = Callable[[str, int, str], RunRecord]
+
+
+def parse_record(path: str, lineno: int, line: str, parse_run: RunParser | None = None) -> _Record:
+    """One line's record; a `ResultsError` naming the line and field when it is not one.
+
+    `parse_run` reads the writer's own run lines (by default: the whole record, validated from JSON
+    in one step); when it raises a `ValidationError`, the general path finds the field to name."""
+    if line.startswith('{"type":"run"'):
+        with contextlib.suppress(ValidationError):
+            return parse_run(path, lineno, line) if parse_run else RunRecord.model_validate_json(line)
     try:
         data = json.loads(line)
         kind = data.get("type") if isinstance(data, dict) else None
@@ -270,9 +279,9 @@ def _parse_line(path: str, lineno: int, line: str) -> _Record:
         raise ResultsError(f"{path}:{lineno}: {where}: {first['msg']}") from exc
 
 
-def iter_records(path: str | Path) -> Iterator[_Record]:
-    """Records of one file, read line by line. A last line cut short by an interruption is skipped,
-    not an error."""
+def iter_records(path: str | Path, parse_run: RunParser | None = None) -> Iterator[_Record]:
+    """Records of one file, read line by line (`parse_run`: see `parse_record`). A last line cut
+    short by an interruption is skipped, not an error."""
     path = str(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -282,7 +291,7 @@ def iter_records(path: str | Path) -> Iterator[_Record]:
                 if not line.endswith("\n"):
                     warnings.warn(f"{path}:{lineno}: skipping a record cut short by an interruption", stacklevel=2)
                     return
-                yield _parse_line(path, lineno, line)
+                yield parse_record(path, lineno, line, parse_run)
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
@@ -293,21 +302,30 @@ def _verdict(run: RunRecord) -> tuple[str, bool, bool, str | None]:
     return (run.outcome, run.completed, run.correct, run.failure)
 
 
-def load_results(paths: Iterable[str | Path], keep: Callable[[RunRecord], RunRecord] | None = None) -> Results:
+class RunReader(Protocol):
+    """How `load_results` reads run lines and what it stores of them (`evalkit.scan`)."""
+
+    def parse(self, path: str, lineno: int, line: str) -> RunRecord:
+        """A run line as the writer wrote it; may raise `ValidationError` (then the line is read whole)."""
+
+    def keep(self, run: RunRecord) -> RunRecord:
+        """Given each record that takes a place in `runs` (from `parse` or read whole): what is stored."""
+
+
+def load_results(paths: Iterable[str | Path], reader: RunReader | None = None) -> Results:
     """Read and merge results files.
 
     A run id seen twice keeps its first record, unless that record is an `infra_error`: a later
     record of the run (`run --resume --retry-infra` re-ran it) then takes its place. Any other
     repeat is counted in `duplicates`, and listed in `conflicts` when its verdict differs.
-    `keep` is given each record that takes a place in `runs` and returns what is stored there
-    (`evalkit.scan` stores compact rows and keeps a few whole records); by default, the record.
+    By default `runs` holds whole records; a `reader` decides what is read and stored instead.
     """
     results = Results()
     seen: dict[str, int] = {}
     for path in paths:
         results.paths.append(str(path))
         segment: Segment | None = None
-        for record in iter_records(path):
+        for record in iter_records(path, reader.parse if reader else None):
             if isinstance(record, Header):
                 results.headers.append(record)
                 segment = Segment(str(path))
@@ -323,9 +341,9 @@ def load_results(paths: Iterable[str | Path], keep: Callable[[RunRecord], RunRec
                 at = seen.get(record.run_id)
                 if at is None:
                     seen[record.run_id] = len(results.runs)
-                    results.runs.append(keep(record) if keep else record)
+                    results.runs.append(reader.keep(record) if reader else record)
                 elif results.runs[at].outcome == "infra_error":
-                    results.runs[at] = keep(record) if keep else record
+                    results.runs[at] = reader.keep(record) if reader else record
                 else:
                     results.duplicates += 1
                     if _verdict(results.runs[at]) != _verdict(record):

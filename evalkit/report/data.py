@@ -154,27 +154,21 @@ def _rows(results: Results) -> list[Row]:
     return rows
 
 
-def _in_row(run: RunRecord, row: Row) -> bool:
-    if row.kind == "overall":
-        return True
-    if row.kind == "family":
-        return run.cell.family == row.family
-    return run.cell.scenario == row.scenario
-
-
 def _group_runs(results: Results, columns: Sequence[Column], rows: Sequence[Row]
                 ) -> dict[tuple[str, str], list[RunRecord]]:
-    by_column: dict[ColumnKey, list[RunRecord]] = defaultdict(list)
+    """Runs per (row id, column id), in file order; one pass over the runs."""
+    by_column: dict[ColumnKey, str] = {(c.backend, c.model, c.mode, c.strategy): c.id for c in columns}
+    row_of = {(r.family, r.scenario): r.id for r in rows if r.kind != "overall"}
+    overall = rows[0].id
+    grouped: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     for run in results.runs:
-        by_column[(run.cell.backend, run.cell.model, run.cell.mode, run.cell.strategy)].append(run)
-    grouped: dict[tuple[str, str], list[RunRecord]] = {}
-    for column in columns:
-        runs = by_column[(column.backend, column.model, column.mode, column.strategy)]
-        for row in rows:
-            selected = [r for r in runs if _in_row(r, row)]
-            if selected:
-                grouped[(row.id, column.id)] = selected
-    return grouped
+        c = run.cell
+        column = by_column[(c.backend, c.model, c.mode, c.strategy)]
+        grouped[(overall, column)].append(run)
+        grouped[(row_of[(c.family, "")], column)].append(run)
+        grouped[(row_of[(c.family, c.scenario)], column)].append(run)
+    order = {(r.id, c.id): i for i, (c, r) in enumerate((c, r) for c in columns for r in rows)}
+    return {key: grouped[key] for key in sorted(grouped, key=order.__getitem__)}
 
 
 def _comparison_groups(columns: Sequence[Column], rows: Sequence[Row],
