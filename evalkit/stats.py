@@ -184,6 +184,7 @@ def pass_hat_k(counts: Iterable[tuple[int, int]], k: int) -> float | None:
 # --- power -------------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=64)
 def _fisher_greater_grid(n1: int, n2: int) -> np.ndarray:
     """One-sided Fisher p-value P(X₁ ≥ x₁ | x₁+x₂) for every table (x₁, x₂)."""
     x1 = np.arange(n1 + 1)[:, None]
