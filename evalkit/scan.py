@@ -3,7 +3,7 @@
 `scan_results` reads each file once, line by line, through `load_results` (so integrity sees every
 record: segment counts, duplicates, conflicting verdicts, footers), and stores each run as a
 `RunSummary`: a `RunRecord` without its transcript (no calls, messages or check items; of the
-interventions only the `prepare` choices the report tallies), about 1 KB instead of about 35 KB.
+interventions only the `prepare` choices the report tallies), about 0.7 KB instead of about 35 KB.
 Per cell it keeps whole only the records a report's drill-down can show: the first passing run, the
 first failing run of each failure category and the first `transcripts` failing runs (by run
 index), which are exactly the runs `pick_passing` and `pick_failed` choose from all of them.
