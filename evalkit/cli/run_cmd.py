@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 from evalkit.config import load_config
 from evalkit.errors import ConfigError
 from evalkit.executors import EXECUTORS, create_executor
-from evalkit.preflight import dead_backends
+from evalkit.preflight import MAX_PLANNED_RUNS, dead_backends
 from evalkit.results import load_results
 from evalkit.runner import default_output, iter_runs, load_config_scenarios, run_config
 from evalkit.shards import parse_shard
@@ -149,8 +149,15 @@ def _clock_text(seconds: float) -> str:
 
 
 def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> int:
-    runs = iter_runs(config, load_config_scenarios(config), only)
-    return sum(1 for _ in (shard.select(runs) if shard else runs))  # lazily: memory stays flat
+    """How many runs this invocation plans. Counted without building them, unless a shard must pick
+    its runs by id, and then only for a plan `preflight` accepts: this runs before `preflight`
+    refuses an oversized plan, and must not take as long as that plan is big."""
+    scenarios = load_config_scenarios(config)
+    entries = sum(1 for e in config.backends if only is None or e.label in only)
+    total = entries * len(config.modes) * len(config.strategies) * len(scenarios) * config.runs
+    if shard is None or total > MAX_PLANNED_RUNS:
+        return total
+    return sum(1 for _ in shard.select(iter_runs(config, scenarios, only)))  # lazily: memory stays flat
 
 
 def run(args: argparse.Namespace) -> int:
