@@ -129,7 +129,7 @@ def load_plugin_class(target: str) -> type[Any]:
     module_name, attr = _split(target)
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # whatever a user's module raises at import: one line
+    except (Exception, SystemExit) as exc:  # whatever a user's module raises at import (sys.exit too): one line
         first = (str(exc).splitlines() or [""])[0][:200]
         raise ConfigError(f"plugin {target!r}: cannot import {module_name!r}: "
                           f"{type(exc).__name__}: {first}") from exc
