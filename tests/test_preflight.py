@@ -6,6 +6,7 @@ code) and through the Python API. Runs are on the simulated backend, a few runs 
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 from evalkit.cli import main
+from evalkit.cli.run_cmd import ProgressBar
 from evalkit.config import RunConfig, load_config
 from evalkit.errors import ConfigError, ResultsError
 from evalkit.integrity import check_integrity
@@ -103,6 +105,8 @@ FAILED_STARTS: dict[str, tuple[dict[str, Any], tuple[str, ...], str]] = {
                           f"backends.0.api_key_env: environment variable {UNSET} is not set"),
     "families match nothing": ({"families": ["no_such_family"]}, (), "families: ['no_such_family'] match no"),
     "-n -1": ({}, ("-n", "-1"), "-n -1: "),
+    "unknown --backend": ({}, ("--backend", "nope"), "no backend labelled ['nope']"),
+    "scenarios match no file": ({"scenarios": ["missing/*.yaml"]}, (), "scenarios: pattern 'missing/*.yaml' matches"),
 }
 
 
@@ -115,7 +119,7 @@ def test_a_failed_start_leaves_no_file_and_a_fixed_rerun_runs(case: str, tmp_pat
     cfg, out = tmp_path / "c.yaml", tmp_path / "r.jsonl"
     assert run_cli(write_config(cfg, **overrides), "-o", out, *extra) == 2
     assert named in one_line(capsys.readouterr().err)
-    assert not out.exists()
+    assert sorted(tmp_path.iterdir()) == [cfg]  # no results file, no lock file
     assert run_cli(write_config(cfg), "-o", out) == 0  # fixed: a plain rerun, no --resume needed
     assert run_cli(cfg, "-o", out, "--resume") == 0
     assert set(cells_runs(out).values()) == {(0, 1)} and len(cells_runs(out)) == 4 * 2  # 4 scenarios, 2 stacks
@@ -131,6 +135,20 @@ def test_an_empty_or_cut_leftover_does_not_block_a_run(leftover: bytes, resume: 
     assert run_cli(cfg, "-o", out, *(["--resume"] if resume else [])) == 0
     results = load_results([out])
     assert len(results.headers) == 1 and len(results.runs) == 16 and not check_integrity(results)
+
+
+def test_a_progress_bar_does_not_create_the_file_of_a_start_that_fails(tmp_path: Path) -> None:
+    # on a terminal, `run` made its progress bar (which tails the results file) before the checks,
+    # and the bar created the file: a failed start left a 0-byte file
+    out, stream = tmp_path / "r.jsonl", io.StringIO()
+    bar = ProgressBar(True, planned=16, results=out, stream=stream)
+    with pytest.raises(ConfigError, match="match no scenario"):
+        run_config(RunConfig.model_validate(config_doc(families=["nope"])), out, progress=bar)
+    bar.close()
+    assert not out.exists()
+    bar = ProgressBar(True, planned=16, results=out, stream=stream)
+    run_config(RunConfig.model_validate(config_doc()), out, progress=bar)
+    assert "16/16 runs" in stream.getvalue() and len(load_results([out]).runs) == 16
 
 
 def test_a_file_with_a_complete_line_is_never_discarded(tmp_path: Path) -> None:
