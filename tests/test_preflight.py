@@ -267,3 +267,40 @@ def test_resume_grows_n_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFi
     capsys.readouterr()
     assert run_cli(cfg, "-o", out, "--resume") == 2  # the config's own runs: 1 < 3
     assert "resuming with 1 would drop runs: pass -n 3" in one_line(capsys.readouterr().err)
+
+
+# -- the project's own bad-input fixtures ----------------------------------------------------------
+
+BAD_CONFIGS = Path(__file__).resolve().parent / "data" / "bad_configs"
+
+
+def expected_error(path: Path) -> str:
+    """What a fixture's `# expect:` comment says its error names, after the file name."""
+    (expect,) = [line.removeprefix("# expect: ") for line in path.read_text().splitlines()
+                 if line.startswith("# expect: ")]
+    return expect
+
+
+def test_validate_gives_every_bad_fixture_one_line_naming_file_and_field(capsys: pytest.CaptureFixture[str]) -> None:
+    # the issue's "done means": one-line errors naming file and field, no traceback, no side effect
+    fixtures = sorted(BAD_CONFIGS.glob("*.yaml"))
+    assert len(fixtures) >= 10
+    assert main(["validate", str(BAD_CONFIGS)]) == 1
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and f"0 of {len(fixtures)} files valid" in captured.out
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == len(fixtures)
+    for path, line in zip(fixtures, lines, strict=True):
+        name, _, said = line.partition(" ")
+        assert name.split(":")[0] == str(path) and name.endswith(":"), line
+        assert said.startswith(expected_error(path)), line
+    assert not Path("validate-ran-os-system").exists() and not Path("validate-ran-rmtree").exists()
+
+
+@pytest.mark.parametrize("fixture", sorted(p.name for p in BAD_CONFIGS.glob("*.yaml")))
+def test_run_refuses_every_bad_fixture_before_creating_a_file(fixture: str, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "r.jsonl"
+    assert run_cli(BAD_CONFIGS / fixture, "-o", out) == 2
+    assert one_line(capsys.readouterr().err).startswith(f"evalkit: error: {BAD_CONFIGS / fixture}")
+    assert not list(tmp_path.iterdir())
