@@ -247,6 +247,16 @@ def test_resume_with_a_larger_n_tops_up_every_cell_without_duplicates(tmp_path: 
     assert [h.runs_per_cell for h in grown.headers] == [2, 5] and grown.footers[-1].runs_written == 24
 
 
+def test_an_interrupted_file_resumed_with_a_larger_n_gets_every_run_once(tmp_path: Path) -> None:
+    out = run_config(RunConfig.model_validate(config_doc(runs=2)), tmp_path / "r.jsonl")
+    lines = out.read_text().splitlines(keepends=True)
+    out.write_text("".join(lines[:6]) + lines[6][:40])  # killed after 5 runs, mid-record, no footer
+    run_config(RunConfig.model_validate(config_doc(runs=3)), out, resume=True)
+    resumed = load_results([out])
+    assert set(cells_runs(out).values()) == {(0, 1, 2)} and resumed.duplicates == 0
+    assert not check_integrity(resumed) and resumed.footers[-1].runs_written == 24 - 5
+
+
 def test_resume_with_a_smaller_n_or_another_config_is_refused(tmp_path: Path) -> None:
     out = run_config(RunConfig.model_validate(config_doc(runs=3)), tmp_path / "r.jsonl")
     text = out.read_text()
