@@ -250,7 +250,8 @@ def load_config(path: str | Path) -> RunConfig:
         field = ".".join(str(p) for p in loc) or "(top level)"
         line = doc.line_of(loc)
         where = f"{path}:{line}" if line else str(path)
-        raise ConfigError(f"{where}: {field}: {first['msg']}") from exc
+        message = first["msg"].removeprefix("Value error, ")  # pydantic's prefix for a validator's ValueError
+        raise ConfigError(f"{where}: {field}: {message}") from exc
     config.base_dir = str(Path(path).resolve().parent)
     config.source = str(path)
     return config
