@@ -21,6 +21,7 @@ from evalkit.preflight import dead_backends
 from evalkit.results import load_results
 from evalkit.runner import run_config
 from tests.faultserver import FaultServer
+from tests.report import records
 
 SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.yaml")
 SIM = {"label": "sim", "kind": "sim", "model": "strong"}
@@ -124,3 +125,26 @@ def test_dead_backends_in_the_python_api(tmp_path: Path) -> None:
     error = dead_backends(load_results([out]))
     assert isinstance(error, BackendError)
     assert str(error) == f"backend 'local': every run failed (infra_error): {first_error(out, 'local')}"
+
+
+def test_dead_backends_counts_only_counted_runs_and_shows_the_first_line_of_the_first_error() -> None:
+    infra: dict[str, Any] = {"outcome": "infra_error", "completed": False}
+    runs = [
+        # every counted run of 'a' failed; its unsupported cell does not count either way
+        records.run(backend="a", index=0, **infra),
+        records.run(backend="a", index=1, error="HTTP 401 from /v1/chat/completions\ndetails", **infra),
+        records.run(backend="a", index=2, error="a later error", **infra),
+        records.run(backend="a", strategy="grammar", outcome="unsupported", completed=False),
+        records.run(backend="b", index=0, error="ConnectError calling http://127.0.0.1:9/v1", **infra),
+        records.run(backend="c", index=0, **infra),  # no error text at all
+        # 'd' answered once: not dead; 'e' has only unsupported cells: nothing ran, nothing failed
+        records.run(backend="d", index=0, error="HTTP 503", **infra),
+        records.run(backend="d", index=1),
+        records.run(backend="e", outcome="unsupported", completed=False),
+    ]
+    error = dead_backends(records.results(runs))
+    assert isinstance(error, BackendError) and str(error) == (
+        "backend 'a': every run failed (infra_error): HTTP 401 from /v1/chat/completions; "
+        "backend 'b': every run failed (infra_error): ConnectError calling http://127.0.0.1:9/v1; "
+        "backend 'c': every run failed (infra_error): no error text")
+    assert dead_backends(records.results([records.run(backend="e", outcome="unsupported", completed=False)])) is None
