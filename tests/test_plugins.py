@@ -8,6 +8,7 @@ cache of one test is never what another test sees. Side effects are files a modu
 
 from __future__ import annotations
 
+import os
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -23,7 +24,7 @@ from evalkit.errors import ConfigError
 from evalkit.preflight import preflight
 from evalkit.results import load_results
 from evalkit.runner import run_config
-from evalkit.strategies.plugins import check_plugin, load_plugin_class
+from evalkit.strategies.plugins import MAX_SOURCE_BYTES, check_plugin, load_plugin_class
 
 SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.yaml")
 
@@ -213,3 +214,31 @@ def test_the_python_api_checks_and_loads_plugins_the_same_way(plugin: Write, tmp
     with pytest.raises(ConfigError, match=r"^.*strategies\.mine: strategy .*unknown option\(s\) \['reasons'\]"):
         run_config(unknown, out)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("special", ["fifo", "dev-zero"])
+def test_validate_reads_no_plugin_source_that_is_not_a_regular_file(special: str, plugin: Write, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # read, a FIFO would block for ever and a link to /dev/zero fill memory (issue 9 item 2, for plugins):
+    # the import system finds only regular files, so neither is a module
+    module = plugin("special", "")
+    path = next((tmp_path / "plugins").glob(f"{module}.py"))
+    path.unlink()
+    if special == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    cfg = write_config(tmp_path / "c.yaml", {"plugin": f"{module}:Guard"})
+    code, line = validate(cfg, capsys)
+    assert code == 1 and line.endswith(f"plugin '{module}:Guard': no module {module!r} on the Python path (PYTHONPATH)")
+
+
+def test_validate_reads_no_oversized_plugin_source(plugin: Write, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    module = plugin("huge", "")
+    path = next((tmp_path / "plugins").glob(f"{module}.py"))
+    with path.open("wb") as fh:
+        fh.truncate(MAX_SOURCE_BYTES + 1)  # sparse: no disk used
+    cfg = write_config(tmp_path / "c.yaml", {"plugin": f"{module}:Guard"})
+    code, line = validate(cfg, capsys)
+    assert code == 1 and f"the module's source is {MAX_SOURCE_BYTES + 1} bytes" in line
