@@ -18,7 +18,8 @@ from evalkit.results import Header, Results
 from evalkit.scenario import Scenario, load_scenarios
 from evalkit.strategies import check_specs
 
-__all__ = ["MAX_PLANNED_RUNS", "check_resumable", "dead_backends", "discard_empty_leftover", "preflight"]
+__all__ = ["MAX_PLANNED_RUNS", "check_output_path", "check_resumable", "dead_backends", "discard_empty_leftover",
+           "preflight"]
 
 MAX_PLANNED_RUNS = 1_000_000  # a plan is held in memory; beyond this, split the matrix into configs
 
@@ -61,6 +62,15 @@ def _check_backends(config: RunConfig, where: str) -> None:
         if env_name and key_required(entry) and not os.environ.get(env_name):
             raise ConfigError(f"{field}.api_key_env: environment variable {env_name} is not set "
                               f"(backend {entry.label!r} needs an API key)")
+
+
+def check_output_path(output: Path) -> None:
+    """A results file that can be created or appended to: not a directory or device, nor under a file."""
+    if output.exists() and not output.is_file():
+        raise ResultsError(f"{output} is not a regular file: give the path of a results file (-o FILE.jsonl)")
+    parent = next((p for p in output.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise ResultsError(f"{output}: {parent} is not a directory")
 
 
 def discard_empty_leftover(output: Path) -> bool:

@@ -33,7 +33,7 @@ from evalkit.config import BackendEntry, RunConfig
 from evalkit.errors import ConfigError, ResultsError
 from evalkit.loop import run_loop
 from evalkit.outputlock import hold_outputs
-from evalkit.preflight import check_resumable, discard_empty_leftover, preflight
+from evalkit.preflight import check_output_path, check_resumable, discard_empty_leftover, preflight
 from evalkit.results import Cell, Footer, Header, Opener, ResultsWriter, RunRecord, finished_runs, truncate_partial_line
 from evalkit.scenario import Scenario, load_scenarios
 from evalkit.secrets import public_config
@@ -255,6 +255,7 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
     is closed with an `interrupted` footer.
     """
     scenarios = preflight(config)  # everything checked before the output file is created
+    check_output_path(output)
     labels = {e.label for e in config.backends}
     if only_backends is not None:
         unknown = only_backends - labels

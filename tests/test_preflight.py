@@ -151,6 +151,23 @@ def test_a_progress_bar_does_not_create_the_file_of_a_start_that_fails(tmp_path:
     assert "16/16 runs" in stream.getvalue() and len(load_results([out]).runs) == 16
 
 
+@pytest.mark.parametrize("resume", [False, True])
+def test_an_output_that_is_a_directory_or_under_a_file_is_a_one_line_error(resume: bool, tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # -o DIR said "exists: pass --resume", and --resume then died with an IsADirectoryError traceback
+    cfg, folder, plain = write_config(tmp_path / "c.yaml"), tmp_path / "out", tmp_path / "plain"
+    folder.mkdir()
+    plain.write_text("not a folder")
+    again = ["--resume"] if resume else []
+    assert run_cli(cfg, "-o", folder, *again) == 2
+    assert one_line(capsys.readouterr().err) == (f"evalkit: error: {folder} is not a regular file: "
+                                                 "give the path of a results file (-o FILE.jsonl)")
+    assert run_cli(cfg, "-o", plain / "r.jsonl", *again) == 2
+    assert one_line(capsys.readouterr().err) == f"evalkit: error: {plain / 'r.jsonl'}: {plain} is not a directory"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "out", "plain"] and not list(folder.iterdir())
+    assert run_cli(cfg, "-o", folder / "new" / "r.jsonl") == 0  # missing folders are made
+
+
 def test_a_file_with_a_complete_line_is_never_discarded(tmp_path: Path) -> None:
     out = run_config(RunConfig.model_validate(config_doc()), tmp_path / "r.jsonl")
     text = out.read_text()
