@@ -70,7 +70,7 @@ def check_output_path(output: Path) -> None:
         raise ResultsError(f"{output} is not a regular file: give the path of a results file (-o FILE.jsonl)")
     parent = next((p for p in output.parents if p.exists()), None)
     if parent is not None and not parent.is_dir():
-        raise ResultsError(f"{output}: {parent} is not a directory")
+        raise ResultsError(f"{output}: cannot write: {parent} is not a directory")
 
 
 def discard_empty_leftover(output: Path) -> bool:

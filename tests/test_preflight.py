@@ -163,7 +163,8 @@ def test_an_output_that_is_a_directory_or_under_a_file_is_a_one_line_error(resum
     assert one_line(capsys.readouterr().err) == (f"evalkit: error: {folder} is not a regular file: "
                                                  "give the path of a results file (-o FILE.jsonl)")
     assert run_cli(cfg, "-o", plain / "r.jsonl", *again) == 2
-    assert one_line(capsys.readouterr().err) == f"evalkit: error: {plain / 'r.jsonl'}: {plain} is not a directory"
+    assert one_line(capsys.readouterr().err) == (f"evalkit: error: {plain / 'r.jsonl'}: cannot write: "
+                                                 f"{plain} is not a directory")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "out", "plain"] and not list(folder.iterdir())
     assert run_cli(cfg, "-o", folder / "new" / "r.jsonl") == 0  # missing folders are made
 
