@@ -18,9 +18,9 @@ import glob
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evalkit.chat import Sampling, ToolMode
 from evalkit.errors import ConfigError, ScenarioError
@@ -33,6 +33,14 @@ __all__ = ["BackendEntry", "EndpointSettings", "RetrySettings", "RunConfig", "Se
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _checked_url(url: str) -> str:
+    check_http_url(url)
+    return url
+
+
+_HttpURL = Annotated[str, AfterValidator(_checked_url)]  # for `urls` and `endpoints`, checked like `url`
 
 
 class RetrySettings(_Model):
@@ -68,7 +76,7 @@ class EndpointSettings(_Model):
     else the entry's `concurrency`.
     """
 
-    url: str
+    url: _HttpURL
     concurrency: int | None = Field(None, ge=1, le=256)
 
 
@@ -88,7 +96,7 @@ class BackendEntry(_Model):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     options: dict[str, Any] = Field(default_factory=dict)
     serve: ServeSettings | None = None
-    urls: list[str] | None = Field(None, min_length=1)
+    urls: list[_HttpURL] | None = Field(None, min_length=1)
     endpoints: list[EndpointSettings] | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
