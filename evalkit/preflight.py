@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from evalkit.backends import DEFAULT_KEY_ENV, key_required
+from evalkit.backends.sim_profile import load_profile
 from evalkit.config import RunConfig
 from evalkit.errors import BackendError, ConfigError, ResultsError
 from evalkit.results import Header, Results
@@ -25,7 +26,7 @@ MAX_PLANNED_RUNS = 1_000_000  # a plan is held in memory; beyond this, split the
 
 
 def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenario]:
-    """Check scenarios, families, backends (kind, URL, key), guard stacks and the plan's size;
+    """Check scenarios, families, backends (kind, URL, key, simulated profile), guard stacks and the plan's size;
     return the scenarios the run will use."""
     where = config.source or config.name
     scenarios = _scenarios(config, where)
@@ -62,6 +63,11 @@ def _check_backends(config: RunConfig, where: str) -> None:
         if env_name and key_required(entry) and not os.environ.get(env_name):
             raise ConfigError(f"{field}.api_key_env: environment variable {env_name} is not set "
                               f"(backend {entry.label!r} needs an API key)")
+        if entry.kind == "sim":  # its model is a profile: shipped, or a YAML file
+            try:
+                load_profile(entry.model)
+            except ConfigError as exc:
+                raise ConfigError(f"{field}.model: {exc}") from exc
 
 
 def check_output_path(output: Path) -> None:

@@ -210,6 +210,8 @@ BAD_BACKENDS: dict[str, tuple[dict[str, Any], str, str]] = {
                             "url 'http//x' needs an http:// or https:// scheme"),
     "an endpoint's url": (api_backend(endpoints=[{"url": "ftp://"}]), "backends.0.endpoints.0.url",
                           "url 'ftp://' needs an http:// or https:// scheme"),
+    "unknown simulated profile": ({**SIM, "model": "no-such-profile"}, "backends.0.model",
+                                  "unknown simulated profile 'no-such-profile' (shipped: small-local, "),
     "unknown kind": (api_backend(kind="llamaserver"), "backends.0.kind", "unknown backend kind 'llamaserver'"),
     "unset key variable": (api_backend(url="http://127.0.0.1:8080", api_key_env=UNSET), "backends.0.api_key_env",
                            f"environment variable {UNSET} is not set"),
