@@ -193,7 +193,8 @@ def test_a_strategy_plugin_runs_with_its_options(plugin: Write, tmp_path: Path,
     assert validate(cfg, capsys) == (0, "")
     assert run(cfg, out, capsys) == (0, "")
     runs = load_results([out]).runs
-    assert len(runs) == 4 * 2 and {r.outcome for r in runs} == {"escalated"}
+    greetings = {r.cell.scenario for r in load_results([out]).runs}
+    assert len(runs) == len(greetings) * 2 and len(greetings) >= 4 and {r.outcome for r in runs} == {"escalated"}
     assert {(i.strategy, i.action, i.reason) for r in runs for i in r.interventions} == {
         ("escalate_all", "stop", "from yaml")}
 

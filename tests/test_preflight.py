@@ -21,7 +21,7 @@ from evalkit.errors import ConfigError, ResultsError
 from evalkit.integrity import check_integrity
 from evalkit.preflight import MAX_PLANNED_RUNS, discard_empty_leftover, preflight
 from evalkit.results import load_results
-from evalkit.runner import run_config
+from evalkit.runner import load_config_scenarios, run_config
 
 SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.yaml")
 UNSET = "EVALKIT_PREFLIGHT_TEST_NEVER_SET_7c41"  # a key variable no environment defines
@@ -34,6 +34,11 @@ def config_doc(**overrides: Any) -> dict[str, Any]:
                            "strategies": {"trust_text": ["trust_text"], "nudge": ["retry_nudge"]}}
     doc.update(overrides)
     return doc
+
+
+# the greeting scenarios the default config_doc runs (counted, so that adding one breaks no test)
+GREETINGS = len(load_config_scenarios(RunConfig.model_validate(config_doc())))
+CELLS = GREETINGS * 2  # two guard stacks
 
 
 def write_config(path: Path, **overrides: Any) -> Path:
@@ -82,16 +87,16 @@ def test_with_runs_checks_n_like_the_configs_own_runs(n: int, tmp_path: Path) ->
 
 def test_a_plan_over_the_limit_is_refused_before_it_is_built(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
-    # -n 100000 is a valid N; over 20 scenarios x 50 guard stacks it is 10^8 runs. The CLI counted
+    # -n 100000 is a valid N; over 4 scenarios x 250 guard stacks it is 10^8 runs. The CLI counted
     # its progress bar's total by building every planned run first: minutes before the refusal.
-    stacks = {f"s{i}": ["trust_text"] for i in range(50)}
-    cfg = write_config(tmp_path / "c.yaml", families=None, strategies=stacks)
+    stacks = {f"s{i}": ["trust_text"] for i in range(250)}
+    cfg = write_config(tmp_path / "c.yaml", strategies=stacks)
     out = tmp_path / "r.jsonl"
     assert run_cli(cfg, "-o", out, "-n", "100000") == 2
     message = one_line(capsys.readouterr().err)
     assert f"the limit for one results file is {MAX_PLANNED_RUNS}" in message and "runs:" in message
     assert not out.exists()
-    with pytest.raises(ConfigError, match="1000 cells x 100000 runs"):
+    with pytest.raises(ConfigError, match=f"{250 * GREETINGS} cells x 100000 runs"):
         preflight(load_config(cfg).with_runs(100_000))
 
 
@@ -122,7 +127,7 @@ def test_a_failed_start_leaves_no_file_and_a_fixed_rerun_runs(case: str, tmp_pat
     assert sorted(tmp_path.iterdir()) == [cfg]  # no results file, no lock file
     assert run_cli(write_config(cfg), "-o", out) == 0  # fixed: a plain rerun, no --resume needed
     assert run_cli(cfg, "-o", out, "--resume") == 0
-    assert set(cells_runs(out).values()) == {(0, 1)} and len(cells_runs(out)) == 4 * 2  # 4 scenarios, 2 stacks
+    assert set(cells_runs(out).values()) == {(0, 1)} and len(cells_runs(out)) == CELLS
 
 
 @pytest.mark.parametrize("leftover", [b"", b'{"type": "header", "sche'])
@@ -134,21 +139,21 @@ def test_an_empty_or_cut_leftover_does_not_block_a_run(leftover: bytes, resume: 
     cfg = write_config(tmp_path / "c.yaml")
     assert run_cli(cfg, "-o", out, *(["--resume"] if resume else [])) == 0
     results = load_results([out])
-    assert len(results.headers) == 1 and len(results.runs) == 16 and not check_integrity(results)
+    assert len(results.headers) == 1 and len(results.runs) == CELLS * 2 and not check_integrity(results)
 
 
 def test_a_progress_bar_does_not_create_the_file_of_a_start_that_fails(tmp_path: Path) -> None:
     # on a terminal, `run` made its progress bar (which tails the results file) before the checks,
     # and the bar created the file: a failed start left a 0-byte file
     out, stream = tmp_path / "r.jsonl", io.StringIO()
-    bar = ProgressBar(True, planned=16, results=out, stream=stream)
+    bar = ProgressBar(True, planned=CELLS * 2, results=out, stream=stream)
     with pytest.raises(ConfigError, match="match no scenario"):
         run_config(RunConfig.model_validate(config_doc(families=["nope"])), out, progress=bar)
     bar.close()
     assert not out.exists()
-    bar = ProgressBar(True, planned=16, results=out, stream=stream)
+    bar = ProgressBar(True, planned=CELLS * 2, results=out, stream=stream)
     run_config(RunConfig.model_validate(config_doc()), out, progress=bar)
-    assert "16/16 runs" in stream.getvalue() and len(load_results([out]).runs) == 16
+    assert f"{CELLS * 2}/{CELLS * 2} runs" in stream.getvalue() and len(load_results([out]).runs) == CELLS * 2
 
 
 @pytest.mark.parametrize("resume", [False, True])
@@ -264,13 +269,13 @@ def test_resume_with_a_larger_n_tops_up_every_cell_without_duplicates(tmp_path: 
     before = {r.run_id: (r.outcome, r.correct) for r in load_results([out]).runs}
     run_config(RunConfig.model_validate(config_doc(runs=5)), out, resume=True)
     grown = load_results([out])
-    assert set(cells_runs(out).values()) == {(0, 1, 2, 3, 4)} and len(cells_runs(out)) == 8
+    assert set(cells_runs(out).values()) == {(0, 1, 2, 3, 4)} and len(cells_runs(out)) == CELLS
     assert grown.duplicates == 0 and not check_integrity(grown)
     assert {r.run_id: (r.outcome, r.correct) for r in grown.runs if r.run_id in before} == before
     fresh = load_results([run_config(RunConfig.model_validate(config_doc(runs=5)), tmp_path / "fresh.jsonl")])
     assert sorted((r.run_id, r.outcome, r.correct) for r in grown.runs) == \
            sorted((r.run_id, r.outcome, r.correct) for r in fresh.runs)  # as if run with N=5 from the start
-    assert [h.runs_per_cell for h in grown.headers] == [2, 5] and grown.footers[-1].runs_written == 24
+    assert [h.runs_per_cell for h in grown.headers] == [2, 5] and grown.footers[-1].runs_written == CELLS * 3
 
 
 def test_an_interrupted_file_resumed_with_a_larger_n_gets_every_run_once(tmp_path: Path) -> None:
@@ -280,7 +285,7 @@ def test_an_interrupted_file_resumed_with_a_larger_n_gets_every_run_once(tmp_pat
     run_config(RunConfig.model_validate(config_doc(runs=3)), out, resume=True)
     resumed = load_results([out])
     assert set(cells_runs(out).values()) == {(0, 1, 2)} and resumed.duplicates == 0
-    assert not check_integrity(resumed) and resumed.footers[-1].runs_written == 24 - 5
+    assert not check_integrity(resumed) and resumed.footers[-1].runs_written == CELLS * 3 - 5
 
 
 def test_resume_with_a_smaller_n_or_another_config_is_refused(tmp_path: Path) -> None:
