@@ -3,7 +3,8 @@
 A results file can be cut short (a killed run), edited by hand, or written by two processes at once.
 `check_integrity` compares each segment's footer with the records present, looks for runs recorded
 twice with different verdicts, and counts the runs each cell misses against the header's
-`runs_per_cell`. `load_checked` is the read path of `report` and `gate`: errors raise, warnings print.
+`runs_per_cell`. `load_checked` is the read path of `report` and `gate` (one streaming pass, compact
+rows): errors raise, warnings print.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import Literal
 
 from evalkit.errors import ResultsError
-from evalkit.results import Results, load_results
+from evalkit.results import Results
+from evalkit.scan import scan_results
 
 __all__ = ["Problem", "check_integrity", "load_checked"]
 
@@ -80,10 +82,12 @@ def _missing_runs(results: Results, where: str) -> list[Problem]:
     return [Problem("warning", f"{where}: {total} runs missing against {expected} per cell: {listed}{more}")]
 
 
-def load_checked(paths: Iterable[str | Path], warn: Callable[[str], None] | None = None) -> Results:
-    """`load_results`, then `check_integrity`: errors raise `ResultsError`, warnings go to `warn`
-    (standard error by default). What reports and the gate read through."""
-    results = load_results(paths)
+def load_checked(paths: Iterable[str | Path], warn: Callable[[str], None] | None = None, *,
+                 transcripts: int = 3) -> Results:
+    """`scan_results` (compact rows, and whole records for up to `transcripts` failed runs per cell),
+    then `check_integrity`: errors raise `ResultsError`, warnings go to `warn` (standard error by
+    default). What reports and the gate read through."""
+    results = scan_results(paths, transcripts)
     problems = check_integrity(results)
     errors = [p.message for p in problems if p.severity == "error"]
     if errors:

@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, cast
+from typing import Any, BinaryIO, Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,11 +36,13 @@ __all__ = [
     "ModelCall",
     "Results",
     "ResultsWriter",
+    "RunReader",
     "RunRecord",
     "Segment",
     "finished_runs",
     "load_results",
     "output_error",
+    "parse_record",
     "truncate_partial_line",
 ]
 
@@ -198,6 +200,8 @@ class Results:
 
     `segments`, `duplicates` and `conflicts` are what `check_integrity` needs: how many records
     each invocation left against what its footer counts, and the run ids recorded more than once.
+    `transcripts` is None when `runs` are whole records (`load_results`); `evalkit.scan` sets it to
+    the few whole records it kept per cell key, its `runs` then being rows without transcripts.
     """
 
     headers: list[Header] = field(default_factory=list)
@@ -207,10 +211,21 @@ class Results:
     segments: list[Segment] = field(default_factory=list)
     duplicates: int = 0
     conflicts: list[str] = field(default_factory=list)
+    transcripts: dict[tuple[str, ...], list[RunRecord]] | None = None
+    transcript_limit: int = 0  # with `transcripts`: the most failed runs per cell a drill-down may show
 
     @property
     def simulated(self) -> bool:
         return any(h.simulated for h in self.headers) or any(r.simulated for r in self.runs)
+
+    def whole(self, runs: list[RunRecord], failed: int) -> list[RunRecord]:
+        """The records of one cell's `runs` with their transcripts: all of them, or the sample kept,
+        which holds what a drill-down showing up to `failed` failed runs needs."""
+        if self.transcripts is None or not runs:
+            return runs
+        if failed > self.transcript_limit:
+            raise ValueError(f"{failed} failed transcripts per cell asked, {self.transcript_limit} kept")
+        return self.transcripts.get(runs[0].cell.key(), [])
 
     def run_ids(self) -> set[str]:
         return {r.run_id for r in self.runs}
@@ -238,7 +253,17 @@ def _flat_row(run: RunRecord) -> dict[str, Any]:
 _RECORD_TYPES: dict[str, type[_Record]] = {"header": Header, "run": RunRecord, "footer": Footer}
 
 
-def _parse_line(path: str, lineno: int, line: str) -> _Record:
+RunParser = Callable[[str, int, str], RunRecord]
+
+
+def parse_record(path: str, lineno: int, line: str, parse_run: RunParser | None = None) -> _Record:
+    """One line's record; a `ResultsError` naming the line and field when it is not one.
+
+    `parse_run` reads the writer's own run lines (by default: the whole record, validated from JSON
+    in one step); when it raises a `ValidationError`, the general path finds the field to name."""
+    if line.startswith('{"type":"run"'):
+        with contextlib.suppress(ValidationError):
+            return parse_run(path, lineno, line) if parse_run else RunRecord.model_validate_json(line)
     try:
         data = json.loads(line)
         kind = data.get("type") if isinstance(data, dict) else None
@@ -254,43 +279,53 @@ def _parse_line(path: str, lineno: int, line: str) -> _Record:
         raise ResultsError(f"{path}:{lineno}: {where}: {first['msg']}") from exc
 
 
-def iter_records(path: str | Path) -> Iterator[_Record]:
-    """Records of one file. A last line cut short by an interruption is skipped, not an error."""
+def iter_records(path: str | Path, parse_run: RunParser | None = None) -> Iterator[_Record]:
+    """Records of one file, read line by line (`parse_run`: see `parse_record`). A last line cut
+    short by an interruption is skipped, not an error."""
     path = str(path)
     try:
         with open(path, encoding="utf-8") as fh:
-            lines = fh.read().split("\n")
+            for lineno, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                if not line.endswith("\n"):
+                    warnings.warn(f"{path}:{lineno}: skipping a record cut short by an interruption", stacklevel=2)
+                    return
+                yield parse_record(path, lineno, line, parse_run)
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise ResultsError(f"{path}: not UTF-8 text") from exc
-    partial_tail = lines[-1] != ""
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if partial_tail and lineno == len(lines):
-            warnings.warn(f"{path}:{lineno}: skipping a record cut short by an interruption", stacklevel=2)
-            return
-        yield _parse_line(path, lineno, line)
 
 
 def _verdict(run: RunRecord) -> tuple[str, bool, bool, str | None]:
     return (run.outcome, run.completed, run.correct, run.failure)
 
 
-def load_results(paths: Iterable[str | Path]) -> Results:
+class RunReader(Protocol):
+    """How `load_results` reads run lines and what it stores of them (`evalkit.scan`)."""
+
+    def parse(self, path: str, lineno: int, line: str) -> RunRecord:
+        """A run line as the writer wrote it; may raise `ValidationError` (then the line is read whole)."""
+
+    def keep(self, run: RunRecord) -> RunRecord:
+        """Given each record that takes a place in `runs` (from `parse` or read whole): what is stored."""
+
+
+def load_results(paths: Iterable[str | Path], reader: RunReader | None = None) -> Results:
     """Read and merge results files.
 
     A run id seen twice keeps its first record, unless that record is an `infra_error`: a later
     record of the run (`run --resume --retry-infra` re-ran it) then takes its place. Any other
     repeat is counted in `duplicates`, and listed in `conflicts` when its verdict differs.
+    By default `runs` holds whole records; a `reader` decides what is read and stored instead.
     """
     results = Results()
     seen: dict[str, int] = {}
     for path in paths:
         results.paths.append(str(path))
         segment: Segment | None = None
-        for record in iter_records(path):
+        for record in iter_records(path, reader.parse if reader else None):
             if isinstance(record, Header):
                 results.headers.append(record)
                 segment = Segment(str(path))
@@ -306,9 +341,9 @@ def load_results(paths: Iterable[str | Path]) -> Results:
                 at = seen.get(record.run_id)
                 if at is None:
                     seen[record.run_id] = len(results.runs)
-                    results.runs.append(record)
+                    results.runs.append(reader.keep(record) if reader else record)
                 elif results.runs[at].outcome == "infra_error":
-                    results.runs[at] = record
+                    results.runs[at] = reader.keep(record) if reader else record
                 else:
                     results.duplicates += 1
                     if _verdict(results.runs[at]) != _verdict(record):

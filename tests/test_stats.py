@@ -103,6 +103,17 @@ def test_bootstrap_is_seeded_and_brackets_the_mean() -> None:
         stats.bootstrap_mean([], np.random.default_rng(0))
 
 
+def test_bootstrap_by_value_counts_agrees_with_scipy_resampling_runs() -> None:
+    """Drawing counts of the distinct values is the same bootstrap as scipy's resampling of indices."""
+    from scipy.stats import bootstrap
+
+    values = np.random.default_rng(3).choice([0, 1, 2, 5], size=400, p=[0.6, 0.25, 0.1, 0.05])
+    ours = stats.bootstrap_mean(values, np.random.default_rng(4), resamples=20000)
+    theirs = bootstrap((values,), np.mean, n_resamples=20000, method="percentile",
+                       rng=np.random.default_rng(5)).confidence_interval
+    assert ours.low == pytest.approx(theirs.low, abs=0.02) and ours.high == pytest.approx(theirs.high, abs=0.02)
+
+
 def test_pass_hat_k_tau_bench() -> None:
     counts = [(25, 25), (20, 25)]
     assert stats.pass_hat_k(counts, 1) == pytest.approx(0.9)

@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.integrity import load_checked
     from evalkit.report import build_report, render, write_report  # scipy, matplotlib: not for --help
 
-    results = load_checked(args.results)
+    results = load_checked(args.results, transcripts=max(args.transcripts, 0))
     data = build_report(results, title=args.title, interval_method=args.interval, alpha=args.alpha,
                         seed=args.seed, max_failed_transcripts=args.transcripts,
                         generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))

@@ -16,8 +16,8 @@ from evalkit.config import load_config
 from evalkit.errors import ConfigError
 from evalkit.executors import EXECUTORS, create_executor
 from evalkit.preflight import MAX_PLANNED_RUNS, dead_backends
-from evalkit.results import load_results
 from evalkit.runner import default_output, iter_runs, load_config_scenarios, run_config
+from evalkit.scan import scan_results
 from evalkit.shards import parse_shard
 
 if TYPE_CHECKING:
@@ -192,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
         progress.close()
     from evalkit.summary import summary_table  # here, not at start-up: it needs scipy
 
-    results = load_results([output])
+    results = scan_results([output])  # compact rows: a large run's summary needs no transcripts
     print(summary_table(results))
     print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
     outage = dead_backends(results)

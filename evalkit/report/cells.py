@@ -7,7 +7,7 @@ whatever it said) is the structural rate shown beside it.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -96,10 +96,6 @@ class CellStats:
         return self.runs > 0 and self.unsupported == self.runs
 
 
-def _count(runs: Sequence[RunRecord], test: Callable[[RunRecord], bool]) -> int:
-    return sum(1 for r in runs if test(r))
-
-
 def _histogram(values: Sequence[int]) -> tuple[int, ...]:
     if not values:
         return ()
@@ -119,17 +115,27 @@ def cell_stats(runs: Sequence[RunRecord], rng: np.random.Generator, *, confidenc
                method: IntervalMethod = "wilson") -> CellStats:
     counted = [r for r in runs if r.counted]
     n = len(counted)
-    retries = [r.retries for r in counted]
-    failures = Counter(r.failure for r in counted if r.failure)  # set on every run that is not correct
+    completed = correct = first_try = guard_fired = 0
+    retries: list[int] = []
+    failures: Counter[str] = Counter()  # set on every run that is not correct
+    for r in counted:  # one pass: a pooled cell of the default matrix at N = 400 holds 6,800 runs
+        completed += r.completed
+        correct += r.correct
+        first_try += r.first_try
+        guard_fired += r.guard_fires > 0
+        retries.append(r.retries)
+        if r.failure:
+            failures[r.failure] += 1
+    outcomes = Counter(r.outcome for r in runs)
     return CellStats(
         runs=len(runs),
         counted=n,
-        infra_errors=_count(runs, lambda r: r.outcome == "infra_error"),
-        unsupported=_count(runs, lambda r: r.outcome == "unsupported"),
-        completed=rate(_count(counted, lambda r: r.completed), n, confidence, method),
-        correct=rate(_count(counted, lambda r: r.correct), n, confidence, method),
-        first_try=rate(_count(counted, lambda r: r.first_try), n, confidence, method),
-        guard_fired=rate(_count(counted, lambda r: r.guard_fires > 0), n, confidence, method),
+        infra_errors=outcomes["infra_error"],
+        unsupported=outcomes["unsupported"],
+        completed=rate(completed, n, confidence, method),
+        correct=rate(correct, n, confidence, method),
+        first_try=rate(first_try, n, confidence, method),
+        guard_fired=rate(guard_fired, n, confidence, method),
         retries_mean=sum(retries) / n if n else None,
         retries_interval=bootstrap_mean(retries, rng, confidence=confidence) if n else None,
         retries_hist=_histogram(retries),

@@ -20,7 +20,7 @@ from evalkit.report.cells import Rate, rate
 from evalkit.results import RunRecord
 from evalkit.stats import Difference, boschloo, holm, mcnemar, newcombe
 
-__all__ = ["Comparison", "ComparisonKind", "Metric", "compare", "paired_outcomes"]
+__all__ = ["Comparison", "ComparisonKind", "DiscordantPairs", "Metric", "compare", "paired_outcomes"]
 
 PairKey = tuple[str, int, int]
 Metric = Literal["correct", "completed"]
@@ -57,11 +57,33 @@ def paired_outcomes(a: Sequence[RunRecord], b: Sequence[RunRecord], metric: Metr
     return [(left[k], right[k]) for k in sorted(left)]
 
 
-def _test(a: Sequence[RunRecord], b: Sequence[RunRecord], ra: Rate, rb: Rate
+class DiscordantPairs:
+    """Discordant pairs of `correct` between two cells' runs, with each cell's outcomes by pair key
+    built once: a pooled cell is a side of many comparisons."""
+
+    def __init__(self) -> None:
+        self._outcomes: dict[int, tuple[Sequence[RunRecord], dict[PairKey, bool]]] = {}
+
+    def _of(self, runs: Sequence[RunRecord]) -> dict[PairKey, bool]:
+        held = self._outcomes.get(id(runs))
+        if held is None or held[0] is not runs:
+            held = self._outcomes[id(runs)] = (runs, _outcomes(runs, "correct"))
+        return held[1]
+
+    def count(self, a: Sequence[RunRecord], b: Sequence[RunRecord]) -> tuple[int, int] | None:
+        """(a correct and b not, b correct and a not) over the pairs, or None when the runs do not
+        pair up one to one (as `paired_outcomes`)."""
+        left, right = self._of(a), self._of(b)
+        if not left or left.keys() != right.keys():
+            return None
+        return (sum(1 for k, x in left.items() if x and not right[k]),
+                sum(1 for k, y in right.items() if y and not left[k]))
+
+
+def _test(a: Sequence[RunRecord], b: Sequence[RunRecord], ra: Rate, rb: Rate, pairs: DiscordantPairs
           ) -> tuple[str, tuple[int, int] | None, float]:
-    pairs = paired_outcomes(a, b, "correct")
-    if pairs is not None:
-        discordant = (sum(x and not y for x, y in pairs), sum(y and not x for x, y in pairs))
+    discordant = pairs.count(a, b)
+    if discordant is not None:
         return "McNemar exact (paired)", discordant, mcnemar(*discordant, alternative="two-sided")
     return "Boschloo exact", None, boschloo(ra.x, ra.n, rb.x, rb.n, alternative="two-sided")
 
@@ -72,13 +94,13 @@ def _correct_rate(runs: Sequence[RunRecord], confidence: float) -> Rate | None:
 
 
 def _compare(kind: ComparisonKind, group: str, scope: str, sides: dict[str, list[RunRecord]],
-             confidence: float) -> list[Comparison]:
+             confidence: float, pairs: DiscordantPairs) -> list[Comparison]:
     out = []
     for a, b in combinations(sides, 2):
         ra, rb = _correct_rate(sides[a], confidence), _correct_rate(sides[b], confidence)
         if ra is None or rb is None:
             continue
-        test, discordant, p = _test(sides[a], sides[b], ra, rb)
+        test, discordant, p = _test(sides[a], sides[b], ra, rb, pairs)
         out.append(Comparison(kind, group, scope, a, b, ra, rb, newcombe(ra.x, ra.n, rb.x, rb.n, confidence),
                               test, discordant, p, p_holm=p, significant=False))
     return out
@@ -90,6 +112,8 @@ def compare(groups: dict[tuple[ComparisonKind, str, str], dict[str, list[RunReco
 
     Holm's correction runs over every comparison at once, so "significant" means the same thing
     in both tables."""
-    raw = [c for (kind, group, scope), sides in groups.items() for c in _compare(kind, group, scope, sides, confidence)]
+    pairs = DiscordantPairs()
+    raw = [c for (kind, group, scope), sides in groups.items()
+           for c in _compare(kind, group, scope, sides, confidence, pairs)]
     adjusted = holm([c.p for c in raw])
     return [replace(c, p_holm=p_adj, significant=p_adj <= alpha) for c, p_adj in zip(raw, adjusted, strict=True)]

@@ -154,27 +154,21 @@ def _rows(results: Results) -> list[Row]:
     return rows
 
 
-def _in_row(run: RunRecord, row: Row) -> bool:
-    if row.kind == "overall":
-        return True
-    if row.kind == "family":
-        return run.cell.family == row.family
-    return run.cell.scenario == row.scenario
-
-
 def _group_runs(results: Results, columns: Sequence[Column], rows: Sequence[Row]
                 ) -> dict[tuple[str, str], list[RunRecord]]:
-    by_column: dict[ColumnKey, list[RunRecord]] = defaultdict(list)
+    """Runs per (row id, column id), in file order; one pass over the runs."""
+    by_column: dict[ColumnKey, str] = {(c.backend, c.model, c.mode, c.strategy): c.id for c in columns}
+    row_of = {(r.family, r.scenario): r.id for r in rows if r.kind != "overall"}
+    overall = rows[0].id
+    grouped: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     for run in results.runs:
-        by_column[(run.cell.backend, run.cell.model, run.cell.mode, run.cell.strategy)].append(run)
-    grouped: dict[tuple[str, str], list[RunRecord]] = {}
-    for column in columns:
-        runs = by_column[(column.backend, column.model, column.mode, column.strategy)]
-        for row in rows:
-            selected = [r for r in runs if _in_row(r, row)]
-            if selected:
-                grouped[(row.id, column.id)] = selected
-    return grouped
+        c = run.cell
+        column = by_column[(c.backend, c.model, c.mode, c.strategy)]
+        grouped[(overall, column)].append(run)
+        grouped[(row_of[(c.family, "")], column)].append(run)
+        grouped[(row_of[(c.family, c.scenario)], column)].append(run)
+    order = {(r.id, c.id): i for i, (c, r) in enumerate((c, r) for c in columns for r in rows)}
+    return {key: grouped[key] for key in sorted(grouped, key=order.__getitem__)}
 
 
 def _comparison_groups(columns: Sequence[Column], rows: Sequence[Row],
@@ -209,12 +203,13 @@ def _not_counted(columns: Sequence[Column], rows: Sequence[Row],
     return out
 
 
-def _drilldown(ident: str, column: Column, row: Row, runs: list[RunRecord], stats: CellStats,
-               max_failed: int) -> Drilldown:
-    passing = pick_passing(runs)
+def _drilldown(ident: str, column: Column, row: Row, runs: list[RunRecord], whole: list[RunRecord],
+               stats: CellStats, max_failed: int) -> Drilldown:
+    """`whole`: the records of `runs` with transcripts (all, or the sample `evalkit.scan` kept)."""
+    passing = pick_passing(whole)
     return Drilldown(
         id=ident, column=column, row=row, stats=stats, prepare_choices=prepare_choices(runs),
-        failed=tuple(transcript(r) for r in pick_failed(runs, max_failed)),
+        failed=tuple(transcript(r) for r in pick_failed(whole, max_failed)),
         failed_total=sum(1 for r in runs if r.counted and not r.correct),
         passing=transcript(passing) if passing else None)
 
@@ -235,8 +230,8 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
                            method=interval_method)
         cells[row_id][column_id] = stats
         if rows[ri].kind == "scenario":
-            drilldowns.append(_drilldown(f"d-{row_id}-{column_id}", columns[ci], rows[ri], runs, stats,
-                                         max_failed_transcripts))
+            drilldowns.append(_drilldown(f"d-{row_id}-{column_id}", columns[ci], rows[ri], runs,
+                                         results.whole(runs, max_failed_transcripts), stats, max_failed_transcripts))
     counted = [r for r in results.runs if r.counted]
     per_cell = [s.counted for by_col in cells.values() for s in by_col.values()]
     names = sorted({h.config_name for h in results.headers})

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalkit.report.cells import CellStats, Cost, Rate
-from evalkit.report.comparisons import paired_outcomes
+from evalkit.report.comparisons import DiscordantPairs
 from evalkit.results import RunRecord
 from evalkit.stats import boschloo, holm, mcnemar
 
@@ -80,10 +80,11 @@ def finding_sentence(f: Finding) -> str:
     return text
 
 
-def _p_better(best: Sequence[RunRecord], other: Sequence[RunRecord], rb: Rate, ro: Rate) -> float:
-    pairs = paired_outcomes(best, other, "correct")
-    if pairs is not None:
-        return mcnemar(sum(x and not y for x, y in pairs), sum(y and not x for x, y in pairs), alternative="greater")
+def _p_better(best: Sequence[RunRecord], other: Sequence[RunRecord], rb: Rate, ro: Rate,
+              pairs: DiscordantPairs) -> float:
+    discordant = pairs.count(best, other)
+    if discordant is not None:
+        return mcnemar(*discordant, alternative="greater")
     return boschloo(rb.x, rb.n, ro.x, ro.n, alternative="greater")
 
 
@@ -91,10 +92,11 @@ def _rank(c: Candidate, order: int) -> tuple[float, int, float, float, int]:
     return (-c.correct.value, -c.correct.n, c.cost.model_calls_mean, c.cost.latency_median_s, order)
 
 
-def _finding(model: str, family: str, candidates: list[tuple[Candidate, list[RunRecord]]], alpha: float) -> Finding:
+def _finding(model: str, family: str, candidates: list[tuple[Candidate, list[RunRecord]]], alpha: float,
+             pairs: DiscordantPairs) -> Finding:
     ranked = sorted(enumerate(candidates), key=lambda item: _rank(item[1][0], item[0]))
     (best, best_runs), rest = ranked[0][1], [c for _, c in ranked[1:]]
-    p_raw = [_p_better(best_runs, runs, best.correct, c.correct) for c, runs in rest]
+    p_raw = [_p_better(best_runs, runs, best.correct, c.correct, pairs) for c, runs in rest]
     tested = [Candidate(**{**c.__dict__, "p_holm": p}) for (c, _), p in zip(rest, holm(p_raw), strict=True)]
     return Finding(model=model, family=family, best=best,
                    not_worse=tuple(c for c in tested if c.p_holm is not None and c.p_holm > alpha),
@@ -107,6 +109,7 @@ def find(families: Sequence[tuple[str, str]], columns: Sequence[tuple[str, str, 
     """`families`: (row id, family); `columns`: (column id, model label, stack), in display order;
     `runs` and `cells` keyed by (row id, column id). One finding per model and family with counted runs."""
     models = list(dict.fromkeys(model for _, model, _ in columns))
+    pairs = DiscordantPairs()
     out = []
     for model in models:
         for row_id, family in families:
@@ -119,5 +122,5 @@ def find(families: Sequence[tuple[str, str]], columns: Sequence[tuple[str, str, 
                                       stats.cost, stats.simulated, None)
                 candidates.append((candidate, runs[(row_id, column_id)]))
             if candidates:
-                out.append(_finding(model, family, candidates, alpha))
+                out.append(_finding(model, family, candidates, alpha, pairs))
     return tuple(out)

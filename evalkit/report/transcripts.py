@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from evalkit.chat import Message, ToolCall
 from evalkit.results import RunRecord
+from evalkit.scan import RunSummary
 
 __all__ = ["RequestSent", "Transcript", "TranscriptMessage", "pick_failed", "pick_passing", "prepare_choices",
            "transcript"]
@@ -82,6 +83,8 @@ def _message(message: Message) -> TranscriptMessage:
 
 
 def transcript(run: RunRecord) -> Transcript:
+    if isinstance(run, RunSummary):  # an empty transcript would pass for a run with no messages
+        raise ValueError(f"{run.run_id}: a summary row has no transcript; take it from `Results.whole`")
     return Transcript(
         run_id=run.run_id, index=run.index, seed=run.seed, outcome=run.outcome, completed=run.completed,
         correct=run.correct, failure=run.failure, retries=run.retries, error=run.error,

@@ -1,0 +1,127 @@
+"""Peak memory and wall time of `run`, `report` and `gate` on the default matrix as N grows.
+
+For each N (runs per cell) the default matrix (configs/default.yaml, the simulated backend: SIMULATED
+results) is written to a temporary directory by `python -m evalkit run -n N`; then `report` (HTML)
+and `gate` (the file against itself: paired) read it. Each command runs in a child process of its
+own, and its peak RSS is the child's `ru_maxrss` from `os.wait4`. Beside them: the time of a plain
+`json.loads` pass over the file (this process), the ratio of `report` to it, and the marginal ratio
+against the smallest N (what the growth of the file costs `report`, against what it costs `json.loads`).
+
+    python benchmarks/memory.py                 # N = 25 and 100
+    python benchmarks/memory.py --large         # also N = 400 (81,600 runs, ~400 MB; several minutes)
+    python benchmarks/memory.py --sizes 25 50
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "configs" / "default.yaml"
+LARGE = 400
+TIMEOUT_S = 900  # one command; a bound, not an expectation
+
+
+@dataclass(frozen=True)
+class Measure:
+    peak_mb: float
+    wall_s: float
+
+
+def _child(args: list[str], cwd: Path) -> Measure:
+    """Run `python -m evalkit ARGS` and return its own peak RSS (not the largest child's so far)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "evalkit", *args], cwd=cwd, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = start + TIMEOUT_S
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.perf_counter() > deadline:
+            proc.kill()
+            raise SystemExit(f"evalkit {' '.join(args)}: still running after {TIMEOUT_S} s")
+        time.sleep(0.05)
+    wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    if proc.returncode not in (0, 1):  # gate exits 1 on a regression; anything else is a failure
+        raise SystemExit(f"evalkit {' '.join(args)}: exit {proc.returncode}: {err.strip()[-500:]}")
+    return Measure(usage.ru_maxrss / 1024, wall)  # ru_maxrss is in KiB on Linux
+
+
+def _json_pass(path: Path) -> float:
+    start = time.perf_counter()
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            json.loads(line)
+    return time.perf_counter() - start
+
+
+@dataclass(frozen=True)
+class Row:
+    n: int
+    runs: int
+    file_mb: float
+    run: Measure
+    report: Measure
+    gate: Measure
+    json_s: float
+
+
+def measure(n: int, workdir: Path) -> Row:
+    results = workdir / f"default-n{n}.jsonl"
+    run = _child(["run", str(CONFIG), "-n", str(n), "-o", str(results), "--no-progress"], workdir)
+    report = _child(["report", str(results), "-o", str(workdir / f"report-n{n}.html")], workdir)
+    gate = _child(["gate", "--baseline", str(results), "--candidate", str(results)], workdir)
+    with open(results, encoding="utf-8") as fh:
+        runs = sum(1 for line in fh if line.startswith('{"type":"run"'))
+    row = Row(n, runs, results.stat().st_size / 1e6, run, report, gate, _json_pass(results))
+    results.unlink()  # the next N needs the space more than this file
+    return row
+
+
+def _line(row: Row, first: Row | None) -> str:
+    ratio = row.report.wall_s / row.json_s
+    marginal = ""
+    if first is not None and row.json_s > first.json_s:
+        marginal = f"{(row.report.wall_s - first.report.wall_s) / (row.json_s - first.json_s):7.2f}"
+    return (f"{row.n:>4} {row.runs:>7} {row.file_mb:>7.0f} "
+            f"{row.run.peak_mb:>7.0f} {row.run.wall_s:>6.1f} "
+            f"{row.report.peak_mb:>7.0f} {row.report.wall_s:>6.1f} "
+            f"{row.gate.peak_mb:>7.0f} {row.gate.wall_s:>6.1f} "
+            f"{row.json_s:>6.2f} {ratio:>6.1f} {marginal:>7}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[25, 100], help="runs per cell (default 25 100)")
+    parser.add_argument("--large", action="store_true", help=f"also N = {LARGE} (several minutes, ~400 MB of disk)")
+    args = parser.parse_args()
+    sizes = sorted(set(args.sizes) | ({LARGE} if args.large else set()))
+    print("default matrix, simulated backend (SIMULATED results); peak RSS of each command's own process")
+    if LARGE not in sizes:
+        print(f"skipped N = {LARGE} (pass --large to include it)")
+    print("   N    runs file_MB run_MB  run_s rep_MB  rep_s gateMB gate_s json_s rep/js  margin")
+    first: Row | None = None
+    with tempfile.TemporaryDirectory(prefix="evalkit-memory-") as tmp:
+        for n in sizes:
+            row = measure(n, Path(tmp))
+            print(_line(row, first), flush=True)
+            first = first or row
+    print("rep/js: report wall time / a json.loads pass over the file; margin: the same for the growth "
+          "from the smallest N (report's added time / json.loads's added time)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,122 @@
+"""`scan_results` (issue 12 item 1): report and gate read a results file into compact rows and a
+bounded sample of whole records per cell, and build exactly what they built from every record."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalkit.errors import ResultsError
+from evalkit.gate import compare
+from evalkit.report import build_report
+from evalkit.report.transcripts import pick_failed, pick_passing, transcript
+from evalkit.results import FAILURE_CATEGORIES, RunRecord, load_results
+from evalkit.runner import run_config
+from evalkit.scan import RunSummary, scan_results
+from tests.report import records
+from tests.test_runner import config
+
+_CATEGORIES = ("text_instead_of_tool", "malformed_call", "wrong_answer", "iteration_limit")
+
+
+@pytest.fixture(scope="module")
+def sim_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A simulated matrix with failures of several categories: 96 runs over 16 cells."""
+    return run_config(config(runs=6), tmp_path_factory.mktemp("scan") / "r.jsonl")
+
+
+@pytest.mark.parametrize("kept", [0, 1, 3])
+def test_a_report_from_the_scan_equals_the_report_from_every_record(sim_file: Path, kept: int) -> None:
+    whole = build_report(load_results([sim_file]), max_failed_transcripts=kept)
+    scanned = build_report(scan_results([sim_file], transcripts=kept), max_failed_transcripts=kept)
+    assert sum(len(d.failed) for d in whole.drilldowns) > 0 or kept == 0
+    assert scanned == whole
+
+
+def test_the_scan_keeps_few_whole_records_and_rows_without_transcripts(sim_file: Path) -> None:
+    results = scan_results([sim_file], transcripts=1)
+    assert len(results.runs) == 96 and all(isinstance(r, RunSummary) for r in results.runs)
+    assert all(not r.messages and not r.calls and not r.check for r in results.runs)
+    assert results.transcripts is not None and len(results.transcripts) == 16
+    for key, kept in results.transcripts.items():
+        categories = {r.failure for r in kept if not r.correct}
+        # at most: the first passing run, the first run of each failure category, and 1 more failed run
+        assert len(kept) <= 1 + len(categories) + 1, key
+        assert all(type(r) is RunRecord and r.messages for r in kept)
+    with pytest.raises(ValueError, match="summary row has no transcript"):
+        transcript(results.runs[0])
+    with pytest.raises(ValueError, match="2 failed transcripts per cell asked, 1 kept"):
+        build_report(results, max_failed_transcripts=2)
+
+
+def test_rows_keep_what_the_statistics_read(sim_file: Path) -> None:
+    fields = ("run_id", "cell", "index", "seed", "simulated", "outcome", "completed", "correct", "failure",
+              "first_try", "retries", "guard_fires", "model_calls", "iterations", "ideal_iterations",
+              "wasted_calls", "usage", "latency_s", "wall_s", "sampling", "error")
+    for whole, row in zip(load_results([sim_file]).runs, scan_results([sim_file]).runs, strict=True):
+        assert {f: getattr(row, f) for f in fields} == {f: getattr(whole, f) for f in fields}
+        assert row.counted == whole.counted
+        assert row.interventions == [i for i in whole.interventions if i.action == "prepare"]
+
+
+def test_the_gate_decides_the_same_on_scanned_rows(sim_file: Path, tmp_path: Path) -> None:
+    worse = tmp_path / "worse.jsonl"
+    lines = sim_file.read_text().splitlines(keepends=True)
+    flipped = []
+    for line in lines:  # the candidate loses every correct run of one strategy
+        data = json.loads(line)
+        if data["type"] == "run" and data["cell"]["strategy"] == "nudge" and data["completed"]:
+            data.update(completed=False, correct=False, failure="wrong_answer", outcome="failed")
+        flipped.append(json.dumps(data) + "\n")
+    worse.write_text("".join(flipped))
+    whole = compare(load_results([sim_file]), load_results([worse]))
+    scanned = compare(scan_results([sim_file]), scan_results([worse]))
+    assert scanned == whole and not scanned.passed
+
+
+def test_a_malformed_run_line_still_names_its_line_and_field(sim_file: Path, tmp_path: Path) -> None:
+    lines = sim_file.read_text().splitlines(keepends=True)
+    lines[3] = re.sub(r'"correct":(true|false)', '"correct":"maybe"', lines[3])
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("".join(lines))
+    with pytest.raises(ResultsError, match=r"bad.jsonl:4: correct: "):
+        scan_results([bad])
+
+
+def test_a_cut_last_line_is_skipped_while_streaming(sim_file: Path, tmp_path: Path) -> None:
+    cut = tmp_path / "cut.jsonl"
+    text = sim_file.read_text()
+    cut.write_text(text[: text.rindex('{"type":"run"') + 40])  # the last run record, cut mid-line
+    with pytest.warns(UserWarning, match="cut short by an interruption"):
+        assert len(scan_results([cut]).runs) == 95
+
+
+_run = st.tuples(st.booleans(), st.booleans(), st.sampled_from(_CATEGORIES))  # counted, correct, failure
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.lists(_run, max_size=30), st.integers(0, 4), st.randoms(use_true_random=False))
+def test_the_sample_holds_every_run_a_drilldown_picks(runs: list[tuple[bool, bool, str]], limit: int,
+                                                      rnd: random.Random) -> None:
+    """Whatever the order runs arrive in, picking from the kept records gives what picking from all gives."""
+    made = []
+    for index, (counted, correct, failure) in enumerate(runs):
+        run = records.run(index=index, completed=correct, outcome=None if counted else "infra_error")
+        made.append(run if run.correct or not counted else run.model_copy(update={"failure": failure}))
+    rnd.shuffle(made)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = records.write_results(Path(tmp) / "r.jsonl", made)
+        kept = scan_results([path], transcripts=limit).transcripts
+        every = load_results([path]).runs
+    assert kept is not None
+    sample = kept.get(every[0].cell.key(), []) if every else []
+    assert pick_failed(sample, limit) == pick_failed(every, limit)
+    assert pick_passing(sample) == pick_passing(every)
+    assert len(sample) <= limit + len(FAILURE_CATEGORIES) + 1
