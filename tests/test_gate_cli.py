@@ -122,13 +122,13 @@ def test_mismatched_scenarios_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.
 
 def test_empty_cells_and_infra_errors_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     header_only = records.write_results(tmp_path / "empty.jsonl", [])
-    assert "the candidate has no runs" in one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate",
+    assert "no run records (header only)" in one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate",
                                                                header_only))
-    base = records.write_results(tmp_path / "base.jsonl", records.cell_runs(20, 20))
+    base = records.write_results(tmp_path / "base.jsonl", records.cell_runs(20, 20), runs_per_cell=20)
     broken = records.write_results(tmp_path / "broken.jsonl", [
         *records.cell_runs(15, 15),
         *(records.run(index=15 + i, outcome="infra_error", completed=False, error="connection refused")
-          for i in range(5))])
+          for i in range(5))], runs_per_cell=20)
     reason = one_line_error(*gate(capsys, "--baseline", base, "--candidate", broken))
     assert reason == ("sim/native/trust_text: 5 of 20 candidate runs are infra errors, more than "
                       "max_infra_error_rate 10%; fix the backend and rerun")
