@@ -35,7 +35,8 @@ from scipy import stats as sps
 
 from evalkit import stats
 from evalkit.config import RunConfig
-from evalkit.gate import GateConfig, compare
+from evalkit.gate import compare
+from evalkit.gate_config import GateConfig
 from evalkit.results import Results, RunRecord, load_results
 from evalkit.runner import run_config
 
@@ -181,7 +182,7 @@ def by_label(results: Results) -> dict[str, Results]:
 def gate_rate(baseline: Path, candidate: Path) -> tuple[int, int, str]:
     """(failed repetitions, repetitions, the test the gate used) for one-cell gates per label."""
     base, cand = by_label(load_results([baseline])), by_label(load_results([candidate]))
-    config = GateConfig(alpha=ALPHA)
+    config = GateConfig(alpha=ALPHA, metric="completed")
     failed, tests = 0, set()
     for label in sorted(base):
         result = compare(base[label], cand[label], config)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from evalkit.config import RunConfig
 from evalkit.errors import GateInputError
-from evalkit.gate import SequentialSettings
+from evalkit.gate_config import SequentialSettings
 from evalkit.results import RunRecord, load_results
 from evalkit.runner import run_config
 from evalkit.stats import SprtResult, sprt

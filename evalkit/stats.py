@@ -30,6 +30,7 @@ __all__ = [
     "clopper_pearson",
     "detectable_rate",
     "fisher",
+    "floor_pvalue",
     "holm",
     "mcnemar",
     "n_needed",
@@ -135,6 +136,12 @@ def boschloo(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "gre
         return 1.0  # no information about a difference; scipy returns nan here
     result = sps.boschloo_exact(_table(x1, n1, x2, n2), alternative=alternative)
     return float(min(1.0, result.pvalue))
+
+
+def floor_pvalue(x: int, n: int, floor: float) -> float:
+    """One-sided exact binomial p-value of H₀ "rate ≥ floor" against "rate < floor" for x of n."""
+    _check_counts(x, n)
+    return 1.0 if floor <= 0 else float(sps.binom.cdf(x, n, floor))
 
 
 def mcnemar(b: int, c: int, alternative: Alternative = "greater") -> float:

@@ -42,27 +42,31 @@ def test_a_candidate_equal_to_the_baseline_exits_0(sims: Sims, tmp_path: Path,
     code, out, err = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--markdown", md,
                           "--junit", junit)
     assert (code, err) == (0, "")
-    assert out.splitlines()[0] == ("evalkit gate: PASS: 0 of 2 cells failed (level cell; α = 0.05, "
-                                   "Holm across 2 cells)")
+    assert out.splitlines()[0] == ("evalkit gate: PASS: 0 of 8 cells failed (metric correct; level scenario; "
+                                   "α = 0.05, Holm across 8 cells)")
     assert "FAIL" not in out
     assert md.read_text(encoding="utf-8").startswith("## evalkit gate: PASS")
     suite = ET.parse(junit).getroot().find("testsuite")
-    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("2", "0")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("8", "0")
+    gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--markdown", md, "--level", "cell")
+    summary = md.read_text(encoding="utf-8")  # a CI step summary is shared: the second gate appends
+    assert summary.count("## evalkit gate: PASS") == 2 and "level cell" in summary.split("## evalkit gate")[2]
 
 
 def test_a_degraded_candidate_exits_1_and_says_which_cells_and_why(sims: Sims, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     md, junit = tmp_path / "summary.md", tmp_path / "gate.xml"
     code, out, err = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md,
-                          "--junit", junit)
+                          "--junit", junit, "--level", "cell", "--metric", "completed")
     assert (code, err) == (1, "")
     lines = out.splitlines()
-    assert lines[0].startswith("evalkit gate: FAIL: 2 of 2 cells failed")
+    assert lines[0].startswith("evalkit gate: FAIL: 2 of 2 cells failed (metric completed; level cell;")
     assert "note: model changed: small-local → small-local-degraded (sim)" in lines
     for strategy in ("retry_nudge", "trust_text"):
-        at = lines.index(f"FAIL sim/native/{strategy}")
+        at = lines.index(f"FAIL sim/native/{strategy} (family all, scenario all scenarios pooled, model small-local → "
+                         f"small-local-degraded, strategy {strategy}, backend sim, mode native)")
         reason = lines[at + 1]
-        assert reason.startswith("     - completion dropped ") and "one-sided McNemar exact, paired (" in reason
+        assert reason.startswith("     - completed rate dropped ") and "one-sided McNemar exact, paired (" in reason
         assert "Holm-adjusted" in reason and "≤ α = 0.05" in reason and "largest drops: " in reason
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("failures") == "2"
@@ -80,32 +84,37 @@ def test_verbose_scenario_level_lists_every_cell(sims: Sims, capsys: pytest.Capt
 
 
 def test_alpha_pairing_and_test_options(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--alpha", "0.00001")
+    pooled = ("--level", "cell", "--metric", "completed")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--alpha", "0.00001",
+                        *pooled)
     assert code == 0 and "α = 1e-05" in out  # the drops are real, but not at this level
-    md = tmp_path / "summary.md"
-    for options, test in ((["--pairing", "unpaired", "--test", "fisher"], "Fisher exact"),
-                          (["--pairing", "unpaired"], "Boschloo exact"),
-                          ([], "McNemar exact, paired")):
-        gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md, *options)
+    for i, (options, test) in enumerate(((["--pairing", "unpaired", "--test", "fisher"], "Fisher exact"),
+                                         (["--pairing", "unpaired"], "Boschloo exact"),
+                                         ([], "McNemar exact, paired"))):
+        md = tmp_path / f"summary-{i}.md"
+        gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md, *options, *pooled)
         rows = [line.split(" | ") for line in md.read_text(encoding="utf-8").splitlines() if line.startswith("| sim/")]
-        assert len(rows) == 2 and all(row[4].startswith(test) for row in rows), options
+        assert len(rows) == 2 and all(row[7].startswith(test) for row in rows), options
 
 
 def test_floor_from_the_command_line_and_from_a_config_file(sims: Sims, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--floor", "0.6")
-    assert code == 1  # no change at all, but neither cell can show a completion rate of 60% or more
-    assert out.count("is under the floor 60%") == 2
+    pooled = ("--level", "cell", "--metric", "completed")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--floor", "0.99", *pooled)
+    assert code == 1  # no change at all, but both columns are significantly under 99%
+    assert out.count("is under the floor 99%: one-sided exact binomial p = ") == 2
+    assert 'note: floor: one-sided exact binomial test of "rate ≥ floor" per cell, Holm across 2 cell(s)' in out
     config = tmp_path / "gate.yaml"
-    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.3}],
+    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.01}],
                                       "max_infra_error_rate": 0.05}), encoding="utf-8")
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, "-v")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, "-v",
+                        *pooled)
     assert code == 0 and "pass sim/native/trust_text" in out
-    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.9}]}), encoding="utf-8")
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config)
+    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.99}]}), encoding="utf-8")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, *pooled)
     assert code == 1 and "FAIL sim/native/trust_text" in out and "FAIL sim/native/retry_nudge" not in out
     code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config,
-                        "--floor", "0.1")  # a rule for the cell still wins over the default floor
+                        "--floor", "0.01", *pooled)  # a rule for the cell still wins over the default floor
     assert code == 1
 
 
@@ -114,9 +123,9 @@ def test_floor_from_the_command_line_and_from_a_config_file(sims: Sims, tmp_path
 
 def test_mismatched_scenarios_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fewer = gate_results(tmp_path, "fewer", scenarios=GATE_SCENARIOS[:3], runs=3)
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer))
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer, "--level", "cell"))
     assert "ran different scenarios (only in the baseline: gap-missing-date)" in reason
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer, "--level", "scenario"))
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer))
     assert "do not cover the same cells" in reason and "only in the baseline: sim/native/retry_nudge/" in reason
 
 
@@ -265,3 +274,28 @@ def test_sequential_bad_options_exit_2(tmp_path: Path, capsys: pytest.CaptureFix
     reason = one_line_error(*gate(capsys, "--sequential", "--candidate", config, "--out", tmp_path / "b", *options))
     assert reason.startswith(expected)
     assert not (tmp_path / "b").exists()  # refused before any run
+
+
+@pytest.mark.parametrize("problem", ["empty candidate", "bad option", "bad config"])
+def test_exit_2_writes_the_files_asked_for_with_the_reason(sims: Sims, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str], problem: str) -> None:
+    md, junit = tmp_path / "summary.md", tmp_path / "gate.xml"
+    md.write_text("## an earlier CI step\n", encoding="utf-8")
+    candidate: Path = sims.rerun
+    options: list[str | Path] = []
+    if problem == "empty candidate":
+        candidate = records.write_results(tmp_path / "empty.jsonl", [])
+    elif problem == "bad option":
+        options = ["--alpha", "2"]
+    else:
+        options = ["--config", tmp_path / "missing.yaml"]
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", candidate, "--markdown", md,
+                                  "--junit", junit, *options))
+    summary = md.read_text(encoding="utf-8")
+    assert summary.startswith("## an earlier CI step\n## evalkit gate: ERROR (exit 2): the inputs could not be "
+                              "compared")
+    assert f"> {reason.replace('<', '&lt;').replace('>', '&gt;')}\n" in summary
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("1", "1", "0")
+    error = suite.find("testcase/error")
+    assert error is not None and error.get("message") == reason and error.get("type") == "input"

@@ -1,8 +1,10 @@
 """`evalkit gate --baseline A.jsonl --candidate B.jsonl`: fail CI when the candidate regressed.
 
 Exit 0: no cell regressed; 1: a cell regressed or fell under its floor; 2: the inputs cannot be
-compared (raised as GateInputError and mapped by `evalkit.cli.main`). Options given on the command
-line override the `--config` file.
+compared (raised as GateInputError and mapped by `evalkit.cli.main`). Every exit writes the
+`--junit` and `--markdown` files asked for (on exit 2 with the reason); `--markdown` appends, since
+a CI step summary is shared by several steps. Options given on the command line override the
+`--config` file.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from evalkit.errors import GateInputError
-from evalkit.gate import GateConfig, compare, load_gate_config, render_junit, render_markdown, render_text
+from evalkit.errors import EvalkitError, GateInputError
+from evalkit.gate import compare
+from evalkit.gate_config import GateConfig, load_gate_config
+from evalkit.gate_render import error_junit, error_markdown, render_junit, render_markdown, render_text
 from evalkit.results import load_results
 
 __all__ = ["add_parser", "run"]
 
-_OVERRIDES = ("alpha", "floor", "max_infra_error_rate", "test", "pairing", "level")
+_OVERRIDES = ("alpha", "metric", "floor", "max_infra_error_rate", "test", "pairing", "level")
 _SEQUENTIAL = ("p0", "p1", "batch", "max_runs")
 
 
@@ -29,15 +33,18 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help="candidate results file(s); with --sequential, the candidate's run config")
     p.add_argument("--config", type=Path, help="gate settings (YAML): alpha, floor, floors, level, pairing, ...")
     p.add_argument("--alpha", type=float, help="family-wise significance level (default 0.05)")
-    p.add_argument("--floor", type=float, help="fail a cell whose candidate lower Wilson bound is under this rate")
+    p.add_argument("--metric", choices=["correct", "completed"],
+                   help="the rate gated: correct (the check passed, default) or completed (structural)")
+    p.add_argument("--floor", type=float,
+                   help="fail a cell whose rate is significantly under this (one-sided exact binomial test)")
     p.add_argument("--max-infra-error-rate", type=float, help="share of infra errors that makes a cell unusable")
     p.add_argument("--test", choices=["boschloo", "fisher"], help="unpaired test (default boschloo)")
     p.add_argument("--pairing", choices=["auto", "paired", "unpaired"],
                    help="auto: McNemar when runs pair by scenario, index and seed (default)")
-    p.add_argument("--level", choices=["scenario", "cell"],
-                   help="compare per scenario, or pooled per cell (default: cell)")
+    p.add_argument("--level", choices=["scenario", "family", "cell"],
+                   help="compare per scenario (default), or pooled per family or per strategy column")
     p.add_argument("--junit", type=Path, help="write JUnit XML here (one test case per cell)")
-    p.add_argument("--markdown", type=Path, help="write a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--markdown", type=Path, help="append a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
     p.add_argument("-v", "--verbose", action="store_true", help="also list the cells that passed")
     seq = p.add_argument_group("sequential mode")
     seq.add_argument("--sequential", action="store_true", help="run the candidate config in batches; stop on an SPRT")
@@ -63,10 +70,16 @@ def _settings(args: argparse.Namespace) -> GateConfig:
         raise GateInputError(f"gate option: {where + ': ' if where else ''}{first['msg']}") from exc
 
 
-def _write(path: Path | None, text: str) -> None:
+def _write(path: Path | None, text: str, *, append: bool = False) -> None:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        with path.open("a" if append else "w", encoding="utf-8") as out:
+            out.write(text)
+
+
+def _write_outputs(args: argparse.Namespace, markdown: str, junit: str) -> None:
+    _write(args.markdown, markdown, append=True)
+    _write(args.junit, junit)
 
 
 def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
@@ -80,18 +93,23 @@ def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
                             max_infra_error_rate=settings.max_infra_error_rate)
     text = render_sequential(result)
     print(text)
-    _write(args.markdown, "```\n" + text + "\n```\n")
+    _write(args.markdown, "```\n" + text + "\n```\n", append=True)
+    return 0 if result.passed else 1
+
+
+def _fixed(args: argparse.Namespace, settings: GateConfig) -> int:
+    if not args.baseline:
+        raise GateInputError("--baseline is required")
+    result = compare(load_results(args.baseline), load_results(args.candidate), settings)
+    print(render_text(result, verbose=args.verbose))
+    _write_outputs(args, render_markdown(result), render_junit(result))
     return 0 if result.passed else 1
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    if args.sequential:
-        return _sequential(args, settings)
-    if not args.baseline:
-        raise GateInputError("--baseline is required (unless --sequential)")
-    result = compare(load_results(args.baseline), load_results(args.candidate), settings)
-    print(render_text(result, verbose=args.verbose))
-    _write(args.markdown, render_markdown(result))
-    _write(args.junit, render_junit(result))
-    return 0 if result.passed else 1
+    try:
+        settings = _settings(args)
+        return _sequential(args, settings) if args.sequential else _fixed(args, settings)
+    except EvalkitError as exc:  # exit 2: say so in the files CI publishes, then let main map it
+        _write_outputs(args, error_markdown(str(exc), sequential=args.sequential), error_junit(str(exc)))
+        raise
