@@ -243,8 +243,8 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
     config = config or GateConfig()
     base, cand = _group(baseline, config), _group(candidate, config)
     _check_keys(base, cand, config)
-    check_infra(baseline, "baseline", config)
-    check_infra(candidate, "candidate", config)
+    check_infra(baseline.runs, "baseline", config)
+    check_infra(candidate.runs, "candidate", config)
     verdicts, skipped, notes = [], [], list[str]()
     for key in sorted(base):
         outcome = _compare_cell(key, base[key], cand[key], config, notes)

@@ -6,7 +6,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalkit.errors import GateInputError
 from evalkit.results import Cell
@@ -35,24 +35,15 @@ class FloorRule(_Model):
 
 
 class SequentialSettings(_Model):
-    """`gate --sequential`: the candidate runs in batches against a baseline results file.
+    """`gate --sequential`: the candidate runs in batches against a baseline results file, each cell
+    until its fixed-N verdict at `max_runs` is known (see `evalkit.sequential_rule`). `futility`: a
+    cell stops as accepted once its chance of still failing at `max_runs`, were its true rate `drop`
+    below the baseline's, is under this (it costs at most this much power)."""
 
-    `drop` is the regression that the futility stop protects (the candidate's rate `drop` below the
-    baseline's); `beta` bounds the conditional power below which a cell stops as accepted."""
-
-    p0: float = Field(0.95, gt=0, le=1)
-    p1: float = Field(0.80, ge=0, lt=1)
-    alpha: float = Field(0.05, gt=0, lt=1)
     drop: float = Field(0.15, gt=0, lt=1)
-    beta: float = Field(0.20, gt=0, lt=1)
+    futility: float = Field(0.1, ge=0, lt=1)
     batch: int = Field(5, ge=1)
     max_runs: int = Field(50, ge=1)
-
-    @model_validator(mode="after")
-    def _p1_below_p0(self) -> SequentialSettings:
-        if self.p1 >= self.p0:
-            raise ValueError(f"p1 ({self.p1}) must be below p0 ({self.p0}): p1 is the regressed rate")
-        return self
 
 
 class GateConfig(_Model):

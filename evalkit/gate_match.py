@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from evalkit.errors import GateInputError
 from evalkit.gate_config import GateConfig
-from evalkit.results import Results, RunRecord
+from evalkit.results import RunRecord
 
 __all__ = ["Matched", "check_infra", "match_runs"]
 
@@ -34,11 +34,11 @@ class Matched:
     why_empty: str = ""
 
 
-def check_infra(results: Results, side: str, config: GateConfig) -> None:
+def check_infra(runs: Sequence[RunRecord], side: str, config: GateConfig) -> None:
     """A broken backend makes the input unusable: infra errors over the limit in a strategy column
     (backend, mode, strategy, pooled over scenarios) raise GateInputError."""
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for run in results.runs:
+    for run in runs:
         if run.outcome != "unsupported":
             c = run.cell
             t = tally[f"{c.backend}/{c.mode}/{c.strategy}"]

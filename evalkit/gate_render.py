@@ -7,12 +7,16 @@ so a CI step that publishes them never finds them missing or stale.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
 from evalkit.gate import CellVerdict, GateResult
 
+if TYPE_CHECKING:
+    from evalkit.sequential import SequentialCell, SequentialResult
+
 __all__ = ["SIMULATED", "error_junit", "error_markdown", "junit_suite", "md", "pts", "render_junit",
-           "render_markdown", "render_text"]
+           "render_markdown", "render_sequential", "render_text", "sequential_junit", "sequential_markdown"]
 
 SIMULATED = "SIMULATED results: at least one side comes from the simulated backend, not a real model."
 
@@ -135,4 +139,55 @@ def error_markdown(message: str, *, sequential: bool = False) -> str:
 def error_junit(message: str) -> str:
     suite = junit_suite("evalkit gate", False)
     junit_case(suite, "evalkit gate input", failure=(message, "unusable input (exit 2): " + message), kind="input")
+    return junit_text(suite)
+
+
+# --- sequential mode -----------------------------------------------------------------------------
+
+
+def _sequential_headline(result: SequentialResult) -> str:
+    s = result.settings
+    regressions = sum(c.regression for c in result.cells)
+    return (f"evalkit gate --sequential: {'PASS' if result.passed else 'FAIL'}: {regressions} of {len(result.cells)} "
+            f"cells regressed against the baseline (metric {result.metric}; α = {result.alpha}, "
+            f"{result.alpha_per_cell:.4g} per cell [Bonferroni]; fixed-N verdict at {s.max_runs} runs, curtailed; "
+            f"futility {s.futility} at a drop of {s.drop:.0%}); {result.runs_executed} runs in {result.batches} "
+            f"batches of up to {s.batch} per cell")
+
+
+def _sequential_cell(c: SequentialCell, max_runs: int) -> str:
+    fails = (f"{c.failures_to_fail} failures in {max_runs} runs would fail it" if c.failures_to_fail <= max_runs
+             else "no result could fail it against this baseline")
+    return (f"{c.name}: {c.decision} after {c.runs_used} runs: {c.passes}/{c.runs_used} against the baseline's "
+            f"{c.baseline[0]}/{c.baseline[1]} ({fails})")
+
+
+def render_sequential(result: SequentialResult) -> str:
+    lines = [_sequential_headline(result)]
+    if result.simulated:
+        lines.append(SIMULATED)
+    for c in result.cells:
+        lines.append(f"{'FAIL' if c.regression else 'pass'} {_sequential_cell(c, result.settings.max_runs)}"
+                     + (f" ({c.where})" if c.regression else ""))
+    return "\n".join(lines)
+
+
+def sequential_markdown(result: SequentialResult) -> str:
+    lines = [f"## {md(_sequential_headline(result))}", ""]
+    if result.simulated:
+        lines += [f"> **{SIMULATED}**", ""]
+    lines += ["| cell | family | model | verdict | runs | candidate | baseline | failures that fail it |",
+              "|---|---|---|---|---|---|---|---|"]
+    for c in sorted(result.cells, key=lambda c: (not c.regression, c.name)):
+        verdict = f"**FAIL**: {c.decision}" if c.regression else c.decision
+        lines.append(f"| {md(c.name)} | {md(c.family)} | {md(c.model)} | {verdict} | {c.runs_used} | "
+                     f"{c.passes}/{c.runs_used} | {c.baseline[0]}/{c.baseline[1]} | {c.failures_to_fail} |")
+    return "\n".join(lines) + "\n"
+
+
+def sequential_junit(result: SequentialResult) -> str:
+    suite = junit_suite("evalkit gate --sequential", result.simulated)
+    for c in result.cells:
+        failure = (_sequential_cell(c, result.settings.max_runs), c.where) if c.regression else None
+        junit_case(suite, c.name, failure=failure)
     return junit_text(suite)

@@ -40,6 +40,7 @@ __all__ = [
     "sprt",
     "sprt_bounds",
     "two_sample_power",
+    "unpaired_pvalues",
     "wilson",
 ]
 
@@ -217,9 +218,13 @@ def boschloo_pvalues(n1: int, n2: int) -> np.ndarray:
     return out.reshape(n1 + 1, n2 + 1)
 
 
+def unpaired_pvalues(n1: int, n2: int, test: TwoSampleTest = "boschloo") -> np.ndarray:
+    """One-sided ("greater") p-values of the unpaired test for every table, shape (n1+1, n2+1)."""
+    return boschloo_pvalues(n1, n2) if test == "boschloo" else _fisher_greater_grid(n1, n2)
+
+
 def _rejects(n: int, alpha: float, test: TwoSampleTest) -> np.ndarray:
-    grid = boschloo_pvalues(n, n) if test == "boschloo" else _fisher_greater_grid(n, n)
-    rejected: np.ndarray = grid <= alpha
+    rejected: np.ndarray = unpaired_pvalues(n, n, test) <= alpha
     return rejected
 
 

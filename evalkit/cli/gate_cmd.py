@@ -23,12 +23,12 @@ from evalkit.results import load_results
 __all__ = ["add_parser", "run"]
 
 _OVERRIDES = ("alpha", "metric", "floor", "max_infra_error_rate", "test", "pairing", "level")
-_SEQUENTIAL = ("p0", "p1", "batch", "max_runs")
+_SEQUENTIAL = ("drop", "futility", "batch", "max_runs")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("gate", help="compare a candidate's results with a baseline's; exit 1 on a regression")
-    p.add_argument("--baseline", nargs="+", type=Path, help="baseline results file(s)")
+    p.add_argument("--baseline", nargs="+", type=Path, required=True, help="baseline results file(s)")
     p.add_argument("--candidate", nargs="+", type=Path, required=True,
                    help="candidate results file(s); with --sequential, the candidate's run config")
     p.add_argument("--config", type=Path, help="gate settings (YAML): alpha, floor, floors, level, pairing, ...")
@@ -47,12 +47,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--markdown", type=Path, help="append a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
     p.add_argument("-v", "--verbose", action="store_true", help="also list the cells that passed")
     seq = p.add_argument_group("sequential mode")
-    seq.add_argument("--sequential", action="store_true", help="run the candidate config in batches; stop on an SPRT")
-    seq.add_argument("--p0", type=float, help="SPRT: the acceptable completion rate (default 0.95)")
-    seq.add_argument("--p1", type=float, help="SPRT: the regressed completion rate (default 0.80)")
-    seq.add_argument("--batch", type=int, help="SPRT: runs per cell per batch (default 5)")
-    seq.add_argument("--max-runs", type=int, help="SPRT: runs per cell before a truncated decision (default 50)")
-    seq.add_argument("--out", type=Path, help="SPRT: folder for the batch results (default results/gate-<config>)")
+    seq.add_argument("--sequential", action="store_true",
+                     help="run the candidate config in batches against --baseline; stop each cell once decided")
+    seq.add_argument("--max-runs", type=int, help="runs per cell of the fixed-N verdict it curtails (default 50)")
+    seq.add_argument("--batch", type=int, help="runs per undecided cell per batch (default 5)")
+    seq.add_argument("--drop", type=float, help="the regression the futility stop protects (default 0.15)")
+    seq.add_argument("--futility", type=float,
+                     help="stop a cell as accepted when its chance of failing at a true drop is under this "
+                          "(default 0.1; the power it may cost)")
+    seq.add_argument("--out", type=Path, help="folder for the batch results (default results/gate-<config>)")
     p.set_defaults(handler=run)
 
 
@@ -84,22 +87,20 @@ def _write_outputs(args: argparse.Namespace, markdown: str, junit: str) -> None:
 
 def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
     from evalkit.config import load_config
-    from evalkit.sequential import render_sequential, run_sequential
+    from evalkit.gate_render import render_sequential, sequential_junit, sequential_markdown
+    from evalkit.sequential import run_sequential
 
     if len(args.candidate) != 1:
         raise GateInputError("--sequential takes one candidate run config")
+    baseline = load_results(args.baseline)
     config = load_config(args.candidate[0])
-    result = run_sequential(config, args.out or Path("results") / f"gate-{config.name}", settings.sequential,
-                            max_infra_error_rate=settings.max_infra_error_rate)
-    text = render_sequential(result)
-    print(text)
-    _write(args.markdown, "```\n" + text + "\n```\n", append=True)
+    result = run_sequential(config, baseline, args.out or Path("results") / f"gate-{config.name}", settings)
+    print(render_sequential(result))
+    _write_outputs(args, sequential_markdown(result), sequential_junit(result))
     return 0 if result.passed else 1
 
 
 def _fixed(args: argparse.Namespace, settings: GateConfig) -> int:
-    if not args.baseline:
-        raise GateInputError("--baseline is required")
     result = compare(load_results(args.baseline), load_results(args.candidate), settings)
     print(render_text(result, verbose=args.verbose))
     _write_outputs(args, render_markdown(result), render_junit(result))
