@@ -23,7 +23,7 @@ from evalkit.gate_match import check_infra
 from evalkit.results import Results, RunRecord, load_results
 from evalkit.runner import load_config_scenarios, run_config
 from evalkit.sequential_rule import CellRule, cell_rule, decide
-from evalkit.stats import unpaired_pvalues
+from evalkit.stats_exact import unpaired_pvalues
 
 __all__ = ["SequentialCell", "SequentialResult", "baseline_counts", "batch_seed", "run_sequential"]
 

@@ -35,7 +35,7 @@ from typing import Literal
 
 from scipy import stats as sps
 
-from evalkit.stats import TwoSampleTest, unpaired_pvalues
+from evalkit.stats_exact import TwoSampleTest, unpaired_pvalues
 
 __all__ = ["INTERIM_SHARE", "CellRule", "Decision", "cell_rule", "decide", "operating_characteristics"]
 
