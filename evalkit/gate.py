@@ -24,7 +24,7 @@ floor fails with probability at most α. Unusable input raises `GateInputError` 
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -33,7 +33,7 @@ from evalkit.gate_config import GateConfig
 from evalkit.gate_match import Matched, check_infra, match_runs
 from evalkit.report.cells import Rate, rate
 from evalkit.results import Results, RunRecord
-from evalkit.stats import Difference, boschloo, fisher, floor_pvalue, holm, mcnemar, newcombe
+from evalkit.stats import Difference, boschloo, detectable_rate, fisher, floor_pvalue, holm, mcnemar, newcombe
 
 __all__ = ["CellVerdict", "GateResult", "compare"]
 
@@ -216,6 +216,25 @@ def _floor_notes(verdicts: Sequence[CellVerdict], alpha: float) -> tuple[list[st
     return notes, warnings
 
 
+def _power_note(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[str]:
+    """What the gate could see: the drop from 100% it catches with 80% probability, by the test it
+    ran on the most common cell size, at the first Holm step (α/m). Skipped above 100 runs per side
+    (the search is then slow, and such cells see small drops anyway)."""
+    if not verdicts:
+        return []
+    sizes = Counter((v.baseline.n, v.candidate.n, v.test.startswith("McNemar")) for v in verdicts)
+    (n_base, n_cand, paired), _ = sizes.most_common(1)[0]
+    if n_base != n_cand or n_base > 100:
+        return []
+    alpha = config.alpha / len(verdicts)
+    test = "mcnemar" if paired else config.test
+    name = {"mcnemar": "McNemar on pairs", "boschloo": "Boschloo", "fisher": "Fisher"}[test]
+    rate = detectable_rate(n_base, 1.0, alpha=alpha, test=test)
+    seen = f"to {rate:.0%} or lower" if rate is not None else "not even to 0%"
+    return [f"power: with {n_base} runs per side ({name}, α/m = {alpha:.2g}, the first Holm step) the gate "
+            f"catches a drop from 100% {seen} with 80% probability"]
+
+
 def _model_notes(verdicts: Sequence[CellVerdict]) -> list[str]:
     return sorted({f"model changed: {v.models[0]} → {v.models[1]} ({v.backend})"
                    for v in verdicts if v.models[0] != v.models[1]})
@@ -257,6 +276,7 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
                              "; ".join(f"{n}: {why}" for n, why in skipped[:5]))
     final = _adjust(verdicts, config.alpha)
     floor_notes, warnings = _floor_notes(final, config.alpha)
-    return GateResult(tuple(final), tuple(skipped), tuple(_model_notes(final) + notes + floor_notes),
+    notes = _model_notes(final) + notes + floor_notes + _power_note(final, config)
+    return GateResult(tuple(final), tuple(skipped), tuple(notes),
                       tuple(warnings), config.alpha, config.level, config.metric,
                       baseline.simulated or candidate.simulated)

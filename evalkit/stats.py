@@ -276,10 +276,13 @@ def n_needed(p_base: float, p_cand: float, *, alpha: float = 0.05, power: float 
 
 
 def detectable_rate(n: int, p_base: float, *, alpha: float = 0.05, power: float = 0.8,
-                    test: TwoSampleTest = "boschloo") -> float | None:
+                    test: TwoSampleTest | Literal["mcnemar"] = "boschloo") -> float | None:
     """The highest candidate rate that the test still detects with the given power at n per arm
-    (None when even a drop to 0 is not detected). Power falls as the candidate rate rises."""
+    (None when even a drop to 0 is not detected). Power falls as the candidate rate rises.
+    `mcnemar`: n independent pairs, as `mcnemar_power`."""
     def achieved(p: float) -> float:
+        if test == "mcnemar":
+            return mcnemar_power(n, p_base, p, alpha=alpha)
         return two_sample_power(n, p_base, p, alpha=alpha, test=test)[0]
 
     if achieved(0.0) < power:

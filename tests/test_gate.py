@@ -92,7 +92,7 @@ def test_a_candidate_equal_to_the_baseline_passes(sims: Sims) -> None:
         assert v.test.startswith("McNemar exact, paired (0 lost, 0 gained)")
         assert (v.p, v.p_holm, v.difference.estimate) == (1.0, 1.0, 0.0)
         assert v.baseline == v.candidate and v.baseline.n == GATE_RUNS
-    assert result.notes == () and result.simulated
+    assert [n.split(":")[0] for n in result.notes] == ["power"] and result.simulated
     assert render_text(result).startswith("evalkit gate: PASS: 0 of 8 cells failed (metric correct; level scenario")
 
 
@@ -100,7 +100,7 @@ def test_a_degraded_candidate_fails_and_says_which_cells_and_why(sims: Sims) -> 
     base, cand = load(sims.baseline), load(sims.degraded)
     result = compare(base, cand, GateConfig(level="cell", metric="completed"))
     assert not result.passed
-    assert result.notes == ("model changed: small-local → small-local-degraded (sim)",)
+    assert result.notes[0] == "model changed: small-local → small-local-degraded (sim)"
     failed = {v.name: v for v in result.failed}
     assert set(failed) == {"sim/native/trust_text", "sim/native/retry_nudge"}
     adjusted = stats.holm([v.p for v in result.cells])
@@ -352,3 +352,17 @@ def test_markdown_summary_lists_failed_cells_first(sims: Sims) -> None:
     assert text.startswith("## evalkit gate: FAIL:") and "> **SIMULATED results" in text
     assert "- model changed: small-local → small-local-degraded (sim)" in text
     assert all(line.count("|") - line.count("\\|") == 13 for line in lines)  # 12 columns: no reason breaks one
+
+
+@pytest.mark.parametrize(("seed", "test", "name"), [(None, "mcnemar", "McNemar on pairs"), (7, "boschloo", "Boschloo")])
+def test_the_power_note_uses_the_test_the_gate_ran(seed: int | None, test: str, name: str) -> None:
+    base = cells({"a": (25, 25), "b": (25, 25)})
+    result = gate(base, cells({"a": (25, 25), "b": (25, 25)}, seed=seed))
+    rate = stats.detectable_rate(25, 1.0, alpha=0.025, test=test)  # type: ignore[arg-type]
+    assert rate is not None
+    def power(p: float) -> float:
+        return (stats.mcnemar_power(25, 1.0, p, alpha=0.025) if test == "mcnemar"
+                else stats.two_sample_power(25, 1.0, p, alpha=0.025)[0])
+    assert power(rate) >= 0.8 > power(rate + 0.01)
+    assert (f"power: with 25 runs per side ({name}, α/m = 0.025, the first Holm step) the gate catches a drop "
+            f"from 100% to {rate:.0%} or lower with 80% probability") in result.notes
