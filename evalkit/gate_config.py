@@ -37,10 +37,9 @@ class FloorRule(_Model):
 class SequentialSettings(_Model):
     """`gate --sequential`: the candidate runs in batches against a baseline results file, each cell
     until its fixed-N verdict at `max_runs` is known (see `evalkit.sequential_rule`). `futility`: a
-    cell stops as accepted once its chance of still failing at `max_runs`, were its true rate `drop`
-    below the baseline's, is under this (it costs at most this much power)."""
+    cell stops as accepted once its chance of still failing at `max_runs`, at the drop that the
+    fixed-N test catches with 80% probability, is under this (it costs at most this much power)."""
 
-    drop: float = Field(0.15, gt=0, lt=1)
     futility: float = Field(0.1, ge=0, lt=1)
     batch: int = Field(5, ge=1)
     max_runs: int = Field(50, ge=1)

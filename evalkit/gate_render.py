@@ -151,7 +151,7 @@ def _sequential_headline(result: SequentialResult) -> str:
     return (f"evalkit gate --sequential: {'PASS' if result.passed else 'FAIL'}: {regressions} of {len(result.cells)} "
             f"cells regressed against the baseline (metric {result.metric}; α = {result.alpha}, "
             f"{result.alpha_per_cell:.4g} per cell [Bonferroni]; fixed-N verdict at {s.max_runs} runs, curtailed; "
-            f"futility {s.futility} at a drop of {s.drop:.0%}); {result.runs_executed} runs in {result.batches} "
+            f"futility {s.futility}); {result.runs_executed} runs in {result.batches} "
             f"batches of up to {s.batch} per cell")
 
 

@@ -110,8 +110,8 @@ def _rules(names: set[str], base: dict[str, tuple[int, int]], gate: GateConfig) 
                              + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""))
     s, alpha = gate.sequential, gate.alpha / len(names)
     looks = -(-s.max_runs // s.batch) - 1  # every batch but the last
-    return {n: cell_rule(*base[n], s.max_runs, alpha, looks=looks, drop=s.drop, futility=s.futility,
-                         test=gate.test) for n in names}
+    return {n: cell_rule(*base[n], s.max_runs, alpha, looks=looks, futility=s.futility, test=gate.test)
+            for n in names}
 
 
 def _short_decision(rule: CellRule, passes: int, runs: int) -> str:

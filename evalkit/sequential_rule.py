@@ -18,7 +18,10 @@ The candidate runs in batches, and a cell stops as soon as its verdict is known:
 - accept (futility): stochastic curtailment (Lan, Simon & Halperin 1982, "Stochastically curtailed
   tests in long-term clinical trials", Commun. Statist. C 1:207–219; Jennison & Turnbull 2000,
   "Group Sequential Methods", ch. 10): the conditional probability that the cell would still reject
-  at N, were the candidate's true rate `drop` below the baseline's, is under `futility`.
+  at N is under `futility`, computed at the design alternative p₁: the candidate rate that the
+  fixed-N test against this baseline fails with probability 1 − β = 0.8. (A fixed alternative such
+  as "15 points below the baseline" would stop every cell at once when α/m is small, since at
+  α/170 the test cannot see 15 points; then it would miss a 45-point drop too.)
 A curtailed regression is declared only when the final test would reject on every continuation, so
 the per-cell false alarm is at most INTERIM_SHARE·α/m + (1 − INTERIM_SHARE)·α/m = α/m, and the
 family-wise one ≤ α at any number of cells (Bonferroni), for any stopping times. A futility stop
@@ -37,7 +40,7 @@ from scipy import stats as sps
 
 from evalkit.stats_exact import TwoSampleTest, unpaired_pvalues
 
-__all__ = ["INTERIM_SHARE", "CellRule", "Decision", "cell_rule", "decide", "operating_characteristics"]
+__all__ = ["DESIGN_POWER", "INTERIM_SHARE", "CellRule", "Decision", "cell_rule", "decide", "operating_characteristics"]
 
 Decision = Literal["regression", "regression (interim)", "accept", "accept (futility)", "continue"]
 INTERIM_SHARE = 0.1  # of each cell's α, spent on the interim looks
@@ -52,7 +55,7 @@ class CellRule:
     interim_alpha: float  # per interim look
     final_alpha: float  # the test at max_runs
     k: int  # the fixed-N test at max_runs rejects when the candidate passes ≤ k (−1: it never can)
-    p1: float  # the regressed rate the futility stop looks at
+    p1: float  # the design alternative the futility stop looks at
     futility: float
     test: TwoSampleTest
 
@@ -62,8 +65,11 @@ class CellRule:
         return self.max_runs - self.k
 
 
-def cell_rule(base_x: int, base_n: int, max_runs: int, alpha: float, *, looks: int, drop: float = 0.15,
-              futility: float = 0.1, test: TwoSampleTest = "boschloo") -> CellRule:
+DESIGN_POWER = 0.8
+
+
+def cell_rule(base_x: int, base_n: int, max_runs: int, alpha: float, *, looks: int, futility: float = 0.1,
+              test: TwoSampleTest = "boschloo") -> CellRule:
     """`looks`: the interim looks before max_runs (0: none, the final test gets all of α)."""
     final_alpha = alpha * (1 - INTERIM_SHARE) if looks else alpha
     row = unpaired_pvalues(base_n, max_runs, test)[base_x]
@@ -71,8 +77,10 @@ def cell_rule(base_x: int, base_n: int, max_runs: int, alpha: float, *, looks: i
     while k + 1 <= max_runs and row[k + 1] <= final_alpha:  # p rises with the candidate's passes
         k += 1
     interim = alpha * INTERIM_SHARE / looks if looks else 0.0
-    return CellRule(base_x, base_n, max_runs, alpha, interim, final_alpha, k, max(0.0, base_x / base_n - drop),
-                    futility, test)
+    failures = max_runs - k
+    # P(Binom(N, q) ≥ F) = I_q(F, N − F + 1): the failure rate q at which F failures come with 80%
+    p1 = 1 - float(sps.beta.ppf(DESIGN_POWER, failures, max_runs - failures + 1)) if failures <= max_runs else 0.0
+    return CellRule(base_x, base_n, max_runs, alpha, interim, final_alpha, k, p1, futility, test)
 
 
 def decide(rule: CellRule, passes: int, failures: int, *, interim: bool = True) -> Decision:

@@ -311,7 +311,7 @@ def test_sequential_with_a_dead_backend_exits_2(tmp_path: Path, strong_baseline:
 
 
 @pytest.mark.parametrize(("options", "expected"), [
-    (["--drop", "1.5"], "gate option: sequential.drop: Input should be less than 1"),
+    (["--max-runs", "0"], "gate option: sequential.max_runs: Input should be greater than or equal to 1"),
     (["--batch", "0"], "gate option: sequential.batch: Input should be greater than or equal to 1"),
     (["--futility", "-1"], "gate option: sequential.futility: Input should be greater than or equal to 0"),
 ])

@@ -23,7 +23,7 @@ from evalkit.results import load_results
 __all__ = ["add_parser", "run"]
 
 _OVERRIDES = ("alpha", "metric", "floor", "max_infra_error_rate", "test", "pairing", "level")
-_SEQUENTIAL = ("drop", "futility", "batch", "max_runs")
+_SEQUENTIAL = ("futility", "batch", "max_runs")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,10 +51,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                      help="run the candidate config in batches against --baseline; stop each cell once decided")
     seq.add_argument("--max-runs", type=int, help="runs per cell of the fixed-N verdict it curtails (default 50)")
     seq.add_argument("--batch", type=int, help="runs per undecided cell per batch (default 5)")
-    seq.add_argument("--drop", type=float, help="the regression the futility stop protects (default 0.15)")
     seq.add_argument("--futility", type=float,
-                     help="stop a cell as accepted when its chance of failing at a true drop is under this "
-                          "(default 0.1; the power it may cost)")
+                     help="stop a cell as accepted when its chance of still failing, at the drop the fixed-N "
+                          "test catches with 80%%, is under this (default 0.1; the power it may cost)")
     seq.add_argument("--out", type=Path, help="folder for the batch results (default results/gate-<config>)")
     p.set_defaults(handler=run)
 
