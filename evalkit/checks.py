@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from evalkit.callcheck import uses_v2, v2_call_items
+from evalkit.callmatch import MatchRules
 from evalkit.matching import args_match, mentions
 from evalkit.results import CheckItem, FailureCategory, Outcome
 from evalkit.scenario import CallCheck, Check, Scenario
@@ -87,8 +89,11 @@ def _reply_items(check: Check, reply: str | None) -> list[CheckItem]:
 def _items(scenario: Scenario, calls: list[ExecutedCall], reply: str | None) -> list[CheckItem]:
     check = scenario.check
     items: list[CheckItem] = []
-    if check.calls:
+    if check.calls and uses_v2(check):
+        items += v2_call_items(scenario, check.calls, MatchRules(**dict(check.match)), calls)
+    elif check.calls:
         items += _required_items(check.calls.required, check.calls.order == "ordered", calls)
+    if check.calls:
         for name in check.calls.forbidden:
             used = any(c.call.name == name for c in calls)
             items.append(CheckItem(item=f"never called {name}", passed=not used, structural=True))

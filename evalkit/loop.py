@@ -138,7 +138,7 @@ class _Run:
     def apply(self, reply: Completion, decision: Decision) -> str:
         """Carry out a decision; returns 'next' (call again), 'turn_done' or 'run_done'."""
         if isinstance(decision, Execute):
-            if self.execute(reply, decision.calls):
+            if self.execute(reply, decision.calls) or self.scenario.end_after_calls:
                 self.state.outcome = "terminal_tool"
                 return "run_done"
             return "next"

@@ -74,12 +74,30 @@ class ToolDef(ToolSpec):
 class CallCheck(_Model):
     name: str
     arguments: ArgSpec = Field(default_factory=dict)
+    # v2: arguments that may be left out (checked when given), that must be left out, and whether
+    # arguments nobody named are allowed; `count`: exactly this many matching calls (default: at least one)
+    optional: ArgSpec = Field(default_factory=dict)
+    absent: list[str] = Field(default_factory=list)
+    extra_arguments: Literal["allow", "forbid"] = "allow"
+    count: int | None = Field(None, ge=1)
 
 
 class CallsCheck(_Model):
     required: list[CallCheck] = Field(default_factory=list)
     order: Literal["ordered", "unordered"] = "ordered"
     forbidden: list[str] = Field(default_factory=list)
+    # v2: `extra_calls: forbid` — no call beyond the required ones (required calls are matched
+    # one-to-one, so the right call made twice fails); `any_of` — at least one valid call of any of
+    # these tools (BFCL's live_relevance)
+    extra_calls: Literal["allow", "forbid"] = "allow"
+    any_of: list[str] = Field(default_factory=list)
+
+
+class MatchCheck(_Model):
+    """How argument values compare, at every depth (see evalkit.callmatch)."""
+
+    types: Literal["lenient", "strict"] = "lenient"
+    strings: Literal["exact", "casefold", "bfcl"] = "casefold"
 
 
 class TerminalCheck(_Model):
@@ -105,6 +123,7 @@ class Check(_Model):
     no_tool_calls: bool = False  # "only respond" is the same: respond is never a tool call here
     reply: ReplyCheck | None = None
     asks_user: AsksUserCheck | None = None
+    match: MatchCheck = Field(default_factory=MatchCheck)
 
     @model_validator(mode="after")
     def _not_empty(self) -> Check:
@@ -119,8 +138,18 @@ class Reference(_Model):
     asks_user: bool = False
 
 
+class Provenance(_Model):
+    """Where an imported scenario comes from, and under which license (kept with every file)."""
+
+    dataset: str
+    id: str
+    license: str
+    attribution: str
+    approximations: list[str] = Field(default_factory=list)  # what the import could not say exactly
+
+
 class Scenario(_Model):
-    schema_version: Literal[1] = 1
+    schema_version: Literal[1, 2] = 1
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$", max_length=80)
     family: Family
     description: str = ""
@@ -129,6 +158,10 @@ class Scenario(_Model):
     tools: list[ToolDef] = Field(default_factory=list)
     terminal_tool: str | None = None
     max_iterations: int = Field(10, ge=1, le=100)
+    # v2: the run ends once the first reply with tool calls is executed, all its calls together
+    # (BFCL's single-turn cases judge one reply: parallel calls are the calls of that reply)
+    end_after_calls: bool = False
+    provenance: Provenance | None = None
     reference: Reference
     check: Check
     source: str = Field("", exclude=True)
@@ -153,6 +186,7 @@ class Scenario(_Model):
         if self.check.calls:
             refs += [(f"check.calls.required.{i}.name", c.name) for i, c in enumerate(self.check.calls.required)]
             refs += [(f"check.calls.forbidden.{i}", n) for i, n in enumerate(self.check.calls.forbidden)]
+            refs += [(f"check.calls.any_of.{i}", n) for i, n in enumerate(self.check.calls.any_of)]
         for where, name in refs:
             if name not in known:
                 return f"{where}: unknown tool {name!r} (tools: {sorted(known)})"
