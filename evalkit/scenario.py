@@ -32,6 +32,7 @@ Family = Literal[
     "data_gap_recovery",
     "casual_greeting",
     "action_completion",
+    "tool_selection",  # pick the right tool and fill its arguments (imported BFCL single-turn cases)
 ]
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
 
