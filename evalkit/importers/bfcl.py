@@ -53,7 +53,8 @@ _REFUSAL = "Sorry, none of the tools I have can do that."
 
 class BfclMissing(EvalkitError):
     def __init__(self, detail: str) -> None:
-        super().__init__(f"bfcl-eval is not usable ({detail}); install it: pip install --no-deps 'bfcl-eval>=2026.3.23'")
+        super().__init__(f"bfcl-eval is not usable ({detail}); "
+                         "install it: pip install --no-deps 'bfcl-eval>=2026.3.23' filelock")
 
 
 @dataclass
@@ -80,9 +81,11 @@ def _data_dir() -> Any:
 def attribution() -> tuple[str, str]:
     meta = metadata.metadata("bfcl-eval")
     version = metadata.version("bfcl-eval")
-    authors = re.sub(r"\s*<[^>]*>", "", meta.get("Author-email") or "") or "Gorilla project, UC Berkeley"
-    text = f"Berkeley Function Calling Leaderboard (BFCL) v4 data from bfcl-eval {version} ({authors}); converted by evalkit"
-    return meta.get("License") or "Apache 2.0", text
+    emails = ", ".join(meta.get_all("Author-email") or [])
+    authors = re.sub(r"\s*<[^>]*>", "", emails) or "Gorilla project, UC Berkeley"
+    text = (f"Berkeley Function Calling Leaderboard (BFCL) v4 data from bfcl-eval {version} ({authors}); "
+            "converted by evalkit")
+    return ", ".join(meta.get_all("License") or []) or "Apache 2.0", text
 
 
 def load_category(category: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:

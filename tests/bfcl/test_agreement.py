@@ -14,12 +14,12 @@ import pytest
 
 pytest.importorskip("bfcl_eval")
 
-from evalkit.chat import ToolCall  # noqa: E402
-from evalkit.checks import judge_run  # noqa: E402
-from evalkit.importers.bfcl import import_bfcl, load_category, tool_name  # noqa: E402
-from evalkit.mocks import execute_call  # noqa: E402
-from evalkit.scenario import Scenario  # noqa: E402
-from tests.bfcl.bfcl_reference import bfcl_verdict  # noqa: E402
+from evalkit.chat import ToolCall
+from evalkit.checks import judge_run
+from evalkit.importers.bfcl import import_bfcl, load_category, tool_name
+from evalkit.mocks import execute_call
+from evalkit.scenario import Scenario
+from tests.bfcl.bfcl_reference import bfcl_verdict
 
 CATEGORIES = ["simple_python", "multiple", "parallel", "irrelevance", "live_irrelevance"]
 SAMPLE, SEED = 20, 2026
@@ -157,7 +157,7 @@ def test_same_verdict_as_bfcl(scenario: Scenario, category: str, case: dict[str,
 def test_sample_exercises_every_deviation() -> None:
     """The sample is big enough that each deviation, and both verdicts, occur (else the test proves little)."""
     seen: dict[str, set[bool]] = {}
-    for scenario, category, case, answer in SAMPLE_CASES:
+    for _, category, case, answer in SAMPLE_CASES:
         truth = answer["ground_truth"] if answer else None
         for label, output in outputs(category, case, answer):
             kind = label.split(" ")[0] if label.startswith("answer") else label
