@@ -1,4 +1,4 @@
-"""Check items for `check.calls` when a scenario uses the v2 call fields.
+"""Check items for `check.calls` in v2 scenarios (`schema_version: 2`, or any v2 call field used).
 
 v2 matches required calls to the model's calls one-to-one (a call satisfies at most one required
 entry, and an entry with `count: N` needs N calls), can forbid calls beyond the required ones, and
@@ -16,15 +16,20 @@ from evalkit.results import CheckItem
 from evalkit.scenario import CallCheck, CallsCheck, Check, Scenario
 from evalkit.strategies.base import ExecutedCall
 
-__all__ = ["uses_v2", "v2_call_items"]
+__all__ = ["match_rules", "uses_v2", "v2_call_items"]
 
 
-def uses_v2(check: Check) -> bool:
-    calls = check.calls
+def uses_v2(scenario: Scenario) -> bool:
+    calls = scenario.check.calls
     if calls is None:
         return False
     entries = any(c.optional or c.absent or c.extra_arguments == "forbid" or c.count for c in calls.required)
-    return entries or calls.extra_calls == "forbid" or bool(calls.any_of) or not MatchRules(**dict(check.match)).legacy
+    fields = entries or calls.extra_calls == "forbid" or bool(calls.any_of) or scenario.check.match is not None
+    return fields or scenario.schema_version == 2
+
+
+def match_rules(check: Check) -> MatchRules:
+    return MatchRules(**dict(check.match)) if check.match else MatchRules()
 
 
 def _assign(slots: list[CallCheck], pool: list[ExecutedCall], fits: Callable[[CallCheck, ExecutedCall], bool],

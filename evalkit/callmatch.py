@@ -1,9 +1,8 @@
 """Matching one call against a v2 call check: optional, absent and extra arguments, type strictness
 and string normalisation at every nesting depth.
 
-Scenarios that use none of the v2 fields (the default `match:` rules and no `optional`, `absent`,
-`extra_arguments: forbid`) go through `evalkit.matching.args_match` unchanged, so their verdicts are
-exactly what they were. The v2 rules exist to say what BFCL's checker says (`strings: bfcl`,
+Only v2 scenarios use it (see `evalkit.callcheck.uses_v2`); v1 scenarios keep `evalkit.matching`, so
+their verdicts are exactly what they were. The v2 rules exist to say what BFCL's checker says (`strings: bfcl`,
 `types: strict`); where evalkit deliberately differs from BFCL the difference is a named rule in
 `DELIBERATE_DIFFERENCES` with its own test (tests/bfcl/).
 """
@@ -14,8 +13,6 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any, Literal
-
-from evalkit.matching import args_match
 
 __all__ = ["DELIBERATE_DIFFERENCES", "MatchRules", "arguments_match", "normalise", "type_ok", "value_matches_v2"]
 
@@ -29,6 +26,9 @@ DELIBERATE_DIFFERENCES = {
                                 "one level deep",
     "types_at_every_depth": "with types: strict, values are checked against the parameter's JSON Schema at every "
                             "depth; BFCL checks one level of array items",
+    "one_to_one_is_a_maximum_matching": "required calls are matched to the model's calls by a maximum one-to-one "
+                                        "matching; BFCL matches greedily in answer order, so it can fail an output "
+                                        "that has a valid assignment",
 }
 
 _BFCL_STRIP = re.compile(r"[ ,./\-_*^]")
@@ -42,10 +42,6 @@ class MatchRules:
 
     types: TypeMode = "lenient"
     strings: StringMode = "casefold"
-
-    @property
-    def legacy(self) -> bool:
-        return self.types == "lenient" and self.strings == "casefold"
 
 
 def normalise(text: str, mode: StringMode) -> str:
@@ -142,8 +138,6 @@ def arguments_match(required: dict[str, Any], arguments: dict[str, Any] | None, 
     if arguments is None:
         return False
     optional = optional or {}
-    if rules.legacy and not optional and not absent and extra == "allow":
-        return args_match(required, arguments)
     if any(key in arguments for key in absent or []):
         return False
     if extra == "forbid" and any(key not in required and key not in optional for key in arguments):

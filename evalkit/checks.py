@@ -10,8 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from evalkit.callcheck import uses_v2, v2_call_items
-from evalkit.callmatch import MatchRules
+from evalkit.callcheck import match_rules, uses_v2, v2_call_items
 from evalkit.matching import args_match, mentions
 from evalkit.results import CheckItem, FailureCategory, Outcome
 from evalkit.scenario import CallCheck, Check, Scenario
@@ -89,8 +88,8 @@ def _reply_items(check: Check, reply: str | None) -> list[CheckItem]:
 def _items(scenario: Scenario, calls: list[ExecutedCall], reply: str | None) -> list[CheckItem]:
     check = scenario.check
     items: list[CheckItem] = []
-    if check.calls and uses_v2(check):
-        items += v2_call_items(scenario, check.calls, MatchRules(**dict(check.match)), calls)
+    if check.calls and uses_v2(scenario):
+        items += v2_call_items(scenario, check.calls, match_rules(check), calls)
     elif check.calls:
         items += _required_items(check.calls.required, check.calls.order == "ordered", calls)
     if check.calls:

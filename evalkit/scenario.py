@@ -124,7 +124,7 @@ class Check(_Model):
     no_tool_calls: bool = False  # "only respond" is the same: respond is never a tool call here
     reply: ReplyCheck | None = None
     asks_user: AsksUserCheck | None = None
-    match: MatchCheck = Field(default_factory=MatchCheck)
+    match: MatchCheck | None = None  # v2; without it (and in v1 files) evalkit.matching's rules apply
 
     @model_validator(mode="after")
     def _not_empty(self) -> Check:
@@ -143,6 +143,7 @@ class Provenance(_Model):
     """Where an imported scenario comes from, and under which license (kept with every file)."""
 
     dataset: str
+    category: str = ""
     id: str
     license: str
     attribution: str

@@ -11,7 +11,7 @@ from evalkit.importers.bfcl import CATEGORIES, import_bfcl
 
 __all__ = ["add_parser", "run"]
 
-_HEADER = "# Imported from {dataset}, case {id}. License: {license}.\n# {attribution}\n"
+_HEADER = "# Imported from {dataset} {category}, case {id}. License: {license}.\n# {attribution}\n"
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -21,7 +21,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
                    help=f"comma-separated BFCL categories ({', '.join(sorted(CATEGORIES))})")
     p.add_argument("--sample", type=int, default=None, help="cases per category (seeded); default all")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("-o", "--output", type=Path, required=True, help="folder for the scenario files")
+    p.add_argument("-o", "--output", type=Path, required=True,
+                   help="folder for the scenario files (one subfolder per category)")
     p.set_defaults(handler=run)
 
 
@@ -30,7 +31,9 @@ def run(args: argparse.Namespace) -> int:
     scenarios, report = import_bfcl(categories, args.sample, args.seed)
     args.output.mkdir(parents=True, exist_ok=True)
     for scenario in scenarios:
-        path = args.output / f"{scenario['id']}.yaml"
+        # one folder per category: configs that glob scenarios/*/*.yaml do not pick imports up by accident
+        path = args.output / scenario["provenance"]["category"] / f"{scenario['id']}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
         body = yaml.safe_dump(scenario, sort_keys=False, allow_unicode=True, width=120)
         path.write_text(_HEADER.format(**scenario["provenance"]) + body, encoding="utf-8")
     print(f"wrote {len(scenarios)} scenarios to {args.output}")

@@ -270,7 +270,7 @@ def import_bfcl(categories: list[str], sample: int | None, seed: int) -> tuple[l
                 report.skipped.append((case["id"], conversion.skipped))
                 continue
             conversion.scenario["provenance"] = {
-                "dataset": f"BFCL v4 {category}", "id": case["id"], "license": license_name,
+                "dataset": "BFCL v4", "category": category, "id": case["id"], "license": license_name,
                 "attribution": credit, "approximations": conversion.approximations}
             report.approximated += [(case["id"], note) for note in conversion.approximations]
             out.append(conversion.scenario)
