@@ -209,7 +209,8 @@ class Scenario(_Model):
     def skill(self) -> Skill:
         calls = [ToolCall(id=f"ref_{i}", name=c.name, arguments=c.arguments)
                  for i, c in enumerate(self.reference.calls)]
-        return Skill(calls=calls, reply=self.reference.reply, asks_user=self.reference.asks_user)
+        return Skill(calls=calls, reply=self.reference.reply, asks_user=self.reference.asks_user,
+                     parallel=self.end_after_calls)
 
 
 def load_scenario(path: str | Path) -> Scenario:
