@@ -15,6 +15,7 @@ from evalkit.matching import args_match, mentions
 from evalkit.results import CheckItem, FailureCategory, Outcome
 from evalkit.scenario import CallCheck, Check, Scenario
 from evalkit.strategies.base import ExecutedCall
+from evalkit.turncheck import state_item, turn_items
 
 __all__ = ["Verdict", "judge_run"]
 
@@ -85,8 +86,7 @@ def _reply_items(check: Check, reply: str | None) -> list[CheckItem]:
     return items
 
 
-def _items(scenario: Scenario, calls: list[ExecutedCall], reply: str | None) -> list[CheckItem]:
-    check = scenario.check
+def _items(scenario: Scenario, calls: list[ExecutedCall], reply: str | None, check: Check) -> list[CheckItem]:
     items: list[CheckItem] = []
     if check.calls and uses_v2(scenario):
         items += v2_call_items(scenario, check.calls, match_rules(check), calls)
@@ -110,7 +110,7 @@ def _category(outcome: Outcome, items: list[CheckItem], calls: list[ExecutedCall
     if outcome in ("infra_error", "iteration_limit", "escalated"):
         return outcome
     failed = [i for i in items if not i.passed]
-    if any(i.item == "no tool calls" for i in failed):
+    if any(i.item.endswith("no tool calls") for i in failed):
         return "unneeded_tool_call"
     if any(i.structural for i in failed) or outcome not in _ENDED_NORMALLY:
         # a call whose name was lost in broken output is malformed, not an invented tool
@@ -119,14 +119,20 @@ def _category(outcome: Outcome, items: list[CheckItem], calls: list[ExecutedCall
         if any(c.call.malformed for c in calls):
             return "malformed_call"
         return "premature_answer" if calls else "text_instead_of_tool"
-    if any(i.item.startswith(("arguments of", "terminal")) or "." in i.item.split(" ")[0] for i in failed):
+    names = [i.item.split(": ", 1)[1] if i.item.startswith("turn ") else i.item for i in failed]
+    if any(n.startswith(("arguments of", "terminal", "state")) or "." in n.split(" ")[0] for n in names):
         return "wrong_arguments"
     return "wrong_answer"
 
 
-def judge_run(scenario: Scenario, outcome: Outcome, calls: list[ExecutedCall], reply: str | None) -> Verdict:
-    """Decide a finished run from what happened: its outcome, the executed calls and the last reply."""
-    items = _items(scenario, calls, reply)
+def judge_run(scenario: Scenario, outcome: Outcome, calls: list[ExecutedCall], reply: str | None, *,
+              turn_replies: list[str | None] | None = None) -> Verdict:
+    """Decide a finished run from what happened: its outcome, the executed calls, the last reply (and
+    each turn's answer, for v2 per-turn checks)."""
+    items = _items(scenario, calls, reply, scenario.check)
+    if scenario.check.state_as_reference:
+        items.append(state_item(scenario, calls, len(scenario.turns) - 1))
+    items += turn_items(scenario, calls, turn_replies or [], _items)
     structural_ok = all(i.passed for i in items if i.structural)
     completed = outcome in _ENDED_NORMALLY and structural_ok
     correct = completed and all(i.passed for i in items)

@@ -95,7 +95,7 @@ async def execute_run(spec: RunSpec, backend: Backend, config: RunConfig) -> Run
     policy = RetryPolicy(spec.entry.retry.attempts, spec.entry.retry.base_delay_s, spec.entry.retry.max_delay_s)
     state, view = await run_loop(spec.scenario, build_stack(spec.stack), backend, mode=spec.cell.mode,
                                  sampling=sampling, run_id=spec.run_id, seed=spec.seed, policy=policy)
-    verdict = judge_run(spec.scenario, state.outcome, view.executed, state.reply)
+    verdict = judge_run(spec.scenario, state.outcome, view.executed, state.reply, turn_replies=state.turn_replies)
     ideal = spec.scenario.ideal_iterations
     return RunRecord(
         run_id=spec.run_id, cell=spec.cell, index=spec.index, seed=spec.seed, simulated=backend.simulated,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evalkit.chat import Skill, ToolCall, ToolSpec
 from evalkit.errors import ScenarioError
@@ -120,6 +120,9 @@ class AsksUserCheck(_Model):
 
 class Check(_Model):
     calls: CallsCheck | None = None
+    # v2, with `state:` mocks: after the turn (or the run), the mocks' state equals the state the
+    # reference calls of all turns so far reach (BFCL's multi-turn acceptance: same state, any path)
+    state_as_reference: bool = False
     terminal: TerminalCheck | None = None
     no_tool_calls: bool = False  # "only respond" is the same: respond is never a tool call here
     reply: ReplyCheck | None = None
@@ -128,8 +131,10 @@ class Check(_Model):
 
     @model_validator(mode="after")
     def _not_empty(self) -> Check:
-        if not (self.calls or self.terminal or self.no_tool_calls or self.reply or self.asks_user):
-            raise ValueError("a check needs at least one of calls, terminal, no_tool_calls, reply, asks_user")
+        if not (self.calls or self.terminal or self.no_tool_calls or self.reply or self.asks_user
+                or self.state_as_reference):
+            raise ValueError("a check needs at least one of calls, terminal, no_tool_calls, reply, asks_user, "
+                             "state_as_reference")
         return self
 
 
@@ -137,6 +142,23 @@ class Reference(_Model):
     calls: list[CallCheck] = Field(default_factory=list)
     reply: str = ""
     asks_user: bool = False
+
+
+class Turn(_Model):
+    """v2: a user turn with its own check, and the reference calls that answer it (a turn may answer
+    the model's question from an earlier turn)."""
+
+    user: str
+    check: Check | None = None
+    reference: list[CallCheck] = Field(default_factory=list)
+
+
+class StatefulClass(_Model):
+    """v2: a Python mock class `module:Class` whose public methods are tools; built once per run. With
+    `config`, its `_load_scenario(config)` is called first (the convention of BFCL's backends)."""
+
+    cls: str = Field(alias="class", pattern=r"^[\w.]+:\w+$")
+    config: dict[str, Any] = Field(default_factory=dict)
 
 
 class Provenance(_Model):
@@ -156,7 +178,8 @@ class Scenario(_Model):
     family: Family
     description: str = ""
     system: str = ""
-    turns: list[str] = Field(min_length=1)
+    turns: list[Turn] = Field(min_length=1)  # a plain string is a turn with only `user`
+    state: list[StatefulClass] = Field(default_factory=list)  # v2: stateful mocks (Python code: trusted files)
     tools: list[ToolDef] = Field(default_factory=list)
     terminal_tool: str | None = None
     max_iterations: int = Field(10, ge=1, le=100)
@@ -167,6 +190,11 @@ class Scenario(_Model):
     reference: Reference
     check: Check
     source: str = Field("", exclude=True)
+
+    @field_validator("turns", mode="before")
+    @classmethod
+    def _plain_turns(cls, value: Any) -> Any:
+        return [{"user": t} if isinstance(t, str) else t for t in value] if isinstance(value, list) else value
 
     @model_validator(mode="after")
     def _names_are_known(self) -> Scenario:
@@ -185,6 +213,8 @@ class Scenario(_Model):
         if self.terminal_tool:
             refs.append(("terminal_tool", self.terminal_tool))
         refs += [(f"reference.calls.{i}.name", c.name) for i, c in enumerate(self.reference.calls)]
+        refs += [(f"turns.{t}.reference.{i}.name", c.name) for t, turn in enumerate(self.turns)
+                 for i, c in enumerate(turn.reference)]
         if self.check.calls:
             refs += [(f"check.calls.required.{i}.name", c.name) for i, c in enumerate(self.check.calls.required)]
             refs += [(f"check.calls.forbidden.{i}", n) for i, n in enumerate(self.check.calls.forbidden)]
@@ -201,14 +231,18 @@ class Scenario(_Model):
         """Model calls a perfect run needs: one per reference call, plus one reply per turn."""
         ends_on_terminal = bool(self.terminal_tool and self.reference.calls
                                 and self.reference.calls[-1].name == self.terminal_tool)
-        return len(self.reference.calls) + len(self.turns) - (1 if ends_on_terminal else 0)
+        return len(self.skill().calls) + len(self.turns) - (1 if ends_on_terminal else 0)
+
+    def user_text(self, index: int) -> str:
+        return self.turns[index].user
 
     def tool(self, name: str) -> ToolDef | None:
         return next((t for t in self.tools if t.name == name), None)
 
     def skill(self) -> Skill:
+        turn_calls = [c for t in self.turns for c in t.reference]
         calls = [ToolCall(id=f"ref_{i}", name=c.name, arguments=c.arguments)
-                 for i, c in enumerate(self.reference.calls)]
+                 for i, c in enumerate(self.reference.calls + turn_calls)]
         return Skill(calls=calls, reply=self.reference.reply, asks_user=self.reference.asks_user,
                      parallel=self.end_after_calls)
 
