@@ -3,6 +3,7 @@
     EvalkitError
      ├── ConfigError        a config file or option is unusable
      ├── ScenarioError      a scenario file is unusable (names file, field path, line)
+     ├── SpecError          an argument spec uses an unknown operator or a bad operand
      ├── ResultsError       a results file is unreadable or does not match a resume
      ├── BackendError       a backend failed; `retryable` says whether trying again may help
      │    └── UnsupportedFeature  the backend cannot do what a strategy or mode needs
@@ -22,6 +23,7 @@ __all__ = [
     "ReplayMiss",
     "ResultsError",
     "ScenarioError",
+    "SpecError",
     "UnsupportedFeature",
 ]
 
@@ -45,6 +47,10 @@ class ScenarioError(EvalkitError):
         where = path + (f":{line}" if line else "")
         what = f"{field}: {problem}" if field else problem
         super().__init__(f"{where}: {what}")
+
+
+class SpecError(EvalkitError):
+    """An argument spec (a mock's `when`, a check's arguments) cannot be used for matching."""
 
 
 class ResultsError(EvalkitError):

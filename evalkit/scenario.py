@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evalkit.chat import Skill, ToolCall, ToolSpec
 from evalkit.errors import ScenarioError
+from evalkit.specs import literal_problem, schema_problem, spec_vs_schema_problem
 from evalkit.yamlfile import read_yaml
 
 __all__ = [
@@ -36,8 +37,8 @@ Family = Literal[
 ]
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
 
-# Argument values in `when` and in checks are literals (compared case-insensitively for strings) or
-# one matcher: {contains: "x"} | {any_of: [...]} | {regex: "..."}. See evalkit.matching.
+# Argument specs in `when` and in checks: literals or `$` operators ({$contains: x}, {$any_of: [...]},
+# {$regex: ...}, ...), matched by evalkit.matching; checked against the tool's schema at load.
 ArgSpec = dict[str, Any]
 
 
@@ -224,6 +225,26 @@ class Scenario(_Model):
                 return f"{where}: unknown tool {name!r} (tools: {sorted(known)})"
         if self.check.terminal and not self.terminal_tool:
             return "check.terminal: needs a terminal_tool"
+        return self._spec_problem()
+
+    def _spec_problem(self) -> str | None:
+        """The first invalid tool schema, argument spec or non-literal reference argument."""
+        schemas = {t.name: t.parameters for t in self.tools}
+        for i, tool in enumerate(self.tools):
+            if problem := schema_problem(tool.parameters, f"tools.{i}.parameters"):
+                return problem
+            for j, mock in enumerate(tool.results):
+                if problem := spec_vs_schema_problem(mock.when, tool.parameters, f"tools.{i}.results.{j}.when"):
+                    return problem
+        for i, ref in enumerate(self.reference.calls):
+            where = f"reference.calls.{i}.arguments"
+            if problem := literal_problem(ref.arguments, where) or spec_vs_schema_problem(
+                    ref.arguments, schemas[ref.name], where):
+                return problem
+        for i, want in enumerate(self.check.calls.required if self.check.calls else []):
+            where = f"check.calls.required.{i}.arguments"
+            if problem := spec_vs_schema_problem(want.arguments, schemas[want.name], where):
+                return problem
         return None
 
     @property
