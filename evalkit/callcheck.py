@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from evalkit.callmatch import MatchRules, arguments_match
+from evalkit.callmatch import arguments_match
+from evalkit.matching import MatchRules
 from evalkit.results import CheckItem
 from evalkit.scenario import CallCheck, CallsCheck, Check, Scenario
 from evalkit.strategies.base import ExecutedCall
@@ -23,13 +24,15 @@ def uses_v2(scenario: Scenario) -> bool:
     calls = scenario.check.calls
     if calls is None:
         return False
-    entries = any(c.optional or c.absent or c.extra_arguments == "forbid" or c.count for c in calls.required)
+    entries = any(c.extra_arguments == "forbid" or c.count for c in calls.required)
     fields = entries or calls.extra_calls == "forbid" or bool(calls.any_of) or scenario.check.match is not None
     return fields or scenario.schema_version == 2
 
 
 def match_rules(check: Check) -> MatchRules:
-    return MatchRules(**dict(check.match)) if check.match else MatchRules()
+    if check.match is None:
+        return MatchRules()
+    return MatchRules(normalise=check.match.normalise, strict_types=check.match.strict_types)
 
 
 def _assign(slots: list[CallCheck], pool: list[ExecutedCall], fits: Callable[[CallCheck, ExecutedCall], bool],
@@ -68,8 +71,8 @@ def v2_call_items(scenario: Scenario, calls_check: CallsCheck, rules: MatchRules
     def args_fit(want: CallCheck, done: ExecutedCall) -> bool:
         tool = scenario.tool(want.name)
         return done.call.name == want.name and arguments_match(
-            want.arguments, done.call.arguments, rules, optional=want.optional, absent=want.absent,
-            extra=want.extra_arguments, schema=tool.parameters if tool else None)
+            want.arguments, done.call.arguments, rules, extra=want.extra_arguments,
+            schema=tool.parameters if tool else None)
 
     slots = [want for want in calls_check.required for _ in range(want.count or 1)]
     by_name = _assign(slots, valid, lambda want, done: done.call.name == want.name, ordered)

@@ -76,10 +76,9 @@ class ToolDef(ToolSpec):
 class CallCheck(_Model):
     name: str
     arguments: ArgSpec = Field(default_factory=dict)
-    # v2: arguments that may be left out (checked when given), that must be left out, and whether
-    # arguments nobody named are allowed; `count`: exactly this many matching calls (default: at least one)
-    optional: ArgSpec = Field(default_factory=dict)
-    absent: list[str] = Field(default_factory=list)
+    # v2: whether arguments the spec does not name are allowed (optional and must-be-absent arguments
+    # are the matcher's {$optional: spec} and {$absent: true}); `count`: exactly this many matching
+    # calls (default: at least one)
     extra_arguments: Literal["allow", "forbid"] = "allow"
     count: int | None = Field(None, ge=1)
 
@@ -96,10 +95,11 @@ class CallsCheck(_Model):
 
 
 class MatchCheck(_Model):
-    """How argument values compare, at every depth (see evalkit.callmatch)."""
+    """v2: how argument values compare, at every depth (evalkit.matching.MatchRules); strict types
+    also hold every value to its tool's JSON Schema type (evalkit.callmatch)."""
 
-    types: Literal["lenient", "strict"] = "lenient"
-    strings: Literal["exact", "casefold", "bfcl"] = "casefold"
+    normalise: Literal["exact", "casefold", "bfcl"] = "casefold"
+    strict_types: bool = False
 
 
 class TerminalCheck(_Model):

@@ -131,18 +131,16 @@ def tool_schema(function: dict[str, Any]) -> dict[str, Any]:
 
 
 def _value_spec(value: Any) -> Any:
-    """A BFCL acceptable value as an evalkit literal; dicts are per-key alternatives (BFCL's dict_checker)."""
+    """A BFCL acceptable value as an evalkit spec; dicts hold per-key alternatives (BFCL's dict_checker)."""
     if isinstance(value, dict):
-        required: dict[str, Any] = {}
-        optional: dict[str, Any] = {}
+        spec: dict[str, Any] = {}
         for key, alts in value.items():
-            spec = _alternatives([a for a in alts if a != ""])
-            if "" in alts:
-                if spec is not _NOTHING:
-                    optional[key] = spec
-            elif spec is not _NOTHING:
-                required[key] = spec
-        return {"object": {"required": required, "optional": optional}}
+            given = _alternatives([a for a in alts if a != ""])
+            if given is _NOTHING:
+                spec[key] = {"$optional": ""} if "" in alts else {"$absent": True}
+            else:
+                spec[key] = {"$optional": given} if "" in alts else given
+        return spec
     if isinstance(value, list):
         return [_value_spec(v) for v in value]
     return value
@@ -155,34 +153,26 @@ def _alternatives(alts: list[Any]) -> Any:
     specs = [_value_spec(a) for a in alts]
     if not specs:
         return _NOTHING
-    return specs[0] if len(specs) == 1 else {"any_of": specs}
+    return specs[0] if len(specs) == 1 else {"$any_of": specs}
 
 
 def _call_check(name: str, answer: dict[str, list[Any]], function: dict[str, Any],
                 notes: list[str]) -> dict[str, Any]:
     must = set(function.get("parameters", {}).get("required", []))
     arguments: dict[str, Any] = {}
-    optional: dict[str, Any] = {}
-    absent: list[str] = []
     for param, alts in answer.items():
         spec = _alternatives([a for a in alts if a != ""])
         if spec is _NOTHING:
-            absent.append(param)
+            arguments[param] = {"$absent": True}
             if param in must:
                 notes.append(f"{name}.{param}: required by the function but must be absent in the answer")
         elif "" in alts and param not in must:
-            optional[param] = spec
+            arguments[param] = {"$optional": spec}
         else:
             arguments[param] = spec
     for param in sorted(must - set(answer)):
         notes.append(f"{name}.{param}: required by the function, not in the answer (BFCL fails any call)")
-    entry: dict[str, Any] = {"name": tool_name(name), "arguments": arguments}
-    if optional:
-        entry["optional"] = optional
-    if absent:
-        entry["absent"] = absent
-    entry["extra_arguments"] = "forbid"
-    return entry
+    return {"name": tool_name(name), "arguments": arguments, "extra_arguments": "forbid"}
 
 
 def _prompt(case: dict[str, Any]) -> tuple[str, list[str]] | str:
@@ -224,7 +214,7 @@ def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | N
                 return Conversion(None, skipped=f"the answer calls {name!r}, which the case does not offer")
             required.append(_call_check(name, params, functions[name], notes))
         check = {"calls": {"order": "unordered", "required": required, "extra_calls": "forbid"},
-                 "match": {"types": "strict", "strings": "bfcl"}}
+                 "match": {"normalise": "bfcl", "strict_types": True}}
         reference = {"calls": [{"name": r["name"], "arguments": _reference_args(r)} for r in required]}
     scenario: dict[str, Any] = {
         "schema_version": 2,
@@ -240,15 +230,17 @@ def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | N
 
 
 def _reference_args(entry: dict[str, Any]) -> dict[str, Any]:
+    """A literal call that passes the check: the first alternative, optional and absent keys left out."""
     def first(spec: Any) -> Any:
-        if isinstance(spec, dict) and "any_of" in spec:
-            return first(spec["any_of"][0])
-        if isinstance(spec, dict) and "object" in spec:
-            return {k: first(v) for k, v in spec["object"]["required"].items()}
+        if isinstance(spec, dict) and "$any_of" in spec:
+            return first(spec["$any_of"][0])
+        if isinstance(spec, dict):
+            return {k: first(v) for k, v in spec.items()
+                    if not (isinstance(v, dict) and ("$optional" in v or "$absent" in v))}
         if isinstance(spec, list):
             return [first(v) for v in spec]
         return spec
-    return {k: first(v) for k, v in entry["arguments"].items()}
+    return first(entry["arguments"])  # type: ignore[no-any-return]
 
 
 def import_bfcl(categories: list[str], sample: int | None, seed: int) -> tuple[list[dict[str, Any]], ImportReport]:

@@ -1,5 +1,5 @@
-"""Scenario format v2 call checks: optional, absent and extra arguments, count, extra_calls, any_of,
-match modes at every depth; v1 scenarios keep their v1 checks."""
+"""Scenario format v2 call checks: extra arguments, count, extra_calls, any_of, match rules (with the
+matcher's $optional/$absent) at every depth; v1 scenarios keep their v1 checks."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from evalkit.scenario import Scenario, load_scenarios
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def scenario(calls: dict[str, Any], match: dict[str, str] | None = None) -> Scenario:
-    props = {"city": {"type": "string"}, "days": {"type": "integer"}, "tags": {"type": "array", "items": {}},
-             "unit": {"type": "string"}}
+def scenario(calls: dict[str, Any], match: dict[str, Any] | None = None) -> Scenario:
+    props = {"city": {"type": "string"}, "days": {"type": "integer"}, "tags": {"type": "array"},
+             "unit": {"type": "string"}, "where": {"type": "object"}}
     doc: dict[str, Any] = {
         "schema_version": 2, "id": "v2", "family": "tool_selection", "turns": ["weather?"],
         "tools": [{"name": "weather", "parameters": {"type": "object", "properties": props}},
@@ -36,26 +36,21 @@ def correct(s: Scenario, *calls: tuple[str, dict[str, Any]]) -> bool:
     return judge_run(s, "terminal_tool", done, None).correct
 
 
-def test_optional_argument_may_be_left_out_but_must_match_when_given() -> None:
-    s = scenario({"required": [{"name": "weather", "arguments": {"city": "Paris"}, "optional": {"unit": "C"}}]})
+def test_optional_absent_and_extra_arguments() -> None:
+    want = {"name": "weather", "arguments": {"city": "Paris", "unit": {"$optional": "C"}, "days": {"$absent": True}}}
+    s = scenario({"required": [want]})
     assert correct(s, ("weather", {"city": "Paris"}))
-    assert correct(s, ("weather", {"city": "Paris", "unit": "c"}))
+    assert correct(s, ("weather", {"city": "Paris", "unit": "c", "tags": []}))
     assert not correct(s, ("weather", {"city": "Paris", "unit": "F"}))
-
-
-def test_absent_and_extra_arguments() -> None:
-    s = scenario({"required": [{"name": "weather", "arguments": {"city": "Paris"}, "absent": ["unit"]}]})
-    assert not correct(s, ("weather", {"city": "Paris", "unit": "C"}))
-    assert correct(s, ("weather", {"city": "Paris", "days": 3}))
-    s = scenario({"required": [{"name": "weather", "arguments": {"city": "Paris"}, "extra_arguments": "forbid"}]})
     assert not correct(s, ("weather", {"city": "Paris", "days": 3}))
+    s = scenario({"required": [want | {"extra_arguments": "forbid"}]})
+    assert not correct(s, ("weather", {"city": "Paris", "tags": []}))
 
 
 def test_required_calls_are_one_to_one_and_extra_calls_can_be_forbidden() -> None:
     twice = {"required": [{"name": "weather", "arguments": {"city": "Paris"}}] * 2, "order": "unordered"}
     assert not correct(scenario(twice), ("weather", {"city": "Paris"}))
-    assert correct(scenario(twice),
-                   ("weather", {"city": "Paris"}), ("weather", {"city": "paris"}))
+    assert correct(scenario(twice), ("weather", {"city": "Paris"}), ("weather", {"city": "paris"}))
     once = {"required": [{"name": "weather", "arguments": {"city": "Paris"}}], "extra_calls": "forbid"}
     assert correct(scenario(once), ("weather", {"city": "Paris"}))
     assert not correct(scenario(once), ("weather", {"city": "Paris"}), ("weather", {"city": "Paris"}))
@@ -74,13 +69,13 @@ def test_any_of_tools() -> None:
     assert not correct(s)
 
 
-@pytest.mark.parametrize(("strings", "given", "ok"), [
+@pytest.mark.parametrize(("normalise", "given", "ok"), [
     ("exact", ["Paris"], True), ("exact", ["paris"], False),
     ("casefold", [" PARIS "], True), ("casefold", ["Pa-ris"], False),
     ("bfcl", ["pa-ris."], True), ("bfcl", ["Rome"], False),
 ])
-def test_string_modes_hold_inside_lists(strings: str, given: list[str], ok: bool) -> None:
-    s = scenario({"required": [{"name": "weather", "arguments": {"tags": ["Paris"]}}]}, {"strings": strings})
+def test_normalisation_holds_inside_lists(normalise: str, given: list[str], ok: bool) -> None:
+    s = scenario({"required": [{"name": "weather", "arguments": {"tags": ["Paris"]}}]}, {"normalise": normalise})
     assert correct(s, ("weather", {"tags": given})) is ok
 
 
@@ -88,16 +83,17 @@ def test_string_modes_hold_inside_lists(strings: str, given: list[str], ok: bool
     (3, True, True), (3.0, False, True), ("3", False, True), (True, False, False)])
 def test_type_strictness(value: Any, strict_ok: bool, lenient_ok: bool) -> None:
     calls = {"required": [{"name": "weather", "arguments": {"days": 3}, "extra_arguments": "forbid"}]}
-    assert correct(scenario(calls, {"types": "strict"}), ("weather", {"days": value})) is strict_ok
-    assert correct(scenario(calls, {"types": "lenient"}), ("weather", {"days": value})) is lenient_ok
+    assert correct(scenario(calls, {"strict_types": True}), ("weather", {"days": value})) is strict_ok
+    assert correct(scenario(calls, {"strict_types": False}), ("weather", {"days": value})) is lenient_ok
 
 
-def test_object_matcher_has_per_key_alternatives_and_optional_keys() -> None:
-    spec = {"object": {"required": {"city": {"any_of": ["Paris", "Lutetia"]}}, "optional": {"unit": "C"}}}
-    s = scenario({"required": [{"name": "weather", "arguments": {"tags": [spec]}}]}, {"strings": "bfcl"})
-    assert correct(s, ("weather", {"tags": [{"city": "lutetia"}]}))
-    assert correct(s, ("weather", {"tags": [{"city": "Paris", "unit": "c"}]}))
-    assert not correct(s, ("weather", {"tags": [{"city": "Paris", "wind": 1}]}))
+def test_nested_object_with_per_key_alternatives_and_optional_keys() -> None:
+    spec = {"city": {"$any_of": ["Paris", "Lutetia"]}, "unit": {"$optional": "C"}}
+    s = scenario({"required": [{"name": "weather", "arguments": {"where": spec}, "extra_arguments": "forbid"}]},
+                 {"normalise": "bfcl"})
+    assert correct(s, ("weather", {"where": {"city": "lutetia"}}))
+    assert correct(s, ("weather", {"where": {"city": "Paris", "unit": "c"}}))
+    assert not correct(s, ("weather", {"where": {"city": "Paris", "wind": 1}}))
 
 
 def test_committed_v1_scenarios_keep_v1_checks() -> None:

@@ -13,13 +13,14 @@ pytest.importorskip("bfcl_eval")
 
 from bfcl_eval.eval_checker.ast_eval.ast_checker import standardize_string
 
-from evalkit.callmatch import DELIBERATE_DIFFERENCES, MatchRules, normalise, value_matches_v2
+from evalkit.callmatch import DELIBERATE_DIFFERENCES
 from evalkit.importers.bfcl import convert_case
+from evalkit.matching import MatchRules, normalise_text, value_matches
 from evalkit.scenario import Scenario
 from tests.bfcl.bfcl_reference import bfcl_verdict
 from tests.bfcl.test_agreement import evalkit_verdict
 
-BFCL = MatchRules(types="strict", strings="bfcl")
+BFCL = MatchRules(normalise="bfcl", strict_types=True)
 
 
 def _case(category: str, params: dict[str, Any], truth: list[dict[str, Any]]) -> tuple[Scenario, dict[str, Any]]:
@@ -66,9 +67,9 @@ def test_rule_one_to_one_is_a_maximum_matching() -> None:
 
 @given(st.text(alphabet=st.sampled_from("aAbZ 19,./-_*^'\"éßİ\tx"), max_size=20))
 def test_bfcl_normalisation_is_bfcls(text: str) -> None:
-    assert normalise(text, "bfcl") == standardize_string(text)
+    assert normalise_text(text, "bfcl") == standardize_string(text)
 
 
 @given(st.text(max_size=12), st.text(max_size=12))
 def test_bfcl_string_equality_is_bfcls(spec: str, actual: str) -> None:
-    assert value_matches_v2(spec, actual, BFCL) == (standardize_string(spec) == standardize_string(actual))
+    assert value_matches(spec, actual, BFCL) == (standardize_string(spec) == standardize_string(actual))
