@@ -21,6 +21,7 @@ from importlib import metadata, resources
 from typing import Any
 
 from evalkit.errors import EvalkitError
+from evalkit.importers.bfcl_multiturn import convert_multi_turn
 
 __all__ = ["CATEGORIES", "Conversion", "ImportReport", "convert_case", "import_bfcl", "load_category", "tool_schema"]
 
@@ -37,10 +38,6 @@ CATEGORIES = {  # BFCL category -> evalkit family
     "live_irrelevance": "relevance_detection",
     "live_relevance": "relevance_detection",
     "multi_turn_miss_param": "data_gap_recovery",
-}
-_UNSUPPORTED = {  # categories we know and cannot convert yet, with the reason
-    "multi_turn_miss_param": "multi-turn cases need BFCL's stateful Python backends as mocks (module:Class) and "
-                             "state-based per-turn checks; not in the v2 format yet",
 }
 _GORILLA_TO_OPENAPI = {
     "integer": "integer", "number": "number", "float": "number", "string": "string", "boolean": "boolean",
@@ -188,8 +185,8 @@ def _prompt(case: dict[str, Any]) -> tuple[str, list[str]] | str:
 
 
 def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | None) -> Conversion:
-    if category in _UNSUPPORTED:
-        return Conversion(None, skipped=_UNSUPPORTED[category])
+    if category.startswith("multi_turn"):
+        return _multi_turn(category, case, answer)
     prompt = _prompt(case)
     if isinstance(prompt, str):
         return Conversion(None, skipped=f"cannot say {prompt} as one scenario turn")
@@ -226,6 +223,15 @@ def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | N
         scenario["system"] = system
     scenario |= {"turns": turns, "tools": tools, "end_after_calls": True, "max_iterations": 3,
                  "reference": reference, "check": check}
+    return Conversion(scenario, approximations=notes)
+
+
+def _multi_turn(category: str, case: dict[str, Any], answer: dict[str, Any] | None) -> Conversion:
+    fields, notes, skipped = convert_multi_turn(case, answer, _data_dir(), tool_schema)
+    if fields is None:
+        return Conversion(None, skipped=skipped)
+    scenario = {"schema_version": 2, "id": "bfcl-" + case["id"].replace("_", "-").lower(),
+                "family": CATEGORIES[category], "description": f"BFCL v4 {category} case {case['id']}."} | fields
     return Conversion(scenario, approximations=notes)
 
 

@@ -18,14 +18,14 @@ COMMITTED = ROOT / "scenarios" / "bfcl"
 CATEGORIES = "irrelevance,live_irrelevance,simple_python,multiple,parallel,multi_turn_miss_param"
 
 
-def test_import_writes_valid_scenarios_and_lists_what_it_skipped(tmp_path: Path,
+def test_import_writes_valid_scenarios_and_lists_what_it_approximated(tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["import", "bfcl", "--categories", CATEGORIES, "--sample", "4", "--seed", "7", "-o",
                  str(tmp_path)]) == 0
     printed = capsys.readouterr().out
     files = sorted(tmp_path.rglob("*.yaml"))
-    assert len(files) == 20 and f"wrote 20 scenarios to {tmp_path}" in printed
-    assert printed.count("not converted multi_turn_miss_param_") == 4
+    assert len(files) == 24 and f"wrote 24 scenarios to {tmp_path}" in printed
+    assert printed.count("approximated multi_turn_miss_param_") == 4  # state checked, execution results not
     for scenario in load_scenarios(files):
         assert scenario.provenance is not None and scenario.provenance.license == "Apache 2.0"
         assert scenario.id.startswith("bfcl-") and scenario.provenance.id in scenario.description
@@ -60,3 +60,12 @@ def test_types_map_as_bfcl_maps_them_for_function_calling_models() -> None:
     assert props["d"]["properties"]["e"]["type"] == "number"
     assert props["f"]["items"]["properties"]["g"]["type"] == "string"
     assert doc["parameters"]["type"] == "dict"  # the source is not modified
+
+
+def test_a_case_that_cannot_be_converted_is_listed_with_its_reason() -> None:
+    from evalkit.importers.bfcl import convert_case
+
+    case = {"id": "simple_python_x", "question": [[{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]],
+            "function": [{"name": "f", "parameters": {"type": "dict", "properties": {}}}]}
+    conversion = convert_case("simple_python", case, {"id": "simple_python_x", "ground_truth": []})
+    assert conversion.scenario is None and "2 user message(s)" in conversion.skipped
