@@ -60,6 +60,7 @@ FailureCategory = Literal[
     "premature_answer",
     "unneeded_tool_call",
     "wrong_answer",
+    "degenerate_output",  # the reply is chat-template tokens or a loop of lines (evalkit.degenerate)
     "iteration_limit",
     "escalated",
     "infra_error",
@@ -164,6 +165,7 @@ class Header(_Record):
     simulated: bool
     backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
     resumed: bool = False
+    rescored: dict[str, Any] | None = None  # set by `evalkit rescore`: when, evalkit version, git sha
 
 
 class Footer(_Record):

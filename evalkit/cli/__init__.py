@@ -24,7 +24,7 @@ from evalkit.errors import BackendError, EvalkitError, GateInputError, ReplayMis
 __all__ = ["main"]
 
 # subcommand modules under evalkit.cli, in the order `--help` lists them
-COMMANDS = ("run", "report", "gate", "validate", "list", "serve", "import")
+COMMANDS = ("run", "report", "gate", "validate", "rescore", "list", "serve", "import")
 
 
 def build_parser() -> argparse.ArgumentParser:

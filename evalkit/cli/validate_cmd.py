@@ -10,6 +10,7 @@ from evalkit.config import load_config
 from evalkit.errors import EvalkitError
 from evalkit.runner import check_stacks, load_config_scenarios
 from evalkit.scenario import load_scenario
+from evalkit.selfcheck import reference_problems
 
 __all__ = ["add_parser", "run"]
 
@@ -47,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
                     first = seen[scenario.id]
                     raise EvalkitError(f"{path}: id: duplicate scenario id {scenario.id!r} (also in {first})")
                 seen[scenario.id] = path
+                problems = reference_problems(scenario)  # the reference, through its own mocks and check
+                if problems:
+                    raise EvalkitError(f"{path}: " + "; ".join(problems))
         except EvalkitError as exc:
             bad += 1
             print(f"{exc}", file=sys.stderr)

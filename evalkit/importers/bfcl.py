@@ -193,7 +193,7 @@ def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | N
     system, turns = prompt
     functions = {f["name"]: f for f in case["function"]}
     notes: list[str] = []
-    tools = [tool_schema(f) | {"default": {"returns": {"status": "ok"}}} for f in case["function"]]
+    tools = [tool_schema(f) | {"results": [{"returns": {"status": "ok"}}]} for f in case["function"]]
     if "irrelevance" in category:
         check: dict[str, Any] = {"no_tool_calls": True}
         reference: dict[str, Any] = {"reply": _REFUSAL}
