@@ -24,7 +24,7 @@ from evalkit import __version__
 from evalkit.backends import Backend, RetryPolicy, create_backend
 from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
-from evalkit.errors import BackendError, ConfigError, ResultsError
+from evalkit.errors import BackendError, ConfigError, ResultsError, ScenarioError
 from evalkit.loop import run_loop
 from evalkit.results import (
     Cell,
@@ -35,7 +35,7 @@ from evalkit.results import (
     load_results,
     truncate_partial_line,
 )
-from evalkit.scenario import Scenario, load_scenarios
+from evalkit.scenario import FAMILIES, Scenario, load_scenarios
 from evalkit.serve import LlamaServer, server_for
 from evalkit.strategies import StrategySpec, build_stack
 
@@ -63,6 +63,12 @@ def run_seed(base: int, backend: str, scenario: str, index: int) -> int:
 
 def load_config_scenarios(config: RunConfig) -> list[Scenario]:
     scenarios = load_scenarios(config.scenario_paths())
+    known = set(FAMILIES) | set(config.custom_families)
+    for scenario in scenarios:
+        if scenario.family not in known:
+            raise ScenarioError(scenario.source, f"family {scenario.family!r} is neither built in "
+                                f"({', '.join(FAMILIES)}) nor declared in the config's custom_families",
+                                field="family")
     if config.families:
         scenarios = [s for s in scenarios if s.family in config.families]
     return scenarios

@@ -36,6 +36,8 @@ Family = Literal[
     "tool_selection",  # pick the right tool and fill its arguments (imported BFCL single-turn cases)
 ]
 FAMILIES: tuple[str, ...] = Family.__args__  # type: ignore[attr-defined]
+# a scenario may name a family of its own; a config that runs it declares it (custom_families)
+_FAMILY_NAME = r"^[a-z][a-z0-9_]*$"
 
 # Argument specs in `when` and in checks: literals or `$` operators ({$contains: x}, {$any_of: [...]},
 # {$regex: ...}, ...), matched by evalkit.matching; checked against the tool's schema at load.
@@ -176,7 +178,7 @@ class Provenance(_Model):
 class Scenario(_Model):
     schema_version: Literal[1, 2] = 1
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$", max_length=80)
-    family: Family
+    family: str = Field(pattern=_FAMILY_NAME, max_length=40)
     description: str = ""
     system: str = ""
     turns: list[Turn] = Field(min_length=1)  # a plain string is a turn with only `user`
