@@ -1,18 +1,28 @@
-"""Harness overhead on the simulated backend: scenario runs per second and µs of harness time per call.
+"""Harness overhead: scenario runs per second and harness CPU per model call, simulated and over HTTP.
 
-Runs a 4-step scenario (seq-medication-chain) under `trust_text` with the "strong" profile, so that
-nearly every run is the ideal 4 model calls, in one process on one core. The simulated backend's own
-work is measured separately (calling it directly with the same requests) and subtracted, so the
-per-call figure is the harness: strategies, request building, mocks, checks and record building.
-Results are written to a temporary file, as a real run does.
+Runs a 4-step scenario (seq-medication-chain) under `trust_text`, in one process, twice:
 
-    python benchmarks/harness_overhead.py [--runs 2000]
+1. on the simulated backend ("strong" profile, so nearly every run is the ideal 4 calls). Its own
+   work is measured separately (calling it directly with the same requests) and subtracted, so the
+   per-call figure is the harness: strategies, request building, mocks, checks and record building;
+2. against the stub OpenAI server of `benchmarks/stub_server.py` (its own process, replaying the
+   scenario's reference calls) through `kind: openai`, at concurrency 1 and 32: the whole HTTP path
+   (payload, httpx, response parsing). CPU per call is this process's user+system CPU over the
+   requests the stub counted. The stub's own ceiling (requests/s to raw sockets) is printed beside it,
+   so the stub is never the bottleneck unnoticed.
+
+Results are written to a temporary file, as a real run does. inspect_ai, when installed, is not
+driven from here yet: the figures are evalkit's alone.
+
+    python benchmarks/harness_overhead.py [--runs 2000] [--http-runs 300]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,15 +32,45 @@ from evalkit.results import load_results
 from evalkit.runner import run_config
 
 ROOT = Path(__file__).resolve().parent.parent
+SCENARIO = ROOT / "scenarios/sequential_reasoning/medication_chain.yaml"
 
 
 def bench_config(runs: int) -> RunConfig:
     return RunConfig.model_validate({
         "name": "bench", "seed": 1, "runs": runs,
-        "scenarios": [str(ROOT / "scenarios/sequential_reasoning/medication_chain.yaml")],
+        "scenarios": [str(SCENARIO)],
         "backends": [{"label": "sim", "kind": "sim", "model": "strong", "concurrency": 1}],
         "strategies": {"trust_text": ["trust_text"]},
     })
+
+
+def http_config(url: str, runs: int, concurrency: int) -> RunConfig:
+    return RunConfig.model_validate({
+        "name": "bench-http", "seed": 1, "runs": runs, "scenarios": [str(SCENARIO)],
+        "backends": [{"label": "stub", "kind": "openai", "model": "stub", "url": url, "concurrency": concurrency}],
+        "strategies": {"trust_text": ["trust_text"]},
+    })
+
+
+def _cpu() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+def http_path(runs: int) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from stub_server import StubServer
+
+    with StubServer(SCENARIO) as stub, tempfile.TemporaryDirectory() as tmp:
+        print(f"stub ceiling:        {stub.ceiling():.0f} requests/s (raw keep-alive sockets, 8 connections)")
+        for concurrency in (1, 32):
+            before = stub.requests()
+            cpu, started = _cpu(), time.perf_counter()
+            run_config(http_config(stub.url, runs, concurrency), Path(tmp) / f"http-{concurrency}.jsonl")
+            wall, cpu = time.perf_counter() - started, _cpu() - cpu
+            requests = stub.requests() - before
+            print(f"HTTP, concurrency {concurrency:>2}: {runs / wall:6.1f} scenario runs/s, {requests / wall:6.0f} "
+                  f"requests/s, {cpu / requests * 1e3:.2f} ms CPU per call ({requests} requests)")
 
 
 def backend_only_seconds(results_path: Path) -> float:
@@ -40,7 +80,7 @@ def backend_only_seconds(results_path: Path) -> float:
     from evalkit.config import BackendEntry
     from evalkit.scenario import load_scenario
 
-    scenario = load_scenario(ROOT / "scenarios/sequential_reasoning/medication_chain.yaml")
+    scenario = load_scenario(SCENARIO)
     backend = SimulatedBackend(entry=BackendEntry(label="sim", kind="sim", model="strong"))
     tools = [t.spec() for t in scenario.tools]
     jobs = []
@@ -63,7 +103,8 @@ def backend_only_seconds(results_path: Path) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=2000, help="runs on the simulated backend")
+    parser.add_argument("--http-runs", type=int, default=300, help="runs against the stub, per concurrency")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.jsonl"
@@ -79,6 +120,9 @@ def main() -> None:
     print(f"simulated backend:   {backend:.2f} s ({backend / calls * 1e6:.0f} µs per call)")
     print(f"harness per call:    {harness / calls * 1e6:.0f} µs (everything but the backend)")
     print("target: >= 500 scenario runs/s on one core for a 4-step scenario")
+    if args.http_runs > 0:
+        http_path(args.http_runs)
+        print("target: < 1 ms of CPU per call over HTTP, and runs/s rising with concurrency")
 
 
 if __name__ == "__main__":

@@ -83,8 +83,9 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any] | 
         return raw, None
     try:
         value = json.loads(raw)
-    except (json.JSONDecodeError, TypeError) as exc:
-        return None, f"invalid JSON: {exc}"
+    # ValueError also covers an integer past Python's digit limit; RecursionError, nesting past the stack
+    except (ValueError, TypeError, RecursionError) as exc:
+        return None, f"invalid JSON: {type(exc).__name__ if isinstance(exc, RecursionError) else exc}"
     if not isinstance(value, dict):
         return None, f"arguments are a JSON {type(value).__name__}, not an object"
     return value, None

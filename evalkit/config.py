@@ -19,6 +19,7 @@ import hashlib
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -72,6 +73,22 @@ class BackendEntry(_Model):
     options: dict[str, Any] = Field(default_factory=dict)
     serve: ServeSettings | None = None
 
+    @field_validator("kind")
+    @classmethod
+    def _known_kind(cls, kind: str) -> str:
+        from evalkit.backends import BACKENDS
+
+        if kind not in BACKENDS:
+            raise ValueError(f"unknown backend kind {kind!r} (known: {', '.join(BACKENDS)})")
+        return kind
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        if url is not None:
+            check_http_url(url)
+        return url
+
     @model_validator(mode="after")
     def _serve_needs_llama_server(self) -> BackendEntry:
         if self.serve is not None and self.kind != "llama-server":
@@ -79,6 +96,23 @@ class BackendEntry(_Model):
         if self.serve is not None and self.url is not None:
             raise ValueError("serve: give either url (a server you run) or serve (evalkit starts one), not both")
         return self
+
+
+def check_http_url(url: str) -> None:
+    """An absolute http(s) URL with a host; anything else is refused with what is wrong."""
+    if not url.strip():
+        raise ValueError("empty; leave `url` out for the backend's default endpoint")
+    if any(ch.isspace() or ord(ch) < 32 for ch in url):
+        raise ValueError(f"{url!r} contains whitespace or control characters")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- parsing the port is the check: `:abc` or `:99999` raise ValueError
+    except ValueError as exc:
+        raise ValueError(f"{url!r} is not a valid URL: {exc}") from exc
+    if parts.scheme not in ("http", "https"):
+        raise ValueError(f"{url!r} must start with http:// or https://")
+    if not parts.hostname:
+        raise ValueError(f"{url!r} has no host")
 
 
 class RunConfig(_Model):
@@ -95,6 +129,7 @@ class RunConfig(_Model):
     sampling: Sampling = Field(default_factory=Sampling)
     output: str | None = None
     base_dir: str = Field("", exclude=True)
+    source: str = Field("", exclude=True)  # the file it was loaded from, for error messages
 
     @field_validator("backends")
     @classmethod
@@ -122,7 +157,7 @@ class RunConfig(_Model):
             full = pattern if Path(pattern).is_absolute() else str(base / pattern)
             matches = [Path(p) for p in glob.glob(full, recursive=True)]
             if not matches:
-                raise ConfigError(f"{self.name}: scenario pattern {pattern!r} matches no file")
+                raise ConfigError(f"{self.source or self.name}: scenarios: pattern {pattern!r} matches no file")
             found.update(p.resolve() for p in matches)
         return sorted(found)
 
@@ -133,6 +168,16 @@ class RunConfig(_Model):
                    for e in self.backends]
         output = Path(self.output).with_suffix("") if self.output else Path("results") / self.name
         return self.model_copy(update={"backends": entries, "output": f"{output}-replay.jsonl"})
+
+    def with_runs(self, runs: int) -> RunConfig:
+        """This config with N runs per cell (`-n`), checked like the config's own `runs`."""
+        data = self.model_dump()
+        data["runs"] = runs
+        try:
+            checked = RunConfig.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"-n {runs}: {exc.errors()[0]['msg']}") from exc
+        return self.model_copy(update={"runs": checked.runs})
 
     def fingerprint(self) -> str:
         """A hash of everything that decides the runs, to refuse resuming into another config."""
@@ -176,4 +221,5 @@ def load_config(path: str | Path) -> RunConfig:
         where = f"{path}:{line}" if line else str(path)
         raise ConfigError(f"{where}: {field}: {first['msg']}") from exc
     config.base_dir = str(Path(path).resolve().parent)
+    config.source = str(path)
     return config

@@ -7,7 +7,7 @@ final reply (or `respond` message) that `degenerate_reason` flags, as `degenerat
 
 - **template turns**: it opens a new turn with a start-of-turn token (ChatML ``<|im_start|>``, Gemma
   ``<start_of_turn>``, Llama 3 ``<|start_header_id|>``, Mistral ``[INST]``, ...), goes on writing
-  after an end-of-turn token (``<|im_end|>``, ``<end_of_turn>``, ``<|eot_id|>``, ``</s>``), or
+  after an end-of-turn token (``<|im_end|>``, ``<end_of_turn>``, ``<|eot_id|>``), or
   two or more control tokens make up at least a quarter of its visible text;
 - **empty**: nothing but control tokens, role labels and punctuation is left once they are removed;
 - **a loop**: one line (at least 4 lines in all) makes up half of the non-empty lines or more.
@@ -27,7 +27,8 @@ _OPENERS = re.compile(
     r"<\|im_start\|>|<start_of_turn>|<\|start_header_id\|>|\[INST\]|<\|(?:user|assistant|system)\|>"
     r"|<\|begin_of_text\|>|<\|startoftext\|>",
     re.IGNORECASE)
-_CLOSERS = re.compile(r"<\|im_end\|>?|<end_of_turn>|<\|eot_id\|>|<\|end\|>|<\|endoftext\|>|</s>|\[/INST\]",
+# (not `</s>`: HTML's strikethrough closes with it; Mistral's turns are caught by `[INST]`)
+_CLOSERS = re.compile(r"<\|im_end\|>?|<end_of_turn>|<\|eot_id\|>|<\|end\|>|<\|endoftext\|>|\[/INST\]",
                       re.IGNORECASE)
 # Every control token: the openers, closers and specials of those families, any <|name|>, and the
 # broken halves that small models emit (``<|im_end|``, ``<|``).

@@ -181,8 +181,16 @@ class _Run:
         self.state.calls.append(ModelCall(
             index=len(self.state.calls), n_messages=len(wire.messages), tools=[t.name for t in offered.tools],
             tool_choice=offered.tool_choice, constraint=_constraint_label(wire), completion=raw_reply,
-            decision=type(decision).__name__.lower(), backend_retries=backend_retries))
+            decision=type(decision).__name__.lower(), backend_retries=backend_retries,
+            system_sent=self._system_sent(offered, wire)))
         return self.apply(reply, decision)
+
+    def _system_sent(self, offered: ChatRequest, wire: ChatRequest) -> str | None:
+        """The wire's system message if the transcript does not show it and no earlier call recorded it."""
+        sent = wire.messages[0].content if wire.messages and wire.messages[0].role == "system" else None
+        shown = offered.messages[0].content if offered.messages and offered.messages[0].role == "system" else None
+        earlier = next((c.system_sent for c in reversed(self.state.calls) if c.system_sent is not None), shown)
+        return sent if sent is not None and sent != earlier else None
 
     async def run(self) -> RunState:
         started = time.perf_counter()

@@ -16,7 +16,7 @@ from evalkit.chat import ChatRequest, Message, ToolCall, ToolSpec, parse_argumen
 
 __all__ = ["apply_prompt_mode", "parse_strict_calls", "render_tool_prompt", "tool_result_message"]
 
-_TAGGED = re.compile(r"^\s*<tool_call>\s*(.*?)\s*</tool_call>\s*$", re.DOTALL)
+_OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 # a reply that opens like a call object: pretty-printed grammar output has whitespace before "name"
 _CALL_START = re.compile(r'^\[?\s*\{\s*"name"\s*:')
 
@@ -70,15 +70,27 @@ def _call_from_object(obj: Any, index: int) -> ToolCall | None:
     return ToolCall(id=f"call_{index}", name=obj["name"], arguments=args, raw_arguments=raw_text, parse_error=error)
 
 
+def _untag(text: str) -> tuple[str, bool]:
+    """The reply without its `<tool_call>` tags (first opening to last closing), and whether it had them.
+
+    Plain string tests: the regex this replaces backtracked quadratically on a long run of spaces.
+    """
+    stripped = text.strip()
+    if (len(stripped) >= len(_OPEN) + len(_CLOSE) and stripped.startswith(_OPEN)
+            and stripped.endswith(_CLOSE)):
+        return stripped[len(_OPEN):-len(_CLOSE)].strip(), True
+    return stripped, False
+
+
 def parse_strict_calls(text: str) -> list[ToolCall]:
     """Calls in the harness's own format, or [] when the reply is prose."""
-    tagged = _TAGGED.match(text)
-    body = tagged.group(1) if tagged else text.strip()
+    body, tagged = _untag(text)
     if not body.startswith(("{", "[")):
         return []
     try:
         value = json.loads(body)
-    except json.JSONDecodeError:
+    # ValueError: not JSON, or an integer past Python's digit limit; RecursionError: nesting too deep
+    except (ValueError, RecursionError):
         if tagged or _CALL_START.match(body):
             # clearly meant as a call, but broken (often cut off by max_tokens): keep it as a malformed call
             name = re.search(r'"name"\s*:\s*"([^"]+)"', body)

@@ -12,13 +12,14 @@ Everything a report, a statistic or the gate shows is rebuilt from these records
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, BinaryIO, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -36,7 +37,10 @@ __all__ = [
     "Results",
     "ResultsWriter",
     "RunRecord",
+    "Segment",
+    "finished_runs",
     "load_results",
+    "output_error",
     "truncate_partial_line",
 ]
 
@@ -106,6 +110,9 @@ class ModelCall(_Record):
     completion: Completion
     decision: str  # execute | accept | retry | stop
     backend_retries: int = 0
+    # the system message as sent, when it differs from the transcript's (prompt mode appends the tool
+    # descriptions) and from the previous call's: the report shows the exact request
+    system_sent: str | None = None
 
 
 class CheckItem(_Record):
@@ -176,13 +183,29 @@ class Footer(_Record):
 
 
 @dataclass
+class Segment:
+    """One header..footer stretch of a file: what one invocation of `run` wrote."""
+
+    path: str
+    runs_present: int = 0
+    footer: Footer | None = None
+
+
+@dataclass
 class Results:
-    """Everything read from one or more results files (shards are merged in order)."""
+    """Everything read from one or more results files (shards are merged in order).
+
+    `segments`, `duplicates` and `conflicts` are what `check_integrity` needs: how many records
+    each invocation left against what its footer counts, and the run ids recorded more than once.
+    """
 
     headers: list[Header] = field(default_factory=list)
     runs: list[RunRecord] = field(default_factory=list)
     footers: list[Footer] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)
+    duplicates: int = 0
+    conflicts: list[str] = field(default_factory=list)
 
     @property
     def simulated(self) -> bool:
@@ -250,58 +273,161 @@ def iter_records(path: str | Path) -> Iterator[_Record]:
         yield _parse_line(path, lineno, line)
 
 
+def _verdict(run: RunRecord) -> tuple[str, bool, bool, str | None]:
+    return (run.outcome, run.completed, run.correct, run.failure)
+
+
 def load_results(paths: Iterable[str | Path]) -> Results:
     """Read and merge results files.
 
     A run id seen twice keeps its first record, unless that record is an `infra_error`: a later
-    record of the run (`run --resume --retry-infra` re-ran it) then takes its place.
+    record of the run (`run --resume --retry-infra` re-ran it) then takes its place. Any other
+    repeat is counted in `duplicates`, and listed in `conflicts` when its verdict differs.
     """
     results = Results()
     seen: dict[str, int] = {}
     for path in paths:
         results.paths.append(str(path))
+        segment: Segment | None = None
         for record in iter_records(path):
             if isinstance(record, Header):
                 results.headers.append(record)
+                segment = Segment(str(path))
+                results.segments.append(segment)
             elif isinstance(record, Footer):
                 results.footers.append(record)
+                if segment is not None:
+                    segment.footer = record
+                    segment = None
             elif isinstance(record, RunRecord):
+                if segment is not None:
+                    segment.runs_present += 1
                 at = seen.get(record.run_id)
                 if at is None:
                     seen[record.run_id] = len(results.runs)
                     results.runs.append(record)
                 elif results.runs[at].outcome == "infra_error":
                     results.runs[at] = record
+                else:
+                    results.duplicates += 1
+                    if _verdict(results.runs[at]) != _verdict(record):
+                        results.conflicts.append(
+                            f"{record.run_id} ({results.runs[at].outcome} then {record.outcome})")
     if not results.headers:
         raise ResultsError(f"{', '.join(results.paths)}: no header record: not an evalkit results file")
     return results
 
 
+Opener = Callable[[Path, str], BinaryIO]
+
+
+def _open_unbuffered(path: Path, mode: str) -> BinaryIO:
+    return cast(BinaryIO, open(path, mode, buffering=0))
+
+
+def output_error(path: Path, exc: OSError) -> ResultsError:
+    """A one-line error for a results or recordings file that cannot be written (read-only, full)."""
+    return ResultsError(f"{exc.filename or path}: cannot write: {exc.strerror or exc}; what was written before "
+                        "is intact: fix this, then continue with `run --resume`")
+
+
 class ResultsWriter:
-    """Appends records to a results file, one flushed line each, so an interruption loses nothing.
+    """Appends records to a results file, one whole line each, so an interruption loses nothing.
 
     Opening an existing file for a resume first cuts off a trailing partial line, so the next record
-    starts on a line of its own.
+    starts on a line of its own. A write that fails (disk full) is cut back to the last whole line
+    and the writer refuses further writes, so the file stays readable and resumable; a file it
+    created and could not even write a header into is removed on close. `opener` is a
+    seam for tests: it must return an unbuffered binary file (`write` may write part and raise).
     """
 
-    def __init__(self, path: str | Path, *, append: bool = False):
+    def __init__(self, path: str | Path, *, append: bool = False, opener: Opener | None = None):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        if append and self.path.exists():
-            truncate_partial_line(self.path)
-        self._fh: IO[str] = open(self.path, "a" if append else "x", encoding="utf-8")  # noqa: SIM115
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if append and self.path.exists():
+                truncate_partial_line(self.path)
+            self._fh = (opener or _open_unbuffered)(self.path, "ab" if append else "xb")
+            self._good = self._fh.seek(0, os.SEEK_END)
+        except OSError as exc:
+            raise output_error(self.path, exc) from exc
         self.runs_written = 0
+        self.broken = False
+        self._created = not append
 
     def write(self, record: _Record) -> None:
-        self._fh.write(record.model_dump_json(exclude_none=False) + "\n")
-        self._fh.flush()
+        if self.broken:
+            raise ResultsError(f"{self.path}: an earlier write failed; nothing more is written")
+        data = (record.model_dump_json(exclude_none=False) + "\n").encode()
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self._fh.write(view) or 0:]
+        except OSError as exc:
+            self.broken = True
+            # cutting back needs no space; the partial line must not stay for the next append
+            with contextlib.suppress(OSError):
+                self._fh.truncate(self._good)
+            raise output_error(self.path, exc) from exc
+        self._good += len(data)
         if isinstance(record, RunRecord):
             self.runs_written += 1
 
     def close(self) -> None:
-        self._fh.flush()
-        os.fsync(self._fh.fileno())
-        self._fh.close()
+        try:
+            if not self.broken:
+                os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise output_error(self.path, exc) from exc
+        finally:
+            self._fh.close()
+            if self._created and self._good == 0:
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
+
+
+def finished_runs(path: Path) -> tuple[list[Header], dict[str, str]]:
+    """For a resume: the file's headers and each recorded run id's outcome.
+
+    Reads the file line by line without building records, so a resume of a large file costs one
+    pass and a small dict, not the file's records in memory.
+    """
+    headers: list[Header] = []
+    outcomes: dict[str, str] = {}
+    for lineno, line in enumerate(_lines(path), start=1):
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ResultsError(f"{path}:{lineno}: not JSON: {exc.msg}") from exc
+        kind = data.get("type") if isinstance(data, dict) else None
+        if kind == "header":
+            headers.append(_parse_header(path, lineno, data))
+        elif kind == "run":
+            previous = outcomes.get(data["run_id"])
+            if previous is None or previous == "infra_error":
+                outcomes[data["run_id"]] = str(data.get("outcome"))
+    if not headers:
+        raise ResultsError(f"{path}: no header record: not an evalkit results file")
+    return headers, outcomes
+
+
+def _parse_header(path: Path, lineno: int, data: dict[str, Any]) -> Header:
+    try:
+        return Header.model_validate(data)
+    except ValidationError as exc:
+        raise ResultsError(f"{path}:{lineno}: not a valid header record: {exc.errors()[0]['msg']}") from exc
+
+
+def _lines(path: Path) -> Iterator[str]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.endswith("\n") and line.strip():
+                    yield line
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not UTF-8 text") from exc
 
 
 def truncate_partial_line(path: Path) -> None:

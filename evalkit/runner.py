@@ -1,9 +1,13 @@
 """Running a config: expand the matrix, run every cell N times concurrently, append each result.
 
-Runs are bounded per backend by the entry's `concurrency`. Each finished run is written and flushed
-at once, so an interrupted run loses at most the runs in flight, and `resume=True` skips every run
-id already in the file. Backend faults are retried inside a run; a run whose backend stays down is
-recorded as `infra_error` and the matrix goes on.
+The plan is a generator and each backend entry gets `concurrency` workers pulling from it, so
+memory holds the runs in flight, not the matrix. Each finished run is written at once (and dropped),
+so an interrupted run loses at most the runs in flight, and `resume=True` skips every run id already
+in the file. Workers yield to the event loop after every run, even on the simulated backend (which
+never waits), so SIGINT/SIGTERM stop the run at once: in-flight runs are cancelled, the segment gets
+an `interrupted` footer and `KeyboardInterrupt` reaches the CLI (exit 130). The results file and
+the recordings directory are locked for the life of the run. Backend faults are retried inside a
+run; a run whose backend stays down is recorded as `infra_error` and the matrix goes on.
 """
 
 from __future__ import annotations
@@ -11,8 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import signal
 import subprocess
-from collections.abc import Callable
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,25 +28,20 @@ from typing import Any, Literal
 import httpx
 
 from evalkit import __version__
-from evalkit.backends import Backend, RetryPolicy, create_backend
+from evalkit.backends import Backend, RetryPolicy, create_backend, http_client, needs_http_client
 from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
 from evalkit.errors import BackendError, ConfigError, ResultsError, ScenarioError
 from evalkit.loop import run_loop
-from evalkit.results import (
-    Cell,
-    Footer,
-    Header,
-    ResultsWriter,
-    RunRecord,
-    load_results,
-    truncate_partial_line,
-)
+from evalkit.outputlock import hold_outputs
+from evalkit.preflight import check_resumable, discard_empty_leftover, preflight
+from evalkit.results import Cell, Footer, Header, Opener, ResultsWriter, RunRecord, finished_runs, truncate_partial_line
 from evalkit.scenario import FAMILIES, Scenario, load_scenarios
+from evalkit.secrets import public_config
 from evalkit.serve import LlamaServer, server_for
 from evalkit.strategies import StrategySpec, build_stack
 
-__all__ = ["RunSpec", "arun_config", "plan_runs", "run_config"]
+__all__ = ["RunSpec", "arun_config", "iter_runs", "plan_runs", "run_config"]
 
 Progress = Callable[[int, int], None]
 
@@ -80,10 +82,12 @@ def check_stacks(config: RunConfig) -> None:
         build_stack(specs)
 
 
-def plan_runs(config: RunConfig, scenarios: list[Scenario]) -> list[RunSpec]:
+def iter_runs(config: RunConfig, scenarios: list[Scenario], labels: set[str] | None = None) -> Iterator[RunSpec]:
+    """The matrix, one run at a time (optionally only the backend entries in `labels`)."""
     specs = config.strategy_specs()
-    runs: list[RunSpec] = []
     for entry in config.backends:
+        if labels is not None and entry.label not in labels:
+            continue
         for mode in config.modes:
             for label, stack in specs.items():
                 for scenario in scenarios:
@@ -92,8 +96,11 @@ def plan_runs(config: RunConfig, scenarios: list[Scenario]) -> list[RunSpec]:
                     for i in range(config.runs):
                         run_id = f"{entry.label}/{mode}/{label}/{scenario.id}/{i}"
                         seed = run_seed(config.seed, entry.label, scenario.id, i)
-                        runs.append(RunSpec(run_id, cell, i, seed, scenario, stack, entry))
-    return runs
+                        yield RunSpec(run_id, cell, i, seed, scenario, stack, entry)
+
+
+def plan_runs(config: RunConfig, scenarios: list[Scenario]) -> list[RunSpec]:
+    return list(iter_runs(config, scenarios))
 
 
 async def execute_run(spec: RunSpec, backend: Backend, config: RunConfig) -> RunRecord:
@@ -134,19 +141,16 @@ async def _describe(backend: Backend) -> dict[str, Any]:
         return {"kind": backend.kind, "model": backend.model, "error": str(exc)}
 
 
-def _pending(config: RunConfig, runs: list[RunSpec], output: Path, resume: bool,
-             retry_infra: bool = False) -> list[RunSpec]:
-    if not output.exists():
-        return runs
+def _finished(config: RunConfig, output: Path, resume: bool, retry_infra: bool) -> set[str]:
+    """Run ids already in `output` that this invocation does not run again."""
+    if not output.exists() or discard_empty_leftover(output):
+        return set()
     if not resume:
         raise ResultsError(f"{output} exists: pass --resume to continue it, or choose another output")
     truncate_partial_line(output)
-    previous = load_results([output])
-    if previous.headers[0].config_hash != config.fingerprint():
-        raise ResultsError(f"{output} was written by a different config (hash {previous.headers[0].config_hash}); "
-                           "resume needs the same config")
-    done = {r.run_id for r in previous.runs if not (retry_infra and r.outcome == "infra_error")}
-    return [r for r in runs if r.run_id not in done]
+    headers, outcomes = finished_runs(output)
+    check_resumable(config, headers, output)
+    return {run_id for run_id, outcome in outcomes.items() if not (retry_infra and outcome == "infra_error")}
 
 
 class _Backends:
@@ -172,8 +176,9 @@ class _Backends:
                     # thread that started it; nothing else runs while a served phase starts
                     server.start()
                     entry = entry.model_copy(update={"url": server.url})
-                client = httpx.AsyncClient(timeout=entry.timeout_s)
-                pool.clients[entry.label] = client
+                client = None
+                if needs_http_client(entry.kind):  # the simulated and replay backends never use one
+                    client = pool.clients[entry.label] = http_client(entry)
                 backend = create_backend(entry, client)
                 if record_dir is not None:
                     from evalkit.backends.recording import RecordingBackend
@@ -200,98 +205,148 @@ class _Backends:
             await asyncio.to_thread(server.stop)
 
 
-def _phases(config: RunConfig, pending: list[RunSpec]) -> list[list[BackendEntry]]:
+def _phases(config: RunConfig, labels: set[str]) -> list[list[BackendEntry]]:
     """Groups of backend entries run together: every entry with a server it names runs at once;
     entries that evalkit serves run one at a time, so two local models never share the CPU."""
-    labels = {r.entry.label for r in pending}
     active = [e for e in config.backends if e.label in labels]
     shared = [e for e in active if e.serve is None]
     return ([shared] if shared else []) + [[e] for e in active if e.serve is not None]
 
 
-async def _run_phase(config: RunConfig, entries: list[BackendEntry], pending: list[RunSpec], writer: ResultsWriter,
-                     record_dir: Path | None, progress: Progress | None, done_before: int, total: int) -> int:
-    """Run the pending runs of `entries` as one header..footer segment; returns the runs written."""
-    pool = await _Backends.open(config, entries, record_dir)
+@dataclass
+class _Job:
+    """What every phase of one invocation shares."""
+
+    config: RunConfig
+    scenarios: list[Scenario]
+    finished: set[str]
+    writer: ResultsWriter
+    record_dir: Path | None
+    progress: Progress | None
+    total: int
+    done: int = 0
+
+    def pending(self, labels: set[str]) -> Iterator[RunSpec]:
+        return (r for r in iter_runs(self.config, self.scenarios, labels) if r.run_id not in self.finished)
+
+
+async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
+    """Run the pending runs of `entries` as one header..footer segment."""
+    config, writer = job.config, job.writer
+    pool = await _Backends.open(config, entries, job.record_dir)
     status: Literal["complete", "interrupted"] = "interrupted"
     written_before = writer.runs_written
+    workers: list[asyncio.Task[None]] = []
     try:
         writer.write(Header(
             evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
-            config_hash=config.fingerprint(), config=config.model_dump(mode="json"), seed=config.seed,
+            config_hash=config.fingerprint(), config=public_config(config.model_dump(mode="json")), seed=config.seed,
             runs_per_cell=config.runs, simulated=any(b.simulated for b in pool.backends.values()),
             backends=await pool.describe(), resumed=writer.path.stat().st_size > 0))
-        limits = {e.label: asyncio.Semaphore(e.concurrency) for e in entries}
 
-        async def one(spec: RunSpec) -> RunRecord:
-            async with limits[spec.entry.label]:
-                return await execute_run(spec, pool.backends[spec.entry.label], config)
+        async def work(specs: Iterator[RunSpec], backend: Backend) -> None:
+            for spec in specs:  # shared by the entry's workers: each run is taken once
+                writer.write(await execute_run(spec, backend, config))
+                job.done += 1
+                if job.progress:
+                    job.progress(job.done, job.total)
+                await asyncio.sleep(0)  # a simulated run never waits: let signals and other workers in
 
-        tasks = [asyncio.ensure_future(one(spec)) for spec in pending]
-        try:
-            for done, future in enumerate(asyncio.as_completed(tasks), start=done_before + 1):
-                writer.write(await future)
-                if progress:
-                    progress(done, total)
-        finally:
-            for task in tasks:
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(*tasks, return_exceptions=True)
+        for entry in entries:
+            specs = job.pending({entry.label})
+            workers += [asyncio.ensure_future(work(specs, pool.backends[entry.label]))
+                        for _ in range(entry.concurrency)]
+        await asyncio.gather(*workers)
         status = "complete"
     finally:
-        written = writer.runs_written - written_before
-        writer.write(Footer(finished_at=_now(), status=status, runs_written=written))
-        await pool.aclose()
-    return written
+        for task in workers:
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.gather(*workers, return_exceptions=True)
+        try:
+            if not writer.broken:
+                writer.write(Footer(finished_at=_now(), status=status,
+                                    runs_written=writer.runs_written - written_before))
+        finally:
+            await pool.aclose()
 
 
-def _prepare_recordings(record_dir: Path, runs: list[RunSpec], pending: list[RunSpec], resume: bool) -> None:
+@contextlib.contextmanager
+def _stop_on_signals(task: asyncio.Task[Any] | None) -> Iterator[list[int]]:
+    """SIGINT and SIGTERM cancel `task` (the run) from the event loop, never in the middle of a write;
+    the list collects the signals received. The previous handlers come back afterwards."""
+    received: list[int] = []
+    if task is None or threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    loop = asyncio.get_running_loop()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def stop(sig: int) -> None:
+        received.append(sig)
+        task.cancel()
+
+    for sig in previous:
+        loop.add_signal_handler(sig, stop, sig)
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, handler)
+
+
+def _prepare_recordings(record_dir: Path, labels: set[str], finished: set[str], resume: bool) -> None:
     """Recordings mirror the results file: a fresh run needs a fresh directory, and a resumed one
     drops the calls of runs that were cut off (their new attempt is recorded instead)."""
     from evalkit.backends.recording import RECORDINGS_FILE, prune_unfinished
 
-    labels = {r.entry.label for r in pending}
     if not resume:
         used = [label for label in labels if (record_dir / label / RECORDINGS_FILE).exists()]
         if used:
             raise ResultsError(f"{record_dir / used[0]} already holds recordings: record into a new directory, "
                                "or pass --resume to continue the results file they belong to")
         return
-    finished = {r.run_id for r in runs} - {r.run_id for r in pending}
     for label in labels:
         prune_unfinished(record_dir / label, finished)
 
 
 async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, record_dir: Path | None = None,
                       progress: Progress | None = None, only_backends: set[str] | None = None,
-                      retry_infra: bool = False) -> Path:
+                      retry_infra: bool = False, opener: Opener | None = None) -> Path:
     """Run every pending run of `config`, appending records to `output`; returns the path.
 
     `retry_infra` (with `resume`) runs again the runs recorded as `infra_error`; their new records
     supersede the old ones. `only_backends` restricts this invocation to some backend labels (one
-    server at a time, say); the rest stay pending for a later `resume`.
+    server at a time, say); the rest stay pending for a later `resume`. `opener` opens the results
+    file (a seam for tests of a full disk). SIGINT/SIGTERM raise `KeyboardInterrupt` once the file
+    is closed with an `interrupted` footer.
     """
-    scenarios = load_config_scenarios(config)
-    check_stacks(config)
-    runs = plan_runs(config, scenarios)
+    scenarios = preflight(config)  # everything checked before the output file is created
+    labels = {e.label for e in config.backends}
     if only_backends is not None:
-        unknown = only_backends - {e.label for e in config.backends}
+        unknown = only_backends - labels
         if unknown:
             raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
-        runs = [r for r in runs if r.entry.label in only_backends]
-    pending = _pending(config, runs, output, resume, retry_infra)
-    if record_dir is not None:
-        _prepare_recordings(record_dir, runs, pending, resume)
-    writer = ResultsWriter(output, append=output.exists())
-    try:
-        done = 0
-        for entries in _phases(config, pending):
-            labels = {e.label for e in entries}
-            done += await _run_phase(config, entries, [r for r in pending if r.entry.label in labels], writer,
-                                     record_dir, progress, done, len(pending))
-    finally:
-        writer.close()
+        labels = set(only_backends)
+    with hold_outputs(output, record_dir), _stop_on_signals(asyncio.current_task()) as received:
+        finished = _finished(config, output, resume, retry_infra)
+        if record_dir is not None:
+            _prepare_recordings(record_dir, labels, finished, resume)
+        job = _Job(config, scenarios, finished, ResultsWriter(output, append=output.exists(), opener=opener),
+                   record_dir, progress, total=0)
+        busy = Counter(spec.entry.label for spec in job.pending(labels))
+        job.total = sum(busy.values())
+        try:
+            for entries in _phases(config, set(busy)):
+                await _run_phase(job, entries)
+        except asyncio.CancelledError:
+            if not received:
+                raise
+        finally:
+            job.writer.close()
+        if received:
+            raise KeyboardInterrupt
     return output
 
 
@@ -301,11 +356,12 @@ def default_output(config: RunConfig) -> Path:
 
 def run_config(config: RunConfig, output: Path | None = None, *, resume: bool = False,
                record_dir: Path | None = None, progress: Progress | None = None,
-               only_backends: set[str] | None = None, retry_infra: bool = False) -> Path:
+               only_backends: set[str] | None = None, retry_infra: bool = False,
+               opener: Opener | None = None) -> Path:
     """Synchronous wrapper around `arun_config`."""
     return asyncio.run(arun_config(config, output or default_output(config), resume=resume,
                                    record_dir=record_dir, progress=progress, only_backends=only_backends,
-                                   retry_infra=retry_infra))
+                                   retry_infra=retry_infra, opener=opener))
 
 
 __all__ += ["check_stacks", "default_output", "load_config_scenarios", "run_seed"]

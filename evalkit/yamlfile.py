@@ -3,10 +3,17 @@
 PyYAML composes the file into nodes; we build Python values from those nodes ourselves rather than
 letting a constructor run. So no tag can construct an object, an alias bomb is stopped by a node
 budget, absurd nesting by a depth limit, and every value's line is known for error messages.
+
+The limits hold while reading, not after: only a regular file is opened and at most `MAX_BYTES + 1`
+bytes are read (a FIFO or a link to /dev/zero is refused, not waited on); depth and aliases are
+counted as PyYAML composes, because its composer recurses once per level and would otherwise hit
+Python's recursion limit before our depth check ran.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +27,7 @@ __all__ = ["LineMap", "YamlDocument", "read_yaml"]
 MAX_BYTES = 1_000_000
 MAX_DEPTH = 40
 MAX_NODES = 200_000  # counts aliased nodes each time they are reached, which is what stops a bomb
+MAX_ALIASES = 1_000
 
 _PLAIN_TAGS = {
     "tag:yaml.org,2002:map",
@@ -49,6 +57,38 @@ class YamlDocument:
         return None
 
 
+class _LimitedLoader(yaml.SafeLoader):
+    """Composes nodes like PyYAML, counting nesting depth and aliases as it goes."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self.depth = 0
+        self.aliases = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        line = event.start_mark.line + 1 if event.start_mark else 0
+        if isinstance(event, yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                raise _LimitExceeded(f"more than {MAX_ALIASES} aliases", line)
+        if self.depth >= MAX_DEPTH:
+            raise _LimitExceeded(f"nested deeper than {MAX_DEPTH} levels", line)
+        self.depth += 1
+        try:
+            node: yaml.Node | None = super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+        return node
+
+
+class _LimitExceeded(Exception):
+    def __init__(self, problem: str, line: int):
+        super().__init__(problem)
+        self.problem = problem
+        self.line = line
+
+
 class _Builder:
     def __init__(self, path: str):
         self.path = path
@@ -72,7 +112,10 @@ class _Builder:
             return self.mapping(node, loc, depth)
         if isinstance(node, yaml.SequenceNode):
             return [self.build(item, (*loc, i), depth + 1) for i, item in enumerate(node.value)]
-        return self.scalar.construct_object(node, deep=False)
+        try:
+            return self.scalar.construct_object(node, deep=False)
+        except (ValueError, yaml.YAMLError) as exc:  # e.g. an integer longer than Python converts
+            raise self.fail(node, f"cannot read value: {str(exc).splitlines()[0][:200]}") from exc
 
     def mapping(self, node: yaml.MappingNode, loc: tuple[str | int, ...], depth: int) -> dict[Any, Any]:
         out: dict[Any, Any] = {}
@@ -89,32 +132,70 @@ class _Builder:
         return out
 
 
+def _read_regular_file(name: str) -> bytes:
+    """At most `MAX_BYTES + 1` bytes of a regular file; anything else is refused before reading."""
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ScenarioError(name, f"cannot read: {exc.strerror}") from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ScenarioError(name, "not a regular file (a device, FIFO or socket is never read)")
+        if info.st_size > MAX_BYTES:
+            raise ScenarioError(name, f"file is {info.st_size} bytes; the limit is {MAX_BYTES}")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise ScenarioError(name, f"cannot read: {exc.strerror}") from exc
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_BYTES:  # the file grew after fstat
+        raise ScenarioError(name, f"file is over {MAX_BYTES} bytes, the limit")
+    return raw
+
+
+def _compose(name: str, text: str) -> yaml.Node:
+    try:
+        nodes = _compose_all(text)
+    except _LimitExceeded as exc:
+        raise ScenarioError(name, exc.problem, line=exc.line) from None
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise ScenarioError(name, f"invalid YAML: {exc.problem}", line=line) from exc
+    except yaml.YAMLError as exc:  # the reader's errors (a control character, say) are unmarked
+        raise ScenarioError(name, f"invalid YAML: {str(exc).splitlines()[0]}") from exc
+    if len(nodes) != 1 or nodes[0] is None:
+        raise ScenarioError(name, f"expected one YAML document, found {len(nodes)}")
+    return nodes[0]
+
+
+def _compose_all(text: str) -> list[yaml.Node]:
+    loader = _LimitedLoader(text)  # its reader already checks the text, and may raise
+    try:
+        nodes: list[yaml.Node] = []
+        while loader.check_node():
+            node = loader.get_node()
+            if node is not None:
+                nodes.append(node)
+        return nodes
+    finally:
+        loader.dispose()
+
+
 def read_yaml(path: str | Path) -> YamlDocument:
     """Read one YAML document safely; every problem raises `ScenarioError` naming the file."""
     name = str(path)
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise ScenarioError(name, f"cannot read: {exc.strerror}") from exc
-    if len(raw) > MAX_BYTES:
-        raise ScenarioError(name, f"file is {len(raw)} bytes; the limit is {MAX_BYTES}")
+    raw = _read_regular_file(name)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ScenarioError(name, f"not UTF-8 text (byte {exc.start})") from exc
     if not text.strip():
         raise ScenarioError(name, "file is empty")
-    try:
-        nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise ScenarioError(name, f"invalid YAML: {exc.problem}", line=line) from exc
-    except yaml.YAMLError as exc:
-        raise ScenarioError(name, f"invalid YAML: {exc}") from exc
-    if len(nodes) != 1 or nodes[0] is None:
-        raise ScenarioError(name, f"expected one YAML document, found {len(nodes)}")
     builder = _Builder(name)
-    data = builder.build(nodes[0], (), 0)
+    data = builder.build(_compose(name, text), (), 0)
     if not isinstance(data, dict):
         raise ScenarioError(name, f"the top level must be a mapping, not {type(data).__name__}")
     return YamlDocument(name, data, builder.lines)

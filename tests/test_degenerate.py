@@ -52,6 +52,7 @@ REAL_REPLIES = [  # SmolLM2's greetings in the committed results: poor, but real
     "Hello! How can I help?<|im_end|>",  # one trailing end token: the server did not strip it
     "Steps:\n1. Open the file.\n2. Fix the typo.\n3. Save it.\n4. Done.",
     "x < y, and a|b is a pipe.",
+    "In HTML, write <s>old price</s> to strike a price through, then the new price after it.",
 ]
 
 

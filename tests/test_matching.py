@@ -77,6 +77,14 @@ json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
     max_leaves=20)
+specs = st.recursive(
+    json_values,
+    lambda children: st.one_of(
+        st.builds(lambda k, v: {k: v}, st.sampled_from(["$contains", "$regex", "$any_of", "$absent", "$optional",
+                                                          "$literal", "$startswith"]),
+                  children | st.lists(children, max_size=3) | st.text(max_size=6)),
+        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=4), children, max_size=3)),
+    max_leaves=12)
 rules = st.builds(MatchRules, normalise=st.sampled_from(["exact", "casefold", "bfcl"]), strict_types=st.booleans(),
                   extra_keys=st.sampled_from(["allow", "forbid"]))
 
@@ -87,8 +95,8 @@ def _has_dollar_key(value: Any) -> bool:
     return isinstance(value, list) and any(_has_dollar_key(v) for v in value)
 
 
-@settings(max_examples=300, deadline=None)
-@given(json_values, json_values, rules)
+@settings(max_examples=500, deadline=None)
+@given(specs, json_values, rules)
 def test_matching_never_raises_anything_but_project_errors(spec: Any, actual: Any, r: MatchRules) -> None:
     try:
         value_matches(spec, actual, r)

@@ -1,18 +1,25 @@
-"""HTTP plumbing shared by the real backends: timed JSON requests, and faults mapped to `BackendError`.
+"""HTTP plumbing shared by the real backends: JSON requests under a deadline, and faults mapped to `BackendError`.
 
 The retry decision is made here, once, from the kind of failure:
 
-    timeout, connection refused/reset, server gone mid-response   retryable
-    429 and every 5xx                                              retryable
-    any other 4xx                                                  not retryable (the request is wrong)
-    200 with a body that is not a JSON object                      not retryable (a wrong URL, a proxy page)
+    deadline, timeout, connection refused/reset, server gone mid-response   retryable
+    429 and every 5xx                                                       retryable
+    a 3xx (redirects are not followed: the url should name the server)      not retryable
+    any other 4xx                                                           not retryable (the request is wrong)
+    200 with a body that is not a JSON object                               not retryable (a wrong URL, a proxy page)
+    a URL httpx cannot parse                                                not retryable
+
+`deadline_s` bounds the whole call (connect, send, every read): a server that drips its answer one
+byte at a time never trips httpx's per-read timeout, so the call runs under `asyncio.timeout` too.
 
 Error messages carry the server's own error text, truncated, and never a header: API keys travel in
-headers only, and any echo of a key in a body is blanked by `redact` before it can reach a record.
+headers only, and every body (an error's or a successful answer's) has the backend's secrets blanked
+by `evalkit.secrets` before it can reach a record.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import json
 import time
@@ -23,6 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from evalkit.errors import BackendError
+from evalkit.secrets import public_url, redact, redact_data, secrets_of
 
 __all__ = [
     "MAX_ERROR_CHARS",
@@ -32,13 +40,14 @@ __all__ = [
     "get_json",
     "is_loopback",
     "join_url",
+    "pooled_client",
     "post_json",
     "public_url",
     "redact",
+    "url_problem",
 ]
 
 MAX_ERROR_CHARS = 300
-_REDACTED = "[redacted]"
 
 
 class Reply(NamedTuple):
@@ -48,35 +57,86 @@ class Reply(NamedTuple):
     latency_s: float
 
 
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, _REDACTED)
-    return text
-
-
 def _clip(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
 
 
 def join_url(base: str, path: str) -> str:
-    return base.rstrip("/") + "/" + path.lstrip("/")
+    """`path` appended to the base URL's path; the base's query string (`?key=…`, `?api-version=…`) is kept."""
+    try:
+        parts = urlsplit(base)
+    except ValueError:  # left for httpx to refuse, with the error _send turns into a BackendError
+        return base.rstrip("/") + "/" + path.lstrip("/")
+    joined = parts.path.rstrip("/") + "/" + path.lstrip("/")
+    return urlunsplit((parts.scheme, parts.netloc, joined, parts.query, ""))
 
 
-def public_url(url: str) -> str:
-    """The URL without user:password, which would otherwise land in a results header."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url
-    netloc = parts.hostname or ""
-    if parts.port is not None:
-        netloc += f":{parts.port}"
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+POOL_SIZE = 8  # connections per httpcore pool
+
+
+class _PoolShards(httpx.AsyncBaseTransport):
+    """Requests spread over several connection pools, each to the one with the fewest in flight.
+
+    httpcore walks every connection of its pool several times per request, so CPU per call grows
+    with the pool; pools of at most POOL_SIZE kept-alive connections keep that walk short.
+    """
+
+    def __init__(self, shards: list[httpx.AsyncHTTPTransport]):
+        self._shards = shards
+        self._busy = [0] * len(shards)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        index = self._busy.index(min(self._busy))
+        self._busy[index] += 1
+        try:
+            return await self._shards[index].handle_async_request(request)
+        finally:  # the body is read right after by the (non-streaming) client: close enough to done
+            self._busy[index] -= 1
+
+    async def aclose(self) -> None:
+        for shard in self._shards:
+            await shard.aclose()
+
+
+def pooled_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
+    """A client with one keep-alive connection per concurrent request, in pools of at most POOL_SIZE.
+
+    With a proxy set in the environment, one pool: httpx applies environment proxies only to a
+    client that builds its own transport. A pool may open a connection beyond its share rather than
+    make a request wait (a rare, short-lived extra).
+    """
+    from urllib.request import getproxies
+
+    shards = -(-concurrency // POOL_SIZE)
+    if shards == 1 or getproxies():
+        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+        return httpx.AsyncClient(timeout=timeout_s, limits=limits)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=-(-concurrency // shards))
+    transport = _PoolShards([httpx.AsyncHTTPTransport(limits=limits) for _ in range(shards)])
+    return httpx.AsyncClient(timeout=timeout_s, transport=transport)
+
+
+def url_problem(url: str) -> str | None:
+    """Why httpx could not call `url` (None when it can): checked before a run, so a typo is a config error."""
+    if not url.strip():
+        return "is empty (leave url out for the kind's default)"
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError) as exc:
+        return f"{public_url(url)!r} is not a URL ({redact(str(exc), secrets_of(url))})"
+    if parsed.scheme not in ("http", "https"):
+        return f"{public_url(url)!r} needs an http:// or https:// scheme"
+    if not parsed.host:
+        return f"{public_url(url)!r} names no host"
+    return None
 
 
 def is_loopback(url: str) -> bool:
-    host = urlsplit(url).hostname or ""
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
     if host == "localhost":
         return True
     try:
@@ -108,18 +168,28 @@ def error_for_status(response: httpx.Response, secrets: Iterable[str | None] = (
                         status=status)
 
 
-def error_for_transport(exc: httpx.RequestError, url: str) -> BackendError:
+def error_for_transport(exc: httpx.RequestError, url: str, secrets: Iterable[str | None] = ()) -> BackendError:
     where = public_url(url)
     if isinstance(exc, httpx.TimeoutException):
         return BackendError(f"timeout ({type(exc).__name__}) calling {where}", retryable=True)
     # a bad scheme or a request httpx cannot even form will fail the same way every time
     retryable = not isinstance(exc, (httpx.UnsupportedProtocol, httpx.LocalProtocolError))
-    return BackendError(f"{type(exc).__name__} calling {where}: {_clip(str(exc))}", retryable=retryable)
+    text = _clip(redact(str(exc), (*secrets, *secrets_of(url))))
+    return BackendError(f"{type(exc).__name__} calling {where}: {text}", retryable=retryable)
 
 
-def _decode(response: httpx.Response, secrets: Iterable[str | None]) -> dict[str, Any]:
+def _redirect(response: httpx.Response) -> BackendError:
+    target = public_url(response.headers.get("location", "")) or "nowhere (no Location header)"
+    return BackendError(f"HTTP {response.status_code} from {response.request.url.path}: a redirect to {target}, "
+                        "not followed (set the backend's url to the address it names)",
+                        status=response.status_code)
+
+
+def _decode(response: httpx.Response, secrets: tuple[str | None, ...]) -> dict[str, Any]:
     if response.status_code >= 400:
         raise error_for_status(response, secrets)
+    if 300 <= response.status_code < 400:
+        raise _redirect(response)
     try:
         body = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -129,31 +199,41 @@ def _decode(response: httpx.Response, secrets: Iterable[str | None]) -> dict[str
     if not isinstance(body, dict):
         raise BackendError(f"expected a JSON object from {response.request.url.path}, got {type(body).__name__}",
                            status=response.status_code)
-    return body
+    # a server may echo the key even in a successful answer; blank it before anything keeps the body
+    blanked: dict[str, Any] = redact_data(body, secrets)
+    return blanked
 
 
 async def _send(client: httpx.AsyncClient, method: str, url: str, *, json_body: Any = None,
-                headers: Mapping[str, str] | None = None, timeout: float | None = None,
+                headers: Mapping[str, str] | None = None, deadline_s: float | None = None,
                 secrets: Iterable[str | None] = ()) -> Reply:
-    secrets = tuple(secrets)
+    secrets = (*secrets, *secrets_of(url))
     started = time.perf_counter()
     try:
-        response = await client.request(method, url, json=json_body, headers=headers,
-                                        timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT)
+        async with asyncio.timeout(deadline_s):
+            response = await client.request(method, url, json=json_body, headers=headers,
+                                            timeout=deadline_s if deadline_s is not None else httpx.USE_CLIENT_DEFAULT)
+    except TimeoutError as exc:
+        raise BackendError(f"deadline: no complete answer within {deadline_s:g} s from {public_url(url)}",
+                           retryable=True) from exc
+    except httpx.InvalidURL as exc:
+        raise BackendError(f"invalid URL {public_url(url)!r}: {redact(str(exc), secrets)}") from exc
     except httpx.RequestError as exc:
-        raise error_for_transport(exc, url) from exc
+        raise error_for_transport(exc, url, secrets) from exc
     latency = time.perf_counter() - started
     return Reply(_decode(response, secrets), latency)
 
 
 async def post_json(client: httpx.AsyncClient, url: str, payload: Mapping[str, Any], *,
-                    headers: Mapping[str, str] | None = None, timeout: float | None = None,
+                    headers: Mapping[str, str] | None = None, deadline_s: float | None = None,
                     secrets: Iterable[str | None] = ()) -> Reply:
-    """POST `payload` as JSON; return the decoded object and the latency, or raise `BackendError`."""
-    return await _send(client, "POST", url, json_body=payload, headers=headers, timeout=timeout, secrets=secrets)
+    """POST `payload` as JSON under a whole-call deadline; return the decoded object and the latency,
+    or raise `BackendError`."""
+    return await _send(client, "POST", url, json_body=payload, headers=headers, deadline_s=deadline_s,
+                       secrets=secrets)
 
 
 async def get_json(client: httpx.AsyncClient, url: str, *, headers: Mapping[str, str] | None = None,
-                   timeout: float | None = None, secrets: Iterable[str | None] = ()) -> dict[str, Any]:
-    """GET a JSON object, or raise `BackendError`."""
-    return (await _send(client, "GET", url, headers=headers, timeout=timeout, secrets=secrets)).body
+                   deadline_s: float | None = None, secrets: Iterable[str | None] = ()) -> dict[str, Any]:
+    """GET a JSON object under a whole-call deadline, or raise `BackendError`."""
+    return (await _send(client, "GET", url, headers=headers, deadline_s=deadline_s, secrets=secrets)).body

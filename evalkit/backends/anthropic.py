@@ -127,5 +127,5 @@ class AnthropicBackend:
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
         reply = await post_json(self._client, join_url(self.url, "v1/messages"), body, headers=self._headers(),
-                                timeout=self.entry.timeout_s, secrets=[self._api_key])
+                                deadline_s=self.entry.timeout_s, secrets=[self._api_key])
         return _parse(reply.body, reply.latency_s, dropped)

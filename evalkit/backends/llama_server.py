@@ -112,7 +112,7 @@ class LlamaServerBackend:
 
     async def _get(self, path: str) -> dict[str, Any]:
         return await get_json(self._client, join_url(self.url, path), headers=self._headers(),
-                              timeout=self.entry.timeout_s, secrets=[self._api_key])
+                              deadline_s=self.entry.timeout_s, secrets=[self._api_key])
 
     # -- description -------------------------------------------------------------------------------
 
@@ -185,7 +185,7 @@ class LlamaServerBackend:
         started = time.perf_counter()
         try:
             reply = await post_json(self._client, join_url(self.url, "v1/chat/completions"), body,
-                                    headers=self._headers(), timeout=self.entry.timeout_s, secrets=[self._api_key])
+                                    headers=self._headers(), deadline_s=self.entry.timeout_s, secrets=[self._api_key])
         except BackendError as exc:
             if exc.status == 500 and UNPARSED_CALL in str(exc):
                 return unparsed_call(str(exc), time.perf_counter() - started)

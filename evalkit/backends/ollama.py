@@ -88,7 +88,7 @@ class OllamaBackend:
 
     async def _digest(self) -> str | None:
         tags = await get_json(self._client, join_url(self.url, "api/tags"), headers=self._headers(),
-                              timeout=self.entry.timeout_s, secrets=[self._api_key])
+                              deadline_s=self.entry.timeout_s, secrets=[self._api_key])
         names = {self.model, self.model if ":" in self.model else f"{self.model}:latest"}
         for item in tags.get("models") or []:
             if isinstance(item, dict) and (item.get("name") in names or item.get("model") in names):
@@ -99,7 +99,7 @@ class OllamaBackend:
     async def describe(self) -> dict[str, Any]:
         """`/api/show` for the model's details and capabilities, `/api/tags` for its digest."""
         show = (await post_json(self._client, join_url(self.url, "api/show"), {"model": self.model},
-                                headers=self._headers(), timeout=self.entry.timeout_s,
+                                headers=self._headers(), deadline_s=self.entry.timeout_s,
                                 secrets=[self._api_key])).body
         caps = show.get("capabilities")
         self._capabilities = [str(c) for c in caps] if isinstance(caps, list) else None
@@ -141,5 +141,5 @@ class OllamaBackend:
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
         reply = await post_json(self._client, join_url(self.url, "api/chat"), body, headers=self._headers(),
-                                timeout=self.entry.timeout_s, secrets=[self._api_key])
+                                deadline_s=self.entry.timeout_s, secrets=[self._api_key])
         return _parse(reply.body, reply.latency_s, dropped)

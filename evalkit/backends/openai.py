@@ -109,7 +109,7 @@ class OpenAIBackend:
                                 "max_tokens_field": self._max_tokens_field}
         try:  # provenance only: a proxy without /models must not stop the run
             listing = await get_json(self._client, join_url(self.url, "models"), headers=self._headers(),
-                                     timeout=self.entry.timeout_s, secrets=[self._api_key])
+                                     deadline_s=self.entry.timeout_s, secrets=[self._api_key])
         except BackendError as exc:
             info["models_error"] = str(exc)
             return info
@@ -145,5 +145,5 @@ class OpenAIBackend:
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
         reply = await post_json(self._client, join_url(self.url, "chat/completions"), body,
-                                headers=self._headers(), timeout=self.entry.timeout_s, secrets=[self._api_key])
+                                headers=self._headers(), deadline_s=self.entry.timeout_s, secrets=[self._api_key])
         return parse_chat_response(reply.body, reply.latency_s, constraint_dropped=dropped)

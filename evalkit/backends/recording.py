@@ -12,14 +12,17 @@ a request or a completion, and error texts are redacted where they are made (`_h
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any, get_args
 
 from evalkit.backends.base import Backend, Feature
 from evalkit.chat import CallContext, ChatRequest, Completion
-from evalkit.errors import BackendError, UnsupportedFeature
+from evalkit.errors import BackendError, ResultsError, UnsupportedFeature
+from evalkit.results import output_error
 
 __all__ = ["PROVENANCE_FILE", "RECORDINGS_FILE", "RecordingBackend", "prune_unfinished", "request_document",
            "request_key"]
@@ -52,18 +55,49 @@ def prune_unfinished(directory: Path, finished: set[str]) -> int:
     """Drop the recorded calls of runs that never finished (cut off by an interrupt); returns how many.
 
     A resumed run starts again from its first call; leaving the cut-off attempt in place would make
-    a replay serve that attempt's answers to the new one.
+    a replay serve that attempt's answers to the new one. A last line cut short by a kill is dropped
+    with them, as the results file drops its own.
     """
     path = Path(directory) / RECORDINGS_FILE
     if not path.exists():
         return 0
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = [line for line in lines if line.strip() and json.loads(line).get("run_id") in finished]
+    kept = [line for lineno, line in enumerate(lines, start=1)
+            if line.endswith("\n") and line.strip() and _run_id(path, lineno, line) in finished]
     if len(kept) != len(lines):
         tmp = path.with_suffix(".tmp")
-        tmp.write_text("".join(kept), encoding="utf-8")
-        tmp.replace(path)
+        try:
+            tmp.write_text("".join(kept), encoding="utf-8")
+            tmp.replace(path)
+        except OSError as exc:
+            raise output_error(path, exc) from exc
     return len(lines) - len(kept)
+
+
+def _run_id(path: Path, lineno: int, line: str) -> object:
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}:{lineno}: not JSON: {exc.msg}") from exc
+    return data.get("run_id") if isinstance(data, dict) else None
+
+
+def _append_line(path: Path, text: str) -> None:
+    """Append one line whole or not at all: a failed write (disk full) is cut back, so the next
+    line never lands on the end of a fragment."""
+    try:
+        with open(path, "ab", buffering=0) as fh:
+            start = fh.seek(0, os.SEEK_END)
+            try:
+                view = memoryview(text.encode())
+                while view:
+                    view = view[fh.write(view) or 0:]
+            except OSError:
+                with contextlib.suppress(OSError):
+                    fh.truncate(start)
+                raise
+    except OSError as exc:
+        raise output_error(path, exc) from exc
 
 
 class RecordingBackend:
@@ -75,7 +109,10 @@ class RecordingBackend:
         self.model = inner.model
         self.simulated = inner.simulated
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise output_error(self.directory, exc) from exc
         self._provenance_written = False
 
     def supports(self, feature: Feature) -> bool:
@@ -88,7 +125,10 @@ class RecordingBackend:
         if error is not None:
             doc["describe_error"] = error
         path = self.directory / PROVENANCE_FILE
-        path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        try:
+            path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise output_error(path, exc) from exc
         self._provenance_written = True
 
     async def describe(self) -> dict[str, Any]:
@@ -109,8 +149,7 @@ class RecordingBackend:
                 "call_index": context.call_index, "kind": self.kind, "model": self.model,
                 "request": request_document(request), **outcome}
         # one write per line, between awaits: concurrent runs on one event loop cannot interleave
-        with (self.directory / RECORDINGS_FILE).open("a", encoding="utf-8") as fh:
-            fh.write(_canonical(line) + "\n")
+        _append_line(self.directory / RECORDINGS_FILE, _canonical(line) + "\n")
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         if not self._provenance_written:  # describe() was skipped; record what supports() says now

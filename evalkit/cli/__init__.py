@@ -19,22 +19,45 @@ import sys
 import threading
 from collections.abc import Sequence
 
+from evalkit import __version__
 from evalkit.errors import BackendError, EvalkitError, GateInputError, ReplayMiss
 
 __all__ = ["main"]
 
-# subcommand modules under evalkit.cli, in the order `--help` lists them
-COMMANDS = ("run", "report", "gate", "validate", "rescore", "list", "serve", "import")
+# subcommand modules under evalkit.cli, in the order `--help` lists them, with their one-line help
+# (each module's `add_parser` repeats its line; tests/test_cli_startup.py keeps the two equal)
+COMMANDS = {
+    "run": "run a config's matrix and write a JSONL results file",
+    "report": "write an HTML (or markdown, JSON) report from results files",
+    "gate": "compare a candidate's results with a baseline's; exit 1 on a regression",
+    "validate": "check scenario or config files (folders are searched for *.yaml)",
+    "rescore": "re-judge a results file's runs with the current checker and scenarios",
+    "list": "list scenarios, strategies, backends or simulated profiles",
+    "serve": "start a local llama-server with a packaged model (until Ctrl-C)",
+    "import": "convert public benchmark cases into scenario files",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand argv names, if any: its first argument that is not an option."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
+
+
+def build_parser(command: str | None = None, *, full: bool = False) -> argparse.ArgumentParser:
+    """The parser. Only `command`'s module is imported (all of them with `full`): the others get a
+    placeholder with their help line, so `evalkit --help` and `evalkit validate` never import what
+    `report` or `gate` need (scipy, matplotlib: seconds of start-up)."""
     parser = argparse.ArgumentParser(
         prog="evalkit", description="Measure tool-calling reliability of LLM agents and their guards."
     )
+    parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
-        module = importlib.import_module(f"evalkit.cli.{name.replace('-', '_')}_cmd")
-        module.add_parser(sub)
+    for name, help_line in COMMANDS.items():
+        if full or name == command:
+            importlib.import_module(f"evalkit.cli.{name}_cmd").add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_line)
     return parser
 
 
@@ -51,7 +74,8 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(_command(argv))
     args = parser.parse_args(argv)
     if threading.current_thread() is threading.main_thread():  # signal handlers live there only
         signal.signal(signal.SIGTERM, _interrupt)

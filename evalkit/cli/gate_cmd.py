@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from evalkit.errors import GateInputError
 from evalkit.gate import GateConfig, compare, load_gate_config, render_junit, render_markdown, render_text
-from evalkit.results import load_results
+from evalkit.integrity import load_checked
 
 __all__ = ["add_parser", "run"]
 
@@ -90,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         return _sequential(args, settings)
     if not args.baseline:
         raise GateInputError("--baseline is required (unless --sequential)")
-    result = compare(load_results(args.baseline), load_results(args.candidate), settings)
+    result = compare(load_checked(args.baseline), load_checked(args.candidate), settings)
     print(render_text(result, verbose=args.verbose))
     _write(args.markdown, render_markdown(result))
     _write(args.junit, render_junit(result))

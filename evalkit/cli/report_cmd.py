@@ -6,9 +6,6 @@ import argparse
 from datetime import UTC, datetime
 from pathlib import Path
 
-from evalkit.report import build_report, render, write_report
-from evalkit.results import load_results
-
 __all__ = ["add_parser", "run"]
 
 _SUFFIX = {"html": ".html", "markdown": ".md", "json": ".json"}
@@ -31,10 +28,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    results = load_results(args.results)
+    from evalkit.integrity import load_checked
+    from evalkit.report import build_report, render, write_report  # scipy, matplotlib: not for --help
+
+    results = load_checked(args.results)
     data = build_report(results, title=args.title, interval_method=args.interval, alpha=args.alpha,
                         seed=args.seed, max_failed_transcripts=args.transcripts,
-                        generated_at=datetime.now(UTC).isoformat(timespec="seconds"))
+                        generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
     if args.out is not None and str(args.out) == "-":
         print(render(data, args.format), end="")
         return 0

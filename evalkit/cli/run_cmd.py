@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
+from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 from evalkit.config import load_config
 from evalkit.errors import ConfigError
-from evalkit.report import ReportFormat, build_report, write_report
+from evalkit.preflight import dead_backends
 from evalkit.results import load_results
-from evalkit.runner import default_output, run_config
-from evalkit.summary import summary_table
+from evalkit.runner import default_output, iter_runs, load_config_scenarios, run_config
+
+if TYPE_CHECKING:
+    from evalkit.config import RunConfig
+    from evalkit.report import ReportFormat
 
 __all__ = ["add_parser", "run"]
 
@@ -40,47 +48,132 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 class ProgressBar:
-    """A one-line bar on stderr, only when stderr is a terminal."""
+    """A one-line bar on a terminal's stderr: the whole plan (runs finished before a `--resume`
+    included), the pace, an ETA and, per backend, the infra errors so far.
 
-    def __init__(self, enabled: bool):
-        self.enabled = enabled and sys.stderr.isatty()
-        self.started = time.monotonic()
-        self.last = 0.0
+    The runner reports (done, total) over the runs still pending; `planned` is the whole plan, so
+    the runs finished earlier are `planned - total`. Infra errors are read from the records the
+    runner appends to `results` (it flushes each one), so the bar needs nothing else from it.
+    """
+
+    WIDTH = 24
+
+    def __init__(self, enabled: bool, planned: int, results: Path | None = None, *, stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.stream = stream or sys.stderr
+        self.enabled = enabled and (stream is not None or sys.stderr.isatty())
+        self.planned = planned
+        self.clock = clock
+        self.started = clock()
+        self.last = -1.0
+        self.infra: Counter[str] = Counter()
+        self._tail = _Tail(results) if self.enabled and results is not None else None
+
+    def line(self, done: int, total: int) -> str:
+        before = max(self.planned - total, 0)
+        planned = before + total
+        elapsed = self.clock() - self.started
+        filled = self.WIDTH * (before + done) // max(planned, 1)
+        text = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {before + done}/{planned} runs"
+        if before:
+            text += f" ({before} before resume)"
+        if done and elapsed > 0:
+            per_run = elapsed / done
+            pace = f"{1 / per_run:.1f} runs/s" if per_run < 1 else f"{per_run:.1f} s/run"
+            text += f"  {pace}  ETA {_clock_text(per_run * (total - done))}"
+        if self.infra:
+            text += "  infra errors: " + ", ".join(f"{label} {n}" for label, n in sorted(self.infra.items()))
+        return text
 
     def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < 0.1 and done < total):
+        if not self.enabled:
+            return
+        if self._tail is not None:
+            self.infra.update(self._tail.infra_errors())
+        now = self.clock()
+        if now - self.last < 0.1 and done < total:
             return
         self.last = now
-        width = 30
-        filled = width * done // max(total, 1)
-        rate = done / max(now - self.started, 1e-9)
-        sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} runs  {rate:.0f}/s ")
+        self.stream.write(f"\r{self.line(done, total)} \033[K")  # clear what a longer line left behind
         if done >= total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+            self.stream.write("\n")
+            self.close()
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self._tail is not None:
+            self._tail.close()
+            self._tail = None
+
+
+class _Tail:
+    """Reads the run records appended to a results file since it was opened."""
+
+    def __init__(self, path: Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.touch()
+        self._fh = path.open("r", encoding="utf-8")
+        self._fh.seek(0, os.SEEK_END)
+        self._partial = ""
+
+    def close(self) -> None:
+        self._fh.close()
+
+    def infra_errors(self) -> Counter[str]:
+        found: Counter[str] = Counter()
+        chunk = self._partial + self._fh.read()
+        *lines, self._partial = chunk.split("\n")
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue  # a line a resumed run cut off and rewrote
+            if isinstance(record, dict) and record.get("outcome") == "infra_error":
+                found[str(record.get("cell", {}).get("backend", "?"))] += 1
+        return found
+
+
+def _clock_text(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+def _planned(config: RunConfig, only: set[str] | None) -> int:
+    return sum(1 for _ in iter_runs(config, load_config_scenarios(config), only))  # lazily: memory stays flat
 
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     if args.replay is not None:
         config = config.as_replay(args.replay)
-    if args.runs:
-        config = config.model_copy(update={"runs": args.runs})
+    if args.runs is not None:
+        config = config.with_runs(args.runs)
     output = args.out or default_output(config)
     started = time.monotonic()
     if args.retry_infra and not args.resume:
         raise ConfigError("--retry-infra needs --resume (it re-runs infra errors of an existing results file)")
-    run_config(config, output, resume=args.resume, record_dir=args.record, retry_infra=args.retry_infra,
-               progress=ProgressBar(not args.no_progress), only_backends=set(args.backend) if args.backend else None)
+    only = set(args.backend) if args.backend else None
+    progress = ProgressBar(not args.no_progress, _planned(config, only), output)
+    try:
+        run_config(config, output, resume=args.resume, record_dir=args.record, retry_infra=args.retry_infra,
+                   progress=progress, only_backends=only)
+    finally:
+        progress.close()
+    from evalkit.summary import summary_table  # here, not at start-up: it needs scipy
+
     results = load_results([output])
     print(summary_table(results))
     print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
+    outage = dead_backends(results)
     if args.report is not None:
         fmt = _FORMATS.get(args.report.suffix.lower())
         if fmt is None:
             raise ConfigError(f"--report {args.report}: unknown suffix (use one of {', '.join(sorted(_FORMATS))})")
-        data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"))
+        from evalkit.report import build_report, write_report
+
+        data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
         write_report(data, args.report, fmt)
         print(f"wrote {args.report}{' (SIMULATED results)' if data.simulated else ''}")
+    if outage is not None:
+        raise outage  # exit 3, with the first error text
     return 0

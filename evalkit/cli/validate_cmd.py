@@ -1,4 +1,9 @@
-"""`evalkit validate PATH...`: check scenario (and config) files without running anything."""
+"""`evalkit validate PATH...`: check scenario and config files without running anything.
+
+A file is a config if its top level has `backends` or `strategies`, whatever folder it is in. A
+config gets the same checks as `evalkit run` does before it starts (`preflight`), except that a
+plugin guard is only looked up, never imported: nothing from a config executes here.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,10 @@ from pathlib import Path
 
 from evalkit.config import load_config
 from evalkit.errors import EvalkitError
-from evalkit.runner import check_stacks, load_config_scenarios
+from evalkit.preflight import preflight
 from evalkit.scenario import load_scenario
 from evalkit.selfcheck import reference_problems
+from evalkit.yamlfile import read_yaml
 
 __all__ = ["add_parser", "run"]
 
@@ -28,8 +34,11 @@ def _files(paths: list[Path]) -> list[Path]:
     return out
 
 
+_CONFIG_KEYS = frozenset({"backends", "strategies"})  # a scenario has neither
+
+
 def _is_config(path: Path) -> bool:
-    return path.parent.name == "configs"
+    return bool(_CONFIG_KEYS & set(read_yaml(path).data))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,9 +48,7 @@ def run(args: argparse.Namespace) -> int:
     for path in files:
         try:
             if _is_config(path):
-                config = load_config(path)
-                check_stacks(config)
-                load_config_scenarios(config)
+                preflight(load_config(path), import_plugins=False)
             else:
                 scenario = load_scenario(path)
                 if scenario.id in seen:

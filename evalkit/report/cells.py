@@ -1,4 +1,8 @@
-"""Per-cell statistics: rates with intervals, retries, failure categories and pass^k, from runs."""
+"""Per-cell statistics: rates with intervals, retries, failure categories, pass^k and cost, from runs.
+
+`correct` (the check passed) is the headline rate; `completed` (the run ended in the expected way,
+whatever it said) is the structural rate shown beside it.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import numpy as np
 from evalkit.results import RunRecord
 from evalkit.stats import Interval, IntervalMethod, bootstrap_mean, pass_hat_k, proportion_interval
 
-__all__ = ["PASS_K", "CellStats", "Rate", "cell_stats", "rate"]
+__all__ = ["PASS_K", "CellStats", "Cost", "Rate", "cell_stats", "cost", "rate"]
 
 PASS_K = (1, 2, 3, 4, 5)
 
@@ -38,6 +42,32 @@ def rate(x: int, n: int, confidence: float = 0.95, method: IntervalMethod = "wil
 
 
 @dataclass(frozen=True)
+class Cost:
+    """What a cell's counted runs spent: the other side of a deployer's trade-off."""
+
+    latency_mean_s: float
+    latency_median_s: float
+    latency_p90_s: float
+    model_calls_mean: float
+    wasted_calls_mean: float  # model calls beyond the scenario's ideal path
+    tokens_mean: float  # prompt + completion tokens per run
+
+
+def cost(counted: Sequence[RunRecord]) -> Cost | None:
+    if not counted:
+        return None
+    latency = np.array([r.latency_s for r in counted])
+    return Cost(
+        latency_mean_s=float(np.mean(latency)),
+        latency_median_s=float(np.median(latency)),
+        latency_p90_s=float(np.quantile(latency, 0.9)),
+        model_calls_mean=sum(r.model_calls for r in counted) / len(counted),
+        wasted_calls_mean=sum(r.wasted_calls for r in counted) / len(counted),
+        tokens_mean=sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in counted) / len(counted),
+    )
+
+
+@dataclass(frozen=True)
 class CellStats:
     """Everything the matrix, the plots and the drill-down show for one group of runs.
 
@@ -57,8 +87,9 @@ class CellStats:
     retries_interval: Interval | None  # percentile bootstrap, seeded
     retries_hist: tuple[int, ...]  # runs with 0, 1, 2, ... retries
     failures: tuple[tuple[str, int], ...]  # category, runs; most frequent first
-    pass_k: tuple[float | None, ...]  # pass^k for k in PASS_K, averaged over scenarios
+    pass_k: tuple[float | None, ...]  # pass^k (all k runs correct) for k in PASS_K, averaged over scenarios
     simulated: bool
+    cost: Cost | None = None  # None when no run counted
 
     @property
     def fully_unsupported(self) -> bool:
@@ -79,7 +110,7 @@ def _histogram(values: Sequence[int]) -> tuple[int, ...]:
 def _pass_k(counted: Sequence[RunRecord]) -> tuple[float | None, ...]:
     per_scenario: dict[str, list[bool]] = defaultdict(list)
     for run in counted:
-        per_scenario[run.cell.scenario].append(run.completed)
+        per_scenario[run.cell.scenario].append(run.correct)
     counts = [(sum(v), len(v)) for v in per_scenario.values()]
     return tuple(pass_hat_k(counts, k) for k in PASS_K)
 
@@ -105,4 +136,5 @@ def cell_stats(runs: Sequence[RunRecord], rng: np.random.Generator, *, confidenc
         failures=tuple(sorted(failures.items(), key=lambda kv: (-kv[1], kv[0]))),
         pass_k=_pass_k(counted),
         simulated=any(r.simulated for r in runs),
+        cost=cost(counted),
     )

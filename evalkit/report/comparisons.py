@@ -1,9 +1,12 @@
-"""Pairwise strategy comparisons within one backend/model/mode, Holm-adjusted across the report.
+"""Pairwise comparisons of `correct`, Holm-adjusted together across the whole report.
 
-Runs of two strategies pair up by (scenario, run index, seed): the runner gives every strategy the
-same seeds. When every counted run of both strategies has its partner, the test is the exact
-McNemar test on the discordant pairs; otherwise Boschloo's exact test on the two proportions.
-Both are two-sided here: the report explores, it does not test a direction (the gate does).
+Two kinds: strategies within one backend/model/mode ("which guard"), and models (backends) within
+one mode and strategy ("which model"), each per family and over all scenarios. Runs of two cells
+pair up by (scenario, run index, seed). When every counted run of both cells has its partner, the
+test is the exact McNemar test on the discordant pairs; otherwise Boschloo's exact test on the two
+proportions (the runner gives every strategy of a backend the same seeds; across backends the seeds
+pair only when the config says so). Both are two-sided: the report explores, it does not test a
+direction (the gate does).
 """
 
 from __future__ import annotations
@@ -11,19 +14,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import combinations
+from typing import Literal
 
 from evalkit.report.cells import Rate, rate
 from evalkit.results import RunRecord
 from evalkit.stats import Difference, boschloo, holm, mcnemar, newcombe
 
-__all__ = ["Comparison", "compare_strategies", "paired_outcomes"]
+__all__ = ["Comparison", "ComparisonKind", "Metric", "compare", "paired_outcomes"]
 
 PairKey = tuple[str, int, int]
+Metric = Literal["correct", "completed"]
+ComparisonKind = Literal["strategy", "model"]
 
 
 @dataclass(frozen=True)
 class Comparison:
-    group: str  # "backend · model · mode"
+    kind: ComparisonKind
+    group: str  # what both sides share: "backend · model · mode" (strategies) or "mode · strategy" (models)
     scope: str  # "all scenarios" or a family
     a: str
     b: str
@@ -37,13 +44,14 @@ class Comparison:
     significant: bool
 
 
-def _outcomes(runs: Sequence[RunRecord]) -> dict[PairKey, bool]:
-    return {(r.cell.scenario, r.index, r.seed): r.completed for r in runs if r.counted}
+def _outcomes(runs: Sequence[RunRecord], metric: Metric) -> dict[PairKey, bool]:
+    return {(r.cell.scenario, r.index, r.seed): bool(getattr(r, metric)) for r in runs if r.counted}
 
 
-def paired_outcomes(a: Sequence[RunRecord], b: Sequence[RunRecord]) -> list[tuple[bool, bool]] | None:
-    """(a completed, b completed) per pair, or None when the runs do not pair up one to one."""
-    left, right = _outcomes(a), _outcomes(b)
+def paired_outcomes(a: Sequence[RunRecord], b: Sequence[RunRecord], metric: Metric = "completed"
+                    ) -> list[tuple[bool, bool]] | None:
+    """(a passed, b passed) per pair, or None when the runs do not pair up one to one."""
+    left, right = _outcomes(a, metric), _outcomes(b, metric)
     if not left or left.keys() != right.keys():
         return None
     return [(left[k], right[k]) for k in sorted(left)]
@@ -51,33 +59,37 @@ def paired_outcomes(a: Sequence[RunRecord], b: Sequence[RunRecord]) -> list[tupl
 
 def _test(a: Sequence[RunRecord], b: Sequence[RunRecord], ra: Rate, rb: Rate
           ) -> tuple[str, tuple[int, int] | None, float]:
-    pairs = paired_outcomes(a, b)
+    pairs = paired_outcomes(a, b, "correct")
     if pairs is not None:
         discordant = (sum(x and not y for x, y in pairs), sum(y and not x for x, y in pairs))
         return "McNemar exact (paired)", discordant, mcnemar(*discordant, alternative="two-sided")
     return "Boschloo exact", None, boschloo(ra.x, ra.n, rb.x, rb.n, alternative="two-sided")
 
 
-def _compare(group: str, scope: str, by_strategy: dict[str, list[RunRecord]], confidence: float
-             ) -> list[Comparison]:
+def _correct_rate(runs: Sequence[RunRecord], confidence: float) -> Rate | None:
+    counted = [r for r in runs if r.counted]
+    return rate(sum(r.correct for r in counted), len(counted), confidence)
+
+
+def _compare(kind: ComparisonKind, group: str, scope: str, sides: dict[str, list[RunRecord]],
+             confidence: float) -> list[Comparison]:
     out = []
-    for a, b in combinations(by_strategy, 2):
-        ra = rate(sum(r.completed for r in by_strategy[a] if r.counted),
-                  sum(r.counted for r in by_strategy[a]), confidence)
-        rb = rate(sum(r.completed for r in by_strategy[b] if r.counted),
-                  sum(r.counted for r in by_strategy[b]), confidence)
+    for a, b in combinations(sides, 2):
+        ra, rb = _correct_rate(sides[a], confidence), _correct_rate(sides[b], confidence)
         if ra is None or rb is None:
             continue
-        test, discordant, p = _test(by_strategy[a], by_strategy[b], ra, rb)
-        out.append(Comparison(group, scope, a, b, ra, rb, newcombe(ra.x, ra.n, rb.x, rb.n, confidence),
+        test, discordant, p = _test(sides[a], sides[b], ra, rb)
+        out.append(Comparison(kind, group, scope, a, b, ra, rb, newcombe(ra.x, ra.n, rb.x, rb.n, confidence),
                               test, discordant, p, p_holm=p, significant=False))
     return out
 
 
-def compare_strategies(groups: dict[tuple[str, str], dict[str, list[RunRecord]]], *, alpha: float = 0.05,
-                       confidence: float = 0.95) -> list[Comparison]:
-    """`groups` maps (group label, scope) to strategy → runs, strategies in display order."""
-    raw = [c for (group, scope), by_strategy in groups.items()
-           for c in _compare(group, scope, by_strategy, confidence)]
+def compare(groups: dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]], *, alpha: float = 0.05,
+            confidence: float = 0.95) -> list[Comparison]:
+    """`groups` maps (kind, shared label, scope) to side label → runs, sides in display order.
+
+    Holm's correction runs over every comparison at once, so "significant" means the same thing
+    in both tables."""
+    raw = [c for (kind, group, scope), sides in groups.items() for c in _compare(kind, group, scope, sides, confidence)]
     adjusted = holm([c.p for c in raw])
     return [replace(c, p_holm=p_adj, significant=p_adj <= alpha) for c, p_adj in zip(raw, adjusted, strict=True)]

@@ -17,7 +17,8 @@ from typing import Literal
 import numpy as np
 
 from evalkit.report.cells import CellStats, cell_stats
-from evalkit.report.comparisons import Comparison, compare_strategies
+from evalkit.report.comparisons import Comparison, ComparisonKind, compare
+from evalkit.report.findings import Finding, find
 from evalkit.report.power import PowerStatement, power_statement
 from evalkit.report.provenance import Provenance, provenance
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
@@ -45,6 +46,10 @@ class Column:
     @property
     def label(self) -> str:
         return f"{self.group} · {self.strategy}"
+
+    @property
+    def model_label(self) -> str:
+        return self.model if self.model == self.backend else f"{self.backend} · {self.model}"
 
 
 @dataclass(frozen=True)
@@ -96,6 +101,7 @@ class ReportData:
     columns: tuple[Column, ...]
     rows: tuple[Row, ...]
     cells: dict[str, dict[str, CellStats]]  # row id → column id → stats; absent when no run
+    findings: tuple[Finding, ...]  # per model and family: the best stack by correct, and its near rivals
     comparisons: tuple[Comparison, ...]
     power: PowerStatement | None
     not_counted: tuple[NotCounted, ...]
@@ -103,6 +109,11 @@ class ReportData:
 
     def cell(self, row: Row, column: Column) -> CellStats | None:
         return self.cells.get(row.id, {}).get(column.id)
+
+    @property
+    def all_simulated(self) -> bool:
+        """Every column simulated: only then may a title say SIMULATED; mixed data is marked per column."""
+        return bool(self.columns) and all(c.simulated for c in self.columns)
 
 
 ColumnKey = tuple[str, str, str, str]
@@ -168,16 +179,19 @@ def _group_runs(results: Results, columns: Sequence[Column], rows: Sequence[Row]
 
 def _comparison_groups(columns: Sequence[Column], rows: Sequence[Row],
                        grouped: dict[tuple[str, str], list[RunRecord]]
-                       ) -> dict[tuple[str, str], dict[str, list[RunRecord]]]:
-    out: dict[tuple[str, str], dict[str, list[RunRecord]]] = defaultdict(dict)
+                       ) -> dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]]:
+    """Strategies side by side within a backend/model/mode, and models side by side within a
+    mode/strategy, for the overall row and each family."""
+    out: dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]] = defaultdict(dict)
     for row in rows:
         if row.kind == "scenario":
             continue  # per-scenario pairs would multiply the comparisons past any useful power
         for column in columns:
             runs = grouped.get((row.id, column.id))
             if runs:
-                out[(column.group, row.label)][column.strategy] = runs
-    return out
+                out[("strategy", column.group, row.label)][column.strategy] = runs
+                out[("model", f"{column.mode} · {column.strategy}", row.label)][column.model_label] = runs
+    return {key: sides for key, sides in out.items() if len(sides) > 1}
 
 
 def _not_counted(columns: Sequence[Column], rows: Sequence[Row],
@@ -208,8 +222,9 @@ def _drilldown(ident: str, column: Column, row: Row, runs: list[RunRecord], stat
 def build_report(results: Results, *, title: str | None = None, confidence: float = 0.95,
                  interval_method: IntervalMethod = "wilson", alpha: float = 0.05, seed: int = 0,
                  max_failed_transcripts: int = 3, include_power: bool = True,
-                 generated_at: str | None = None) -> ReportData:
-    """Everything a report shows. `seed` seeds the bootstrap; the same inputs give the same data."""
+                 generated_at: str | None = None, root: str | None = None) -> ReportData:
+    """Everything a report shows. `seed` seeds the bootstrap; the same inputs give the same data.
+    `root` is the project directory: paths under it are shown relative to it."""
     columns, rows = _columns(results), _rows(results)
     grouped = _group_runs(results, columns, rows)
     cells: dict[str, dict[str, CellStats]] = defaultdict(dict)
@@ -228,10 +243,13 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
     return ReportData(
         title=title or f"evalkit report: {', '.join(names)}", generated_at=generated_at,
         simulated=results.simulated, confidence=confidence,
-        interval_method=interval_method, alpha=alpha, bootstrap_seed=seed, provenance=provenance(results),
+        interval_method=interval_method, alpha=alpha, bootstrap_seed=seed, provenance=provenance(results, root),
         total_runs=len(results.runs), counted_runs=len(counted), columns=tuple(columns), rows=tuple(rows),
         cells=dict(cells),
-        comparisons=tuple(compare_strategies(_comparison_groups(columns, rows, grouped), alpha=alpha,
+        findings=find([(r.id, r.family) for r in rows if r.kind == "family"],
+                      [(c.id, c.model_label, f"{c.mode} · {c.strategy}") for c in columns], grouped,
+                      {(r, c): s for r, by_col in cells.items() for c, s in by_col.items()}, alpha),
+        comparisons=tuple(compare(_comparison_groups(columns, rows, grouped), alpha=alpha,
                                              confidence=confidence)),
         power=power_statement(_typical_n(rows, cells), alpha) if include_power and per_cell else None,
         not_counted=tuple(_not_counted(columns, rows, grouped)),

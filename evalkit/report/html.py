@@ -1,5 +1,7 @@
 """The self-contained HTML report: one file, inline CSS and SVG, no scripts, no network fetches.
 
+A matrix cell links to its drill-down, which CSS opens as the link's `:target`: no JavaScript needed.
+
 jinja2 runs with autoescape on and StrictUndefined. Transcripts are model output and therefore
 untrusted; they reach the template as plain strings and are escaped like every other field. Only
 the plots, which matplotlib wrote from numbers and labels it escapes itself, are marked safe.
@@ -13,9 +15,10 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from evalkit import __version__
-from evalkit.report.cells import Rate
+from evalkit.report.cells import Cost, Rate
 from evalkit.report.data import ReportData
 from evalkit.report.plots import render_plots
+from evalkit.report.style import failure_colour
 
 __all__ = ["environment", "render_html"]
 
@@ -35,6 +38,14 @@ def rate_colour(rate: Rate | None) -> str:
     return f"hsl({rate.value * 120:.0f}, 70%, 82%)"
 
 
+def cost_text(cost: Cost | None) -> str:
+    if cost is None:
+        return ""
+    return (f"; latency median {cost.latency_median_s:.1f}s, p90 {cost.latency_p90_s:.1f}s; "
+            f"{cost.tokens_mean:.0f} tokens, {cost.model_calls_mean:.1f} model calls "
+            f"({cost.wasted_calls_mean:.1f} wasted) per run")
+
+
 def pvalue(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
@@ -47,7 +58,8 @@ def signed(value: float) -> str:
 def environment() -> Environment:
     env = Environment(loader=PackageLoader("evalkit", "templates"), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=pct, interval=interval, rate_colour=rate_colour, pvalue=pvalue, signed=signed)
+    env.filters.update(pct=pct, interval=interval, rate_colour=rate_colour, cost_text=cost_text, pvalue=pvalue,
+                       signed=signed, failure_colour=failure_colour)
     return env
 
 

@@ -9,7 +9,7 @@ from evalkit.report.cells import CellStats
 from evalkit.report.data import ReportData
 from evalkit.report.html import interval, pct, pvalue, signed
 
-__all__ = ["escape_cell", "render_markdown"]
+__all__ = ["cell_text", "escape_cell", "render_markdown"]
 
 SIMULATED_NOTE = ("> **SIMULATED RESULTS.** Some or all runs come from evalkit's simulated backend; they do not "
                   "describe any real model. Simulated columns are marked (SIM).")
@@ -21,12 +21,14 @@ def escape_cell(text: str) -> str:
             .replace("\n", " "))
 
 
-def _cell(stats: CellStats | None) -> str:
+def cell_text(stats: CellStats | None) -> str:
+    """A matrix cell: correct x/n = rate [interval], completed rate (c), mean retries (r)."""
     if stats is None:
         return "–"
-    if stats.completed is None:
+    if stats.correct is None or stats.completed is None:
         return "unsupported" if stats.fully_unsupported else "no counted runs"
-    text = f"{pct(stats.completed.value)} {interval(stats.completed)} r{stats.retries_mean or 0:.1f}"
+    text = (f"{stats.correct.x}/{stats.correct.n} = {pct(stats.correct.value)} {interval(stats.correct)} "
+            f"c{pct(stats.completed.value)} r{stats.retries_mean or 0:.1f}")
     return text + (f" +{stats.infra_errors} infra" if stats.infra_errors else "")
 
 
@@ -37,19 +39,23 @@ def _matrix(data: ReportData) -> list[str]:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for column in data.columns:
         label = [escape_cell(column.group + (" (SIM)" if column.simulated else "")), escape_cell(column.strategy)]
-        cells = [escape_cell(_cell(data.cell(row, column))) for row in rows]
+        cells = [escape_cell(cell_text(data.cell(row, column))) for row in rows]
         lines.append("| " + " | ".join(label + cells) + " |")
     return lines
 
 
+_COMPARED = {"strategy": "strategies", "model": "models"}
+
+
 def _comparisons(data: ReportData) -> list[str]:
     significant = [c for c in data.comparisons if c.significant]
-    lines = [f"{len(significant)} of {len(data.comparisons)} strategy comparisons differ after Holm's correction "
-             f"(α = {data.alpha}, two-sided)."]
+    lines = [f"{len(significant)} of {len(data.comparisons)} comparisons of correct rates (strategies within a "
+             f"model, models within a strategy) differ after Holm's correction (α = {data.alpha}, two-sided)."]
     if significant:
-        lines += ["", "| backend · model · mode | scope | A | B | A − B | interval | Holm p |",
-                  "|---|---|---|---|---|---|---|"]
-        lines += [f"| {escape_cell(c.group)} | {escape_cell(c.scope)} | {escape_cell(c.a)} | {escape_cell(c.b)} | "
+        lines += ["", "| compared | shared | scope | A | B | A − B | interval | Holm p |",
+                  "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {_COMPARED[c.kind]} | {escape_cell(c.group)} | {escape_cell(c.scope)} | "
+                  f"{escape_cell(c.a)} | {escape_cell(c.b)} | "
                   f"{signed(c.difference.estimate)} | [{signed(c.difference.low)}, {signed(c.difference.high)}] | "
                   f"{pvalue(c.p_holm)} |" for c in significant]
     return lines
@@ -75,12 +81,15 @@ def _not_counted(data: ReportData) -> str:
 
 
 def render_markdown(data: ReportData) -> str:
-    lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.simulated else ''}", ""]
+    lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
     if data.simulated:
         lines += [SIMULATED_NOTE, ""]
+    if data.findings:
+        lines += ["**Findings** (best stack per model and family by correct; one-sided Holm tests against it):", ""]
+        lines += [f"- {escape_cell(f.sentence)}" for f in data.findings] + [""]
     lines += [*_provenance(data), ""]
-    lines += [f"{data.counted_runs} of {data.total_runs} runs counted. Completion rate "
-              f"[{data.confidence:.0%} {data.interval_method} interval] and mean retries (r):", ""]
+    lines += [f"{data.counted_runs} of {data.total_runs} runs counted. Correct rate x/n "
+              f"[{data.confidence:.0%} {data.interval_method} interval], completed rate (c), mean retries (r):", ""]
     lines += [*_matrix(data), "", *_comparisons(data), ""]
     if data.power is not None:
         lines += [f"**Power.** {data.power.summary}", ""]

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import matplotlib
 import numpy as np
@@ -17,9 +18,10 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from evalkit.report.cells import CellStats
-from evalkit.report.data import Column, ReportData
+from evalkit.report.data import Column, ReportData, Row
+from evalkit.report.style import FAILURE_COLOURS, failure_colour
 
-__all__ = ["PLOTS", "failure_breakdown", "forest_plot", "heatmap", "render_plots", "retries_distribution"]
+__all__ = ["PLOTS", "failure_breakdown", "forest_plots", "heatmap", "render_plots", "retries_distribution", "tradeoff"]
 
 _GROUP_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
 _RETRY_BUCKETS = ("0", "1", "2", "3", "4+")
@@ -38,14 +40,16 @@ def _to_svg(fig: Figure, name: str) -> str:
     return _SVG_REF.sub(lambda m: f"{m.group(1)}{name}-", svg)
 
 
-def _title(data: ReportData, text: str) -> str:
-    return f"{text} (SIMULATED)" if data.simulated else text
+def _label(column: Column) -> str:
+    """A column's label in a plot, marked when its runs are simulated (never a global title mark:
+    most reports mix real and simulated columns)."""
+    return f"{column.label} [SIM]" if column.simulated else column.label
 
 
 def _overall(data: ReportData) -> list[tuple[Column, CellStats]]:
     overall = data.rows[0]
     pairs = [(c, data.cell(overall, c)) for c in data.columns]
-    return [(c, s) for c, s in pairs if s is not None and s.completed is not None]
+    return [(c, s) for c, s in pairs if s is not None and s.correct is not None]
 
 
 def _group_colour(data: ReportData) -> Callable[[Column], str]:
@@ -58,34 +62,64 @@ def _figure(rows: int, width: float = 7.5) -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
-def forest_plot(data: ReportData) -> str:
-    """Completion rate with its interval per column, pooled over all scenarios."""
-    items = _overall(data)
+def _forest(data: ReportData, row: Row, name: str) -> str:
+    items = [(c, s) for c in data.columns if (s := data.cell(row, c)) is not None and s.correct is not None]
     fig, ax = _figure(len(items))
     colour = _group_colour(data)
     for y, (column, stats) in enumerate(items):
-        rate = stats.completed
+        rate = stats.correct
         assert rate is not None
         ax.errorbar(rate.value, y, xerr=[[rate.value - rate.low], [rate.high - rate.value]], fmt="o",
                     color=colour(column), capsize=3)
-    ax.set_yticks(range(len(items)), [c.label for c, _ in items])
+    ax.set_yticks(range(len(items)), [_label(c) for c, _ in items])
     ax.invert_yaxis()
-    ax.set_xlim(0, 1.02)
-    ax.set_xlabel(f"completion rate, all scenarios ({data.confidence:.0%} {data.interval_method} interval)")
+    ax.set_xlim(-0.02, 1.02)
+    ax.set_xlabel(f"correct rate ({data.confidence:.0%} {data.interval_method} interval)")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title(_title(data, "Completion rate by strategy and model"))
-    return _to_svg(fig, "forest")
+    ax.set_title(f"Correct rate: {row.label}")
+    return _to_svg(fig, name)
+
+
+def forest_plots(data: ReportData) -> dict[str, str]:
+    """Correct rate with its interval per column, one plot per family (pooling greetings with
+    workflows into one number would hide which family a guard helps)."""
+    families = [r for r in data.rows if r.kind == "family"]
+    return {f"forest-{i}": _forest(data, row, f"forest-{i}") for i, row in enumerate(families)}
+
+
+def tradeoff(data: ReportData) -> str:
+    """Correct rate (all scenarios) against mean latency per run, per stack and model: what a
+    guard's retries cost in time, the trade-off a deployer weighs."""
+    items = [(c, s) for c, s in _overall(data) if s.cost is not None]
+    fig = Figure(figsize=(7.5, 4.2))
+    ax = fig.add_subplot()
+    colour = _group_colour(data)
+    markers = "osD^v<>Pp*hX"
+    strategies = list(dict.fromkeys(c.strategy for c, _ in items))
+    for column, stats in items:
+        rate, cost = stats.correct, stats.cost
+        assert rate is not None and cost is not None
+        ax.errorbar(cost.latency_mean_s, rate.value, yerr=[[rate.value - rate.low], [rate.high - rate.value]],
+                    fmt=markers[strategies.index(column.strategy) % len(markers)], color=colour(column),
+                    capsize=2, alpha=0.85, label=_label(column))
+    ax.set_xlabel("mean latency per run (s)")
+    ax.set_ylabel("correct rate, all scenarios")
+    ax.set_ylim(-0.02, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
+    ax.set_title("Correct rate against latency, per stack and model")
+    return _to_svg(fig, "tradeoff")
 
 
 def heatmap(data: ReportData) -> str:
-    """Completion rate per scenario (rows) and column, annotated with the percentage."""
+    """Correct rate per scenario (rows) and column, annotated with the percentage."""
     rows = [r for r in data.rows if r.kind == "scenario"]
     values = np.full((len(rows), len(data.columns)), np.nan)
     for i, row in enumerate(rows):
         for j, column in enumerate(data.columns):
             stats = data.cell(row, column)
-            if stats is not None and stats.completed is not None:
-                values[i, j] = stats.completed.value
+            if stats is not None and stats.correct is not None:
+                values[i, j] = stats.correct.value
     fig = Figure(figsize=(1.6 + 0.75 * len(data.columns), 1.8 + 0.3 * len(rows)))
     ax = fig.add_subplot()
     image = ax.imshow(np.ma.masked_invalid(values), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
@@ -94,11 +128,13 @@ def heatmap(data: ReportData) -> str:
             ax.text(j, i, f"{value:.0%}", ha="center", va="center", fontsize=7,
                     color="white" if value < 0.2 or value > 0.85 else "black")  # readable on the dark ends
     several = len({c.group for c in data.columns}) > 1  # then strategy and mode alone repeat across models
-    ax.set_xticks(range(len(data.columns)), [f"{c.strategy}\n{c.group if several else c.mode}" for c in data.columns],
+    ax.set_xticks(range(len(data.columns)),
+                  [f"{c.strategy}\n{c.group if several else c.mode}{' [SIM]' if c.simulated else ''}"
+                   for c in data.columns],
                   rotation=45, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)), [f"{r.family} / {r.scenario}" for r in rows], fontsize=8)
-    fig.colorbar(image, ax=ax, label="completion rate", fraction=0.03)
-    ax.set_title(_title(data, "Completion rate per scenario"))
+    fig.colorbar(image, ax=ax, label="correct rate", fraction=0.03)
+    ax.set_title("Correct rate per scenario")
     return _to_svg(fig, "heatmap")
 
 
@@ -106,10 +142,7 @@ def _bucketed(hist: tuple[int, ...]) -> list[int]:
     return [*hist[:4], *([0] * (4 - len(hist[:4]))), sum(hist[4:])]
 
 
-def _stacked(ax: Axes, labels: list[str], parts: list[str], shares: np.ndarray, cmap: str) -> None:
-    scale = matplotlib.colormaps[cmap]
-    # a qualitative map's colours are its entries; a sequential one is sampled light to dark
-    colours = scale(np.arange(len(parts)) % scale.N) if scale.N < 256 else scale(np.linspace(0.2, 0.95, len(parts)))
+def _stacked(ax: Axes, labels: list[str], parts: list[str], shares: np.ndarray, colours: Sequence[Any]) -> None:
     left = np.zeros(len(labels))
     for k, part in enumerate(parts):
         ax.barh(range(len(labels)), shares[:, k], left=left, color=colours[k], label=part)
@@ -126,37 +159,41 @@ def retries_distribution(data: ReportData) -> str:
     items = _overall(data)
     shares = np.array([np.array(_bucketed(s.retries_hist)) / max(s.counted, 1) for _, s in items])
     fig, ax = _figure(len(items))
-    _stacked(ax, [c.label for c, _ in items], list(_RETRY_BUCKETS), shares.reshape(len(items), 5), "Blues")
+    blues = list(matplotlib.colormaps["Blues"](np.linspace(0.2, 0.95, len(_RETRY_BUCKETS))))
+    _stacked(ax, [_label(c) for c, _ in items], list(_RETRY_BUCKETS), shares.reshape(len(items), 5), blues)
     ax.set_xlabel("share of runs by number of retries")
-    ax.set_title(_title(data, "Retries per run"))
+    ax.set_title("Retries per run")
     return _to_svg(fig, "retries")
 
 
 def failure_breakdown(data: ReportData) -> str:
     """Failure categories as a share of counted runs, per column (the bar's gap is correct runs)."""
     items = _overall(data)
-    categories = sorted({name for _, s in items for name, _ in s.failures})
+    present = {name for _, s in items for name, _ in s.failures}
+    # the fixed order and colours of style.FAILURE_COLOURS, so a category looks the same in every report
+    categories = [c for c in FAILURE_COLOURS if c in present] + sorted(present - set(FAILURE_COLOURS))
     shares = np.array([[dict(s.failures).get(name, 0) / max(s.counted, 1) for name in categories]
                        for _, s in items]).reshape(len(items), len(categories))
     fig, ax = _figure(len(items))
     if categories:
-        _stacked(ax, [c.label for c, _ in items], categories, shares, "tab10")
+        _stacked(ax, [_label(c) for c, _ in items], categories, shares, [failure_colour(c) for c in categories])
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of runs that were not correct, by failure category")
-    ax.set_title(_title(data, "Failure categories by strategy"))
+    ax.set_title("Failure categories by strategy")
     return _to_svg(fig, "failures")
 
 
 PLOTS: dict[str, Callable[[ReportData], str]] = {
-    "forest": forest_plot,
     "heatmap": heatmap,
+    "tradeoff": tradeoff,
     "retries": retries_distribution,
     "failures": failure_breakdown,
 }
 
 
 def render_plots(data: ReportData) -> dict[str, str]:
-    """Every plot as SVG text, or an empty dict when there is nothing to plot."""
+    """Every plot as SVG text (the per-family forest plots first), or an empty dict when there is
+    nothing to plot."""
     if not _overall(data):
         return {}
-    return {name: plot(data) for name, plot in PLOTS.items()}
+    return forest_plots(data) | {name: plot(data) for name, plot in PLOTS.items()}

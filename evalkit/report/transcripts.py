@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from evalkit.chat import Message, ToolCall
 from evalkit.results import RunRecord
 
-__all__ = ["Transcript", "TranscriptMessage", "pick_failed", "pick_passing", "prepare_choices", "transcript"]
+__all__ = ["RequestSent", "Transcript", "TranscriptMessage", "pick_failed", "pick_passing", "prepare_choices",
+           "transcript"]
 
 # one runaway reply must not blow up the report; the results file keeps the full text
 MAX_CHARS = 4000
@@ -26,6 +27,21 @@ class TranscriptMessage:
     origin: str
     content: str
     calls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RequestSent:
+    """One model call as it went over the wire, beside the conversation the transcript shows."""
+
+    index: int
+    tools: tuple[str, ...]
+    tool_choice: str | None
+    constraint: str | None  # "grammar:<sha>" / "json_schema:<sha>"
+    system_sent: str | None  # the system prompt as sent, when it differs from the transcript's
+    finish_reason: str
+    tokens: int
+    latency_s: float
+    decision: str
 
 
 @dataclass(frozen=True)
@@ -43,6 +59,8 @@ class Transcript:
     interventions: tuple[str, ...]  # "call N · strategy · action: reason"
     messages: tuple[TranscriptMessage, ...]
     simulated: bool
+    mode: str = "native"
+    requests: tuple[RequestSent, ...] = ()
 
 
 def _clip(text: str) -> str:
@@ -72,6 +90,13 @@ def transcript(run: RunRecord) -> Transcript:
                             for i in run.interventions),
         messages=tuple(_message(m) for m in run.messages),
         simulated=run.simulated,
+        mode=run.cell.mode,
+        requests=tuple(RequestSent(
+            index=c.index, tools=tuple(c.tools), tool_choice=c.tool_choice, constraint=c.constraint,
+            system_sent=_clip(c.system_sent) if c.system_sent is not None else None,
+            finish_reason=c.completion.finish_reason,
+            tokens=c.completion.usage.prompt_tokens + c.completion.usage.completion_tokens,
+            latency_s=c.completion.latency_s, decision=c.decision) for c in run.calls),
     )
 
 

@@ -24,6 +24,7 @@ from evalkit.strategies.base import (
     Strategy,
     TurnView,
 )
+from evalkit.strategies.plugins import check_plugin, load_plugin_class
 
 __all__ = [
     "STRATEGIES",
@@ -39,6 +40,7 @@ __all__ = [
     "StrategySpec",
     "TurnView",
     "build_stack",
+    "check_specs",
     "load_class",
 ]
 
@@ -74,12 +76,17 @@ def load_class(target: str) -> type[Any]:
     return cls
 
 
-def _build_one(name: str, options: dict[str, Any]) -> Strategy:
+def _target(name: str) -> str:
     target = STRATEGIES.get(name, name if ":" in name else "")
     if not target:
         known = ", ".join(sorted(STRATEGIES))
         raise ConfigError(f"unknown strategy {name!r} (known: {known}; or a plugin 'module:Class')")
-    cls = load_class(target)
+    return target
+
+
+def _build_one(name: str, options: dict[str, Any]) -> Strategy:
+    target = _target(name)
+    cls = load_class(target) if name in STRATEGIES else load_plugin_class(target)
     fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else None
     unknown = sorted(set(options) - fields) if fields is not None else []
     if unknown:
@@ -96,3 +103,13 @@ def _build_one(name: str, options: dict[str, Any]) -> Strategy:
 def build_stack(specs: list[StrategySpec]) -> list[Strategy]:
     """Fresh strategy instances for one run, in the order they were declared."""
     return [_build_one(name, dict(options)) for name, options in specs]
+
+
+def check_specs(specs: list[StrategySpec], *, import_plugins: bool) -> None:
+    """Check a stack's names and options. Built-in guards are built once; a plugin is only looked
+    up (`check_plugin`, none of its code runs) unless `import_plugins`, as under `evalkit run`."""
+    for name, options in specs:
+        if name in STRATEGIES or import_plugins:
+            _build_one(name, dict(options))
+        else:
+            check_plugin(_target(name))

@@ -24,6 +24,7 @@ The rescued reply is passed on with `Rewrite`, so later guards judge it as calls
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -53,6 +54,10 @@ _NOT_A_CALL = re.compile(
     r"if you want|if you'd like|would you like|want me to|shall i|should i|you can (?:use|call)|"
     r"you could (?:use|call)|do not call|don't call|never call|instead of|without calling|"
     r"no need to|(?:don't|do not) need to|won't|will not|not going to)\b")
+# `name(` candidates examined per reply, and the longest argument list read: each candidate scans
+# forward for its closing parenthesis, so `f(f(f(…` would otherwise cost quadratic time
+_MAX_SYNTAX_CANDIDATES = 32
+_MAX_SYNTAX_CHARS = 8000
 _LITERAL_NAMES = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
 
 Extractor = Callable[[str, Mapping[str, ToolSpec]], list[ToolCall]]
@@ -69,12 +74,22 @@ def _loads(text: str) -> Any:
         for attempt in (candidate, candidate + _missing_closers(candidate)):
             try:
                 return json.loads(attempt)
-            except json.JSONDecodeError:
+            # ValueError: not JSON, or an integer past Python's digit limit; RecursionError: too deep
+            except (ValueError, RecursionError):
                 pass
     try:
-        return ast.literal_eval(text)
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return _as_json(ast.literal_eval(text))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):  # TypeError: {[1]: 2}
         return None
+
+
+def _as_json(value: Any) -> Any:
+    """A Python literal as the JSON value it stands for (tuples become lists); a set, bytes or a
+    complex number is not an argument a tool can receive, so it raises ValueError."""
+    try:
+        return json.loads(json.dumps(value, allow_nan=False))
+    except (TypeError, RecursionError) as exc:
+        raise ValueError(f"not a JSON value: {type(value).__name__}") from exc
 
 
 def _missing_closers(text: str) -> str:
@@ -134,11 +149,25 @@ def _from_json(text: str, tools: Mapping[str, ToolSpec]) -> list[ToolCall]:
     return _calls_in(_loads(body), tools) if body[:1] in ("{", "[") else []
 
 
+def _json_at(text: str, pos: int, tools: Mapping[str, ToolSpec]) -> list[ToolCall]:
+    """Calls in the JSON value that starts at `pos` (after whitespace), read to its own end: a
+    closing tag or fence inside one of its strings does not cut it short."""
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    if text[pos:pos + 1] not in ("{", "["):
+        return []
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, pos)
+    except (ValueError, RecursionError):
+        return []
+    return _calls_in(value, tools)
+
+
 def _from_tags(text: str, tools: Mapping[str, ToolSpec]) -> list[ToolCall]:
     calls: list[ToolCall] = []
     for match in _TAG.finditer(text):
         body = match.group(2)
-        calls += _from_json(body, tools) or _from_xml(body, tools)
+        calls += _from_json(body, tools) or _from_xml(body, tools) or _json_at(text, match.start(2), tools)
     return calls
 
 
@@ -171,7 +200,8 @@ def _from_fences(text: str, tools: Mapping[str, ToolSpec]) -> list[ToolCall]:
     calls: list[ToolCall] = []
     for match in _FENCE.finditer(text):
         body = match.group(1)
-        calls += _from_json(body, tools) or _from_syntax(body, tools, in_prose=False)
+        calls += (_from_json(body, tools) or _from_syntax(body, tools, in_prose=False)
+                  or _json_at(text, match.start(1), tools))
     return calls
 
 
@@ -186,7 +216,7 @@ def _embedded_objects(text: str, tools: Mapping[str, ToolSpec]) -> Iterator[tupl
     while pos != -1:
         try:
             value, end = decoder.raw_decode(text, pos)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             pos = text.find("{", pos + 1)
             continue
         call = _as_call(value, tools)
@@ -208,7 +238,8 @@ def _from_syntax(text: str, tools: Mapping[str, ToolSpec], *, in_prose: bool) ->
     """`name({...})` or `name(key=value, ...)` for an offered tool name."""
     names = "|".join(re.escape(n) for n in sorted(tools, key=len, reverse=True))
     calls = []
-    for match in re.finditer(rf"(?<![\w.])({names})\s*\(", text):
+    candidates = re.finditer(rf"(?<![\w.])({names})\s*\(", text)
+    for match in itertools.islice(candidates, _MAX_SYNTAX_CANDIDATES):
         inner = _balanced(text, match.end())
         arguments = None if inner is None else _syntax_arguments(inner, tools[match.group(1)])
         if arguments is None:
@@ -223,7 +254,8 @@ def _from_syntax(text: str, tools: Mapping[str, ToolSpec], *, in_prose: bool) ->
 def _balanced(text: str, start: int) -> str | None:
     """The text between the '(' before `start` and its matching ')', skipping quoted parts."""
     depth, quote, i = 1, "", start
-    while i < len(text):
+    end = min(len(text), start + _MAX_SYNTAX_CHARS)
+    while i < end:
         ch = text[i]
         if quote:
             i += 2 if ch == "\\" else 1
@@ -267,8 +299,8 @@ def _literal(node: ast.expr) -> tuple[bool, Any]:
     if isinstance(node, ast.Name) and node.id in _LITERAL_NAMES:
         return True, _LITERAL_NAMES[node.id]
     try:
-        return True, ast.literal_eval(node)
-    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return True, _as_json(ast.literal_eval(node))
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False, None
 
 

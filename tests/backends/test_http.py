@@ -29,7 +29,7 @@ URL = "http://model.test:8080/v1/chat/completions"
 
 def post(step: Step, *, timeout: float | None = None, secrets: tuple[str, ...] = ()) -> Any:
     server = MockServer({"POST /v1/chat/completions": [step]})
-    return arun(post_json(server.client(), URL, {"q": 1}, timeout=timeout, secrets=secrets))
+    return arun(post_json(server.client(), URL, {"q": 1}, deadline_s=timeout, secrets=secrets))
 
 
 def post_error(step: Step, **kwargs: Any) -> BackendError:
@@ -120,7 +120,7 @@ def test_the_timeout_and_headers_reach_the_request() -> None:
         return httpx.Response(200, json={})
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))
-    arun(get_json(client, "http://model.test/props", headers={"X-Probe": "1"}, timeout=3.5))
+    arun(get_json(client, "http://model.test/props", headers={"X-Probe": "1"}, deadline_s=3.5))
     assert seen[0].method == "GET" and seen[0].headers["x-probe"] == "1"
     assert seen[0].extensions["timeout"] == {"connect": 3.5, "read": 3.5, "write": 3.5, "pool": 3.5}
 
@@ -139,7 +139,7 @@ def test_url_helpers() -> None:
     assert join_url("http://h/v1/", "/models") == "http://h/v1/models"
     assert [is_loopback(u) for u in ("http://localhost:1", "http://127.0.0.5", "http://[::1]:8", "http://10.0.0.1",
                                      "http://example.com")] == [True, True, True, False, False]
-    assert redact("a KEY b KEY", ["KEY", None, ""]) == "a [redacted] b [redacted]"
+    assert redact("a KEY9 b KEY9", ["KEY9", None, ""]) == "a [redacted] b [redacted]"
 
 
 # -- request rules and normalisation ------------------------------------------------------------------

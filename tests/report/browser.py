@@ -176,11 +176,12 @@ _ERROR_LEVELS = {"error", "assert"}
 
 
 def load(html: Path, probe: str | None = None, *, width: int = 1280, height: int = 2000,
-         timeout: float = _TIMEOUT_S) -> PageLoad:
-    """Open `html` in a fresh headless Chromium, wait for its load event, evaluate `probe` (a JavaScript
-    expression whose value must be JSON-serialisable) and return what happened."""
+         timeout: float = _TIMEOUT_S, fragment: str = "") -> PageLoad:
+    """Open `html` (at `fragment`, e.g. "#d-r3-c0") in a fresh headless Chromium, wait for its load
+    event, evaluate `probe` (a JavaScript expression whose value must be JSON-serialisable) and return
+    what happened."""
     binary = _require()
-    url = html.resolve().as_uri()
+    url = html.resolve().as_uri() + fragment
     page = PageLoad(url=url)
     with tempfile.TemporaryDirectory(prefix="evalkit-chromium-") as tmp:
         log_path = Path(tmp) / "stderr.log"

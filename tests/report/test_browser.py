@@ -16,6 +16,7 @@ from tests.report import browser
 from tests.report.test_report_data import XSS_REPLY, SimRun, shared_sim_run
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"  # gitignored
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
@@ -74,6 +75,7 @@ PROBE = """(() => {
       .length,
     banner: banner ? banner.getBoundingClientRect().height : 0,
     transcripts: document.querySelectorAll("details.transcript").length,
+    openDrilldowns: [...document.querySelectorAll("div.cell > .cellbody")].filter(e => e.offsetHeight > 0).length,
     injectedShownAsText: document.body.textContent.includes(XSS),
     pageOverflow: document.documentElement.scrollWidth - window.innerWidth,
   };
@@ -103,13 +105,76 @@ def test_report_opens_in_chromium_with_the_matrix_and_no_errors(sim_run: SimRun,
     assert width > 300 and height > 20 * len(data.rows)  # laid out, not collapsed
     overall = data.cell(data.rows[0], data.columns[0])
     assert overall is not None and overall.completed is not None
-    assert facts["firstCell"].split()[0] == f"{overall.completed.value * 100:.0f}%"
-    assert len(facts["plots"]) == 4 and all(w > 200 and h > 100 for w, h in facts["plots"])
+    assert overall.correct is not None
+    assert facts["firstCell"].split()[0] == f"{overall.correct.value * 100:.0f}%"  # correct leads the cell
+    families = [r for r in data.rows if r.kind == "family"]
+    assert len(facts["plots"]) == len(families) + 4 and all(w > 200 and h > 100 for w, h in facts["plots"])
     assert facts["scripts"] == 0 and facts["handlers"] == 0
     assert facts["banner"] > 0
     assert facts["transcripts"] == sum(len(d.failed) + (d.passing is not None) for d in data.drilldowns)
+    assert facts["openDrilldowns"] == 0  # closed until a cell's link makes one the target
     assert facts["injectedShownAsText"]  # the model's "<script>" is on the page as text, and never ran
     assert facts["pageOverflow"] <= 0  # wide tables scroll inside their own box, not the page
 
     png = browser.screenshot(report, ARTIFACTS / "report.png")
     assert _png_size(png) == (1280, 2000)
+
+
+FIRST_SCREEN = """(() => {
+  const inView = el => {
+    if (!el) return false;
+    const b = el.getBoundingClientRect();
+    return b.height > 0 && b.top >= 0 && b.bottom <= window.innerHeight && b.left >= 0 && b.right <= window.innerWidth;
+  };
+  const strategies = [...document.querySelectorAll("#matrix-table th.strategy")];
+  const visibleStrategies = strategies.filter(th => {
+    const b = th.getBoundingClientRect();
+    const box = document.querySelector(".matrix-box").getBoundingClientRect();
+    return b.top >= 0 && b.bottom <= window.innerHeight && b.left >= box.left && b.left < box.right;
+  });
+  return {
+    summaryHeading: inView(document.querySelector("#findings h2")),
+    firstFinding: inView(document.querySelector("#findings-table tbody tr")),
+    matrixCorner: inView(document.querySelector("#matrix-table th.corner")),
+    matrixGroup: inView(document.querySelector("#matrix-table th.group")),
+    visibleStrategies: visibleStrategies.length,
+    pageOverflow: document.documentElement.scrollWidth - window.innerWidth,
+    width: window.innerWidth,
+  };
+})()"""
+
+OPENED = """(() => {
+  const target = document.querySelector(location.hash);
+  const body = target.querySelector(".cellbody");
+  const b = target.getBoundingClientRect();
+  return {shown: body.offsetHeight > 0, top: b.top, closed: [...document.querySelectorAll("div.cell > .cellbody")]
+    .filter(e => e.offsetHeight > 0).length};
+})()"""
+
+
+@pytest.mark.parametrize("source", ["sim", "adr013", "compare-models"])
+def test_first_screen_at_1400_shows_the_summary_and_the_matrix_headers(source: str, sim_run: SimRun,
+                                                                       tmp_path: Path) -> None:
+    """At 1400×900 a reader sees the findings and the matrix's headers without scrolling, and the
+    page never scrolls sideways (the matrix scrolls in its own box)."""
+    results = sim_run.path if source == "sim" else ROOT / "results" / f"{source}.jsonl"
+    report = tmp_path / f"{source}.html"
+    assert main(["report", str(results), "-o", str(report)]) == 0
+    page = browser.load(report, probe=FIRST_SCREEN, width=1400, height=900)
+    assert page.errors == [] and page.external_requests == []
+    facts: dict[str, Any] = page.value
+    assert facts["width"] == 1400
+    assert facts["summaryHeading"] and facts["firstFinding"], facts
+    assert facts["matrixCorner"] and facts["matrixGroup"] and facts["visibleStrategies"] >= 4, facts
+    assert facts["pageOverflow"] <= 0, facts
+    png = browser.screenshot(report, ARTIFACTS / f"first-screen-{source}.png", width=1400, height=900)
+    assert _png_size(png) == (1400, 900)
+
+
+def test_a_matrix_cell_link_opens_its_drill_down(sim_run: SimRun, tmp_path: Path) -> None:
+    report = tmp_path / "report.html"
+    assert main(["report", str(sim_run.path), "-o", str(report)]) == 0
+    drill = sim_run.data.drilldowns[0].id
+    page = browser.load(report, probe=OPENED, width=1400, height=900, fragment="#" + drill)
+    assert page.errors == []
+    assert page.value["shown"] and page.value["closed"] == 1 and 0 <= page.value["top"] < 100, page.value

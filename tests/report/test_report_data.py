@@ -212,15 +212,15 @@ def test_pass_hat_k_is_per_scenario_and_falls_with_k(sim_run: SimRun) -> None:
         for column in data.columns:
             per_scenario: dict[str, list[bool]] = defaultdict(list)
             for run in runs_in(results, row, column):
-                per_scenario[run.cell.scenario].append(run.completed)
+                per_scenario[run.cell.scenario].append(run.correct)
             counts = [(sum(v), len(v)) for v in per_scenario.values()]
             cell = data.cell(row, column)
             assert cell is not None and len(cell.pass_k) == len(PASS_K)
             assert cell.pass_k == tuple(pytest.approx(stats.pass_hat_k(counts, k)) for k in PASS_K)
             values = [v for v in cell.pass_k if v is not None]
             assert values == sorted(values, reverse=True)
-            # pass^1 is the mean of the scenarios' completion rates (equal runs per scenario: the pooled rate)
-            assert cell.pass_k[0] == pytest.approx(cell.completed.value)  # type: ignore[union-attr]
+            # pass^1 is the mean of the scenarios' correct rates (equal runs per scenario: the pooled rate)
+            assert cell.pass_k[0] == pytest.approx(cell.correct.value)  # type: ignore[union-attr]
 
 
 def test_retries_bootstrap_interval_is_seeded_and_brackets_the_mean(sim_run: SimRun) -> None:
@@ -261,15 +261,18 @@ def test_drilldowns_show_failed_runs_by_category_and_one_passing(sim_run: SimRun
 def test_paired_strategy_comparisons_use_mcnemar_and_holm_across_all(sim_run: SimRun) -> None:
     data, results = sim_run.data, sim_run.results
     scopes = [r for r in data.rows if r.kind != "scenario"]
-    assert len(data.comparisons) == len(BACKENDS) * len(scopes) * len(list(combinations(STRATEGIES, 2)))
-    by_key = {(c.group, c.scope, c.a, c.b): c for c in data.comparisons}
+    strategy_pairs = [c for c in data.comparisons if c.kind == "strategy"]
+    model_pairs = [c for c in data.comparisons if c.kind == "model"]
+    assert len(strategy_pairs) == len(BACKENDS) * len(scopes) * len(list(combinations(STRATEGIES, 2)))
+    assert len(model_pairs) == len(STRATEGIES) * len(scopes) * len(list(combinations(BACKENDS, 2)))
+    by_key = {(c.group, c.scope, c.a, c.b): c for c in strategy_pairs}
     for column_a, column_b in combinations(data.columns, 2):
         if column_a.group != column_b.group:
             continue
         for row in scopes:
             c = by_key[(column_a.group, row.label, column_a.strategy, column_b.strategy)]
-            a = {(r.cell.scenario, r.index, r.seed): r.completed for r in runs_in(results, row, column_a)}
-            b = {(r.cell.scenario, r.index, r.seed): r.completed for r in runs_in(results, row, column_b)}
+            a = {(r.cell.scenario, r.index, r.seed): r.correct for r in runs_in(results, row, column_a)}
+            b = {(r.cell.scenario, r.index, r.seed): r.correct for r in runs_in(results, row, column_b)}
             assert a.keys() == b.keys()  # the runner gives every strategy the same seeds
             discordant = (sum(a[k] and not b[k] for k in a), sum(b[k] and not a[k] for k in a))
             assert c.test.startswith("McNemar") and c.discordant == discordant

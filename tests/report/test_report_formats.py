@@ -59,24 +59,25 @@ def test_markdown_summary_from_the_cli(sim_run: SimRun, capsys: pytest.CaptureFi
     assert text.startswith("# evalkit report: report-test (SIMULATED)\n")
     assert "> **SIMULATED RESULTS.**" in text
     scopes = [r for r in data.rows if r.kind != "scenario"]
-    matrix_head, comparisons_head = table_rows(text, "backend · model · mode")
+    matrix_head = table_rows(text, "backend · model · mode")[0]
+    comparisons_head = table_rows(text, "compared")[0]
     assert matrix_head == ["backend · model · mode", "strategy", *(r.label for r in scopes)]
-    assert comparisons_head == ["backend · model · mode", "scope", "A", "B", "A − B", "interval", "Holm p"]
+    assert comparisons_head == ["compared", "shared", "scope", "A", "B", "A − B", "interval", "Holm p"]
     lines = [line for line in table_rows(text, "sim-") if line[0].endswith("(SIM)")]
     assert len(lines) == len(data.columns)
     for line, column in zip(lines, data.columns, strict=True):
         assert line[:2] == [f"{column.group} (SIM)", column.strategy]
         for shown, row in zip(line[2:], scopes, strict=True):
             cell = data.cell(row, column)
-            assert cell is not None and cell.completed is not None
-            rate = cell.completed
-            assert shown == (f"{rate.value * 100:.0f}% [{rate.low * 100:.0f}–{rate.high * 100:.0f}] "
-                             f"r{cell.retries_mean:.1f}")
+            assert cell is not None and cell.completed is not None and cell.correct is not None
+            rate = cell.correct
+            assert shown == (f"{rate.x}/{rate.n} = {rate.value * 100:.0f}% "
+                             f"[{rate.low * 100:.0f}–{rate.high * 100:.0f}] "
+                             f"c{cell.completed.value * 100:.0f}% r{cell.retries_mean:.1f}")
     assert data.power is not None and f"**Power.** {data.power.summary}" in text
     significant = [c for c in data.comparisons if c.significant]
-    assert f"{len(significant)} of {len(data.comparisons)} strategy comparisons differ" in text
-    assert len(table_rows(text, "sim-small · small-local · native |")) + len(
-        table_rows(text, "sim-strong · strong · native |")) == len(significant)
+    assert f"{len(significant)} of {len(data.comparisons)} comparisons of correct rates" in text
+    assert len(table_rows(text, "strategies |")) + len(table_rows(text, "models |")) == len(significant)
     assert "Not counted in rates: 0 infra-error runs, 0 unsupported runs." in text
     assert XSS_REPLY not in text and "<script>" not in text  # no transcripts, nothing raw
 

@@ -80,10 +80,12 @@ def test_css_is_inline(page: Page, html: str) -> None:
     assert len(page.named("style")) == 1 + len(page.named("svg"))  # plus matplotlib's own, one per SVG
 
 
-def test_plots_are_embedded_as_inline_svg(page: Page, html: str) -> None:
+def test_plots_are_embedded_as_inline_svg(page: Page, html: str, sim_run: SimRun) -> None:
     figures = {attrs.get("id") for attrs in page.named("figure")}
-    assert figures == {"plot-forest", "plot-heatmap", "plot-retries", "plot-failures"}
-    assert len(page.named("svg")) == 4
+    families = [r for r in sim_run.data.rows if r.kind == "family"]
+    forests = {f"plot-forest-{i}" for i in range(len(families))}  # one forest plot per family
+    assert figures == forests | {"plot-heatmap", "plot-tradeoff", "plot-retries", "plot-failures"}
+    assert len(page.named("svg")) == len(figures)
     assert all(attrs.get("src", "").startswith("data:") for attrs in page.named("img"))  # type: ignore[union-attr]
     # ids are unique in the page (four inline SVGs share one id space) and every reference resolves
     ids = [attrs["id"] for _, attrs in page.tags if attrs.get("id")]
@@ -96,7 +98,7 @@ def test_heatmap_names_the_model_when_several_share_a_strategy(sim_run: SimRun) 
     svg = heatmap(sim_run.data)
     labels = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
     for column in sim_run.data.columns:  # the same strategy names under two models must stay apart
-        assert column.group in labels
+        assert column.group + (" [SIM]" if column.simulated else "") in labels
     single = records.results(records.cell_runs(3, 4, strategy="a") + records.cell_runs(2, 4, strategy="b"))
     assert "sim · m · native" not in heatmap(build_report(single, include_power=False))  # one model: the mode
 
@@ -140,14 +142,14 @@ def test_matrix_shows_rate_interval_retries_and_colour(html: str, sim_run: SimRu
     for attrs in cells:
         assert re.fullmatch(r"background: hsl\(\d+, 70%, 82%\)", attrs.get("style") or "")
     overall = data.cell(data.rows[0], data.columns[0])
-    assert overall is not None and overall.completed is not None
-    x, n = overall.completed.x, overall.completed.n
+    assert overall is not None and overall.completed is not None and overall.correct is not None
+    x, n = overall.correct.x, overall.correct.n
     wilson = stats.wilson(x, n)
     shown = f"<b>{x / n * 100:.0f}%</b>"
-    assert shown in table
+    assert shown in table  # correct leads the cell
     assert f"[{wilson.low * 100:.0f}–{wilson.high * 100:.0f}]" in table
-    assert f"r{overall.retries_mean:.1f}" in table
-    assert f'title="{x}/{n} completed"' in table
+    assert f"c {overall.completed.value * 100:.0f}% · r{overall.retries_mean:.1f}" in table
+    assert f'title="{x}/{n} correct, {overall.completed.x}/{n} completed; latency median' in table
 
 
 def test_header_has_provenance(html: str, sim_run: SimRun) -> None:
@@ -163,9 +165,12 @@ def test_power_statement_and_comparisons_are_shown(html: str, sim_run: SimRun) -
     power = sim_run.data.power
     assert power is not None
     assert power.summary in html
-    significant = [c for c in sim_run.data.comparisons if c.significant]
-    assert f"{len(significant)} of {len(sim_run.data.comparisons)} comparisons differ significantly" in html
-    assert "Holm p" in html
+    strategies = [c for c in sim_run.data.comparisons if c.kind == "strategy"]
+    models = [c for c in sim_run.data.comparisons if c.kind == "model"]
+    assert f"Holm's correction runs over all {len(sim_run.data.comparisons)} comparisons" in html
+    for kind in (strategies, models):
+        assert f"<p>{sum(c.significant for c in kind)} of {len(kind)} differ significantly.</p>" in html
+    assert "Model against model, per strategy and family" in html and "Holm p" in html
 
 
 def test_simulated_banner_when_any_result_is_simulated(html: str, page: Page) -> None:

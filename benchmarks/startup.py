@@ -1,0 +1,73 @@
+"""Start-up time of the `evalkit` command: `--help`, `--version`, `list` and `validate` must stay
+under 0.5 s, which they do only while scipy, matplotlib and pandas load where they are used.
+
+Each command runs in a fresh interpreter, `--repeat` times; the median is printed in seconds, beside
+the bare interpreter's start-up (`python -c pass`) and the ratio of the two, and a line says which of
+the heavy modules the command imported (it should be none).
+
+    python benchmarks/startup.py [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUDGET_S = 0.5
+HEAVY = ("scipy", "matplotlib", "pandas")
+COMMANDS = {
+    "--help": ["-m", "evalkit", "--help"],
+    "--version": ["-m", "evalkit", "--version"],
+    "list scenarios": ["-m", "evalkit", "list", "scenarios"],
+    "validate scenarios/": ["-m", "evalkit", "validate", str(ROOT / "scenarios")],
+    "validate configs/default.yaml": ["-m", "evalkit", "validate", str(ROOT / "configs" / "default.yaml")],
+}
+# what a command imported, printed by the interpreter at exit
+_PROBE = ("import atexit, sys; atexit.register(lambda: print('HEAVY', *sorted({m.split('.')[0] for m in sys.modules} "
+          "& set(sys.argv.pop(1).split(','))), file=sys.stderr)); import runpy; sys.argv[0] = 'evalkit'; "
+          "runpy.run_module('evalkit', run_name='__main__')")
+
+
+def _time(args: list[str], repeat: int) -> float:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, check=False)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _heavy(args: list[str]) -> str:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", _PROBE, ",".join(HEAVY), *args[2:]], cwd=ROOT, env=env,
+                          capture_output=True, text=True, check=False)
+    lines = [line for line in done.stderr.splitlines() if line.startswith("HEAVY")]
+    return " ".join(lines[-1].split()[1:]) if lines else "?"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    bare = _time(["-c", "pass"], args.repeat)
+    print(f"python -c pass: {bare:.3f} s (median of {args.repeat})")
+    print(f"{'command':32} {'median s':>9} {'× python':>9}  {'budget':8} heavy modules imported")
+    over = 0
+    for name, command in COMMANDS.items():
+        seconds = _time(command, args.repeat)
+        over += seconds > BUDGET_S
+        verdict = "ok" if seconds <= BUDGET_S else "OVER"
+        print(f"evalkit {name:24} {seconds:9.3f} {seconds / bare:9.1f}  {verdict:8} {_heavy(command) or 'none'}")
+    print(f"{over} of {len(COMMANDS)} commands over the {BUDGET_S} s budget")
+    return 1 if over else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

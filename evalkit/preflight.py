@@ -1,0 +1,113 @@
+"""Everything a run needs, checked before its results file is created, so a failed start leaves none.
+
+`preflight` is what `evalkit run` checks before it opens the output, and what `evalkit validate`
+checks of a config (with `import_plugins=False`: validate runs no code from a config). Errors name
+the config file and the field. After a run, `dead_backends` finds backends whose every counted run
+was an `infra_error`, which the CLI turns into exit code 3.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from evalkit.backends import BACKENDS, DEFAULT_KEY_ENV
+from evalkit.config import RunConfig, check_http_url
+from evalkit.errors import BackendError, ConfigError, ResultsError
+from evalkit.results import Header, Results
+from evalkit.scenario import Scenario, load_scenarios
+from evalkit.strategies import check_specs
+
+__all__ = ["MAX_PLANNED_RUNS", "check_resumable", "dead_backends", "discard_empty_leftover", "preflight"]
+
+MAX_PLANNED_RUNS = 1_000_000  # a plan is held in memory; beyond this, split the matrix into configs
+
+
+def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenario]:
+    """Check scenarios, families, backends (kind, URL, key), guard stacks and the plan's size;
+    return the scenarios the run will use."""
+    where = config.source or config.name
+    scenarios = _scenarios(config, where)
+    _check_backends(config, where)
+    for label, specs in config.strategy_specs().items():
+        try:
+            check_specs(specs, import_plugins=import_plugins)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: strategies.{label}: {exc}") from exc
+    cells = len(config.backends) * len(config.modes) * len(config.strategies) * len(scenarios)
+    if cells * config.runs > MAX_PLANNED_RUNS:
+        raise ConfigError(f"{where}: runs: {cells} cells x {config.runs} runs is {cells * config.runs} runs; "
+                          f"the limit for one results file is {MAX_PLANNED_RUNS}")
+    return scenarios
+
+
+def _scenarios(config: RunConfig, where: str) -> list[Scenario]:
+    scenarios = load_scenarios(config.scenario_paths())
+    if not config.families:
+        return scenarios
+    present = {s.family for s in scenarios}
+    unknown = [f for f in config.families if f not in present]
+    if unknown:
+        raise ConfigError(f"{where}: families: {unknown} match no scenario "
+                          f"(the scenarios' families: {', '.join(sorted(present)) or 'none'})")
+    return [s for s in scenarios if s.family in config.families]
+
+
+def _check_backends(config: RunConfig, where: str) -> None:
+    for i, entry in enumerate(config.backends):
+        field = f"{where}: backends.{i}"
+        if entry.kind not in BACKENDS:
+            raise ConfigError(f"{field}.kind: unknown backend kind {entry.kind!r} (known: {', '.join(BACKENDS)})")
+        if entry.url is not None:
+            try:
+                check_http_url(entry.url)
+            except ValueError as exc:
+                raise ConfigError(f"{field}.url: {exc}") from exc
+        env_name = entry.api_key_env or DEFAULT_KEY_ENV.get(entry.kind)
+        # a named variable must be set; a hosted API's public endpoint needs its default one too
+        needs_key = entry.api_key_env is not None or (entry.kind in DEFAULT_KEY_ENV and entry.url is None)
+        if env_name and needs_key and not os.environ.get(env_name):
+            raise ConfigError(f"{field}.api_key_env: environment variable {env_name} is not set "
+                              f"(backend {entry.label!r} needs an API key)")
+
+
+def discard_empty_leftover(output: Path) -> bool:
+    """True if `output` holds no complete line (a start that failed before writing its header):
+    it is emptied, so the run starts afresh instead of refusing to touch it."""
+    try:
+        if output.stat().st_size > 64 * 1024:
+            return False
+        data = output.read_bytes()
+    except OSError:
+        return False
+    if b"\n" in data:
+        return False
+    if data:
+        output.write_bytes(b"")
+    return True
+
+
+def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> None:
+    """A resume needs the file's config, with the same or a larger N (a larger one tops every cell up)."""
+    first = headers[0]
+    if config.model_copy(update={"runs": first.runs_per_cell}).fingerprint() != first.config_hash:
+        raise ResultsError(f"{output} was written by a different config (hash {first.config_hash}); "
+                           "resume needs the same config (only -n may grow)")
+    largest = max(h.runs_per_cell for h in headers)
+    if config.runs < largest:
+        raise ResultsError(f"{output} has {largest} runs per cell; resuming with {config.runs} would drop runs: "
+                           f"pass -n {largest} (or more, to add runs to every cell)")
+
+
+def dead_backends(results: Results) -> BackendError | None:
+    """An error naming each backend whose every counted run is an `infra_error`, with the first error text."""
+    runs_by_backend: dict[str, list[tuple[str, str | None]]] = {}
+    for run in results.runs:
+        if run.outcome != "unsupported":
+            runs_by_backend.setdefault(run.cell.backend, []).append((run.outcome, run.error))
+    dead = {label: next((e.splitlines()[0] for _, e in runs if e and e.strip()), "no error text")
+            for label, runs in runs_by_backend.items() if runs and all(o == "infra_error" for o, _ in runs)}
+    if not dead:
+        return None
+    return BackendError("; ".join(f"backend {label!r}: every run failed (infra_error): {error}"
+                                  for label, error in sorted(dead.items())))

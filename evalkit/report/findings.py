@@ -1,0 +1,123 @@
+"""The findings summary at the top of a report: per model and family, which guard stack to ship.
+
+For every model (backend · model) and family, the candidates are the model's stacks (mode ·
+strategy) with counted runs. The best is the one with the highest `correct` rate (ties: more runs,
+then fewer model calls, then lower median latency). Every other stack is tested against it with a
+one-sided test that the best is better (exact McNemar when the runs pair by scenario, index and
+seed, Boschloo's exact test otherwise), Holm-adjusted within the finding: the stacks whose
+adjusted p stays above α are "not significantly worse" — with this N, the data cannot tell them
+from the best. Each finding carries one sentence, written from these numbers only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from evalkit.report.cells import CellStats, Cost, Rate
+from evalkit.report.comparisons import paired_outcomes
+from evalkit.results import RunRecord
+from evalkit.stats import boschloo, holm, mcnemar
+
+__all__ = ["Candidate", "Finding", "find"]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    column_id: str
+    stack: str  # "mode · strategy"
+    correct: Rate
+    completed: Rate | None
+    retries_mean: float
+    cost: Cost
+    simulated: bool
+    p_holm: float | None  # against the best (None for the best itself)
+
+
+@dataclass(frozen=True)
+class Finding:
+    model: str
+    family: str
+    best: Candidate
+    not_worse: tuple[Candidate, ...]  # not significantly worse than the best, best first
+    worse: tuple[Candidate, ...]  # significantly worse
+    alpha: float
+
+    @property
+    def simulated(self) -> bool:
+        return self.best.simulated
+
+    @property
+    def sentence(self) -> str:
+        return finding_sentence(self)
+
+
+def _pct(rate: Rate) -> str:
+    return f"{rate.value:.0%} [{rate.low * 100:.0f}–{rate.high * 100:.0f}%] ({rate.x}/{rate.n})"
+
+
+def _cost(c: Candidate) -> str:
+    return (f"{c.retries_mean:.1f} retries, {c.cost.model_calls_mean:.1f} model calls and "
+            f"{c.cost.latency_median_s:.1f} s median latency per run")
+
+
+def finding_sentence(f: Finding) -> str:
+    best = f.best
+    others = len(f.not_worse) + len(f.worse)
+    model = f"{f.model} [SIM]" if f.simulated else f.model
+    if best.correct.x == 0:
+        return (f"{model}, {f.family}: no stack produced a correct run "
+                f"(0/{best.correct.n} for each of {others + 1}); nothing to ship.")
+    text = f"{model}, {f.family}: best is {best.stack}, correct {_pct(best.correct)}, at {_cost(best)}."
+    if f.not_worse:
+        names = "; ".join(f"{c.stack} {c.correct.value:.0%} ({c.correct.x}/{c.correct.n}, "
+                          f"{c.retries_mean:.1f} retries)" for c in f.not_worse)
+        text += f" Not significantly worse (one-sided, Holm, α = {f.alpha}): {names}."
+    elif others:
+        text += f" {'The other stack is' if others == 1 else f'All {others} other stacks are'} significantly worse."
+    else:
+        text += " It is the only stack measured."
+    return text
+
+
+def _p_better(best: Sequence[RunRecord], other: Sequence[RunRecord], rb: Rate, ro: Rate) -> float:
+    pairs = paired_outcomes(best, other, "correct")
+    if pairs is not None:
+        return mcnemar(sum(x and not y for x, y in pairs), sum(y and not x for x, y in pairs), alternative="greater")
+    return boschloo(rb.x, rb.n, ro.x, ro.n, alternative="greater")
+
+
+def _rank(c: Candidate, order: int) -> tuple[float, int, float, float, int]:
+    return (-c.correct.value, -c.correct.n, c.cost.model_calls_mean, c.cost.latency_median_s, order)
+
+
+def _finding(model: str, family: str, candidates: list[tuple[Candidate, list[RunRecord]]], alpha: float) -> Finding:
+    ranked = sorted(enumerate(candidates), key=lambda item: _rank(item[1][0], item[0]))
+    (best, best_runs), rest = ranked[0][1], [c for _, c in ranked[1:]]
+    p_raw = [_p_better(best_runs, runs, best.correct, c.correct) for c, runs in rest]
+    tested = [Candidate(**{**c.__dict__, "p_holm": p}) for (c, _), p in zip(rest, holm(p_raw), strict=True)]
+    return Finding(model=model, family=family, best=best,
+                   not_worse=tuple(c for c in tested if c.p_holm is not None and c.p_holm > alpha),
+                   worse=tuple(c for c in tested if c.p_holm is not None and c.p_holm <= alpha), alpha=alpha)
+
+
+def find(families: Sequence[tuple[str, str]], columns: Sequence[tuple[str, str, str]],
+         runs: dict[tuple[str, str], list[RunRecord]], cells: dict[tuple[str, str], CellStats],
+         alpha: float = 0.05) -> tuple[Finding, ...]:
+    """`families`: (row id, family); `columns`: (column id, model label, stack), in display order;
+    `runs` and `cells` keyed by (row id, column id). One finding per model and family with counted runs."""
+    models = list(dict.fromkeys(model for _, model, _ in columns))
+    out = []
+    for model in models:
+        for row_id, family in families:
+            candidates = []
+            for column_id, column_model, stack in columns:
+                stats = cells.get((row_id, column_id))
+                if column_model != model or stats is None or stats.correct is None or stats.cost is None:
+                    continue
+                candidate = Candidate(column_id, stack, stats.correct, stats.completed, stats.retries_mean or 0.0,
+                                      stats.cost, stats.simulated, None)
+                candidates.append((candidate, runs[(row_id, column_id)]))
+            if candidates:
+                out.append(_finding(model, family, candidates, alpha))
+    return tuple(out)

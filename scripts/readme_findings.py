@@ -1,0 +1,101 @@
+"""Regenerate the README's findings from the committed results, or check that they still match.
+
+The README's "Reproducing ADR-013" and "Compare models before deployment" sections hold blocks
+between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; each block is written here from
+a results file (a correct-rate table per family and the findings summary's sentences), never typed.
+tests/report/test_readme_findings.py fails when the README and the results disagree.
+
+    python scripts/readme_findings.py          # rewrite the blocks in README.md
+    python scripts/readme_findings.py --check  # exit 1 and name the stale blocks
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+_BLOCK = re.compile(r"(<!-- generated:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
+
+
+def _data(results: str):  # type: ignore[no-untyped-def]  # ReportData; imported late to keep --help fast
+    from evalkit.report import build_report
+    from evalkit.results import load_results
+
+    return build_report(load_results([ROOT / results]), include_power=False)
+
+
+def matrix(results: str) -> str:
+    """Correct rate per family (columns) for every backend · mode · strategy (rows)."""
+    from evalkit.report.markdown import cell_text, escape_cell
+
+    data = _data(results)
+    families = [r for r in data.rows if r.kind == "family"]
+    lines = ["| model (mode) | strategy | " + " | ".join(escape_cell(r.family) for r in families) + " |",
+             "|---|---|" + "---|" * len(families)]
+    for column in data.columns:
+        sim = " [SIM]" if column.simulated else ""
+        cells = [escape_cell(cell_text(data.cell(row, column))) for row in families]
+        lines.append(f"| {escape_cell(column.model_label)}{sim} ({column.mode}) | {column.strategy} | "
+                     + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def findings(results: str) -> str:
+    """One bullet per model and family: the best stack by correct, its rivals and its cost."""
+    from evalkit.report.markdown import escape_cell
+
+    return "".join(f"- {escape_cell(f.sentence)}\n" for f in _data(results).findings)
+
+
+BLOCKS: dict[str, Callable[[], str]] = {
+    "adr013-matrix": lambda: matrix("results/adr013.jsonl"),
+    "adr013-findings": lambda: findings("results/adr013.jsonl"),
+    "compare-models-matrix": lambda: matrix("results/compare-models.jsonl"),
+    "compare-models-findings": lambda: findings("results/compare-models.jsonl"),
+}
+
+
+def regenerate(text: str) -> tuple[str, list[str]]:
+    """The README with every known block rewritten, and the names of the blocks that changed."""
+    changed: list[str] = []
+    seen: set[str] = set()
+
+    def fill(match: re.Match[str]) -> str:
+        name = match["name"]
+        if name not in BLOCKS:
+            raise SystemExit(f"README.md: unknown generated block {name!r} (known: {', '.join(BLOCKS)})")
+        seen.add(name)
+        body = BLOCKS[name]()
+        if body != match["body"]:
+            changed.append(name)
+        return match.group(1) + body + match.group(4)
+
+    new = _BLOCK.sub(fill, text)
+    missing = set(BLOCKS) - seen
+    if missing:
+        raise SystemExit(f"README.md: no generated block for {', '.join(sorted(missing))}")
+    return new, changed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="only check; exit 1 when a block is stale")
+    args = parser.parse_args()
+    text = README.read_text(encoding="utf-8")
+    new, changed = regenerate(text)
+    if args.check:
+        if changed:
+            print(f"README.md: stale generated blocks: {', '.join(changed)} (run scripts/readme_findings.py)")
+        return 1 if changed else 0
+    README.write_text(new, encoding="utf-8")
+    print(f"README.md: rewrote {', '.join(changed) or 'nothing (up to date)'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Start-up hygiene of the command line: `--version`, help lines that match their modules, and no
+heavy import (scipy, matplotlib, pandas) on the way to `--help`, `list` or `validate`.
+
+Speed itself is measured in benchmarks/startup.py; here only what is imported, which does not
+depend on how busy the machine is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalkit import __version__
+from evalkit.cli import COMMANDS, build_parser, main
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("scipy", "matplotlib", "pandas")
+
+_PROBE = f"""
+import json, sys
+sys.argv = ["evalkit", *json.loads(sys.argv[1])]
+from evalkit.cli import main
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))), file=sys.stderr)
+"""
+
+
+def _heavy_imports(argv: list[str]) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(argv)], cwd=ROOT, capture_output=True,
+                          text=True, check=False, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return list(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["list", "scenarios"],
+                                  ["validate", "scenarios"], ["validate", "configs/default.yaml"],
+                                  ["run", "--help"], ["report", "--help"]])
+def test_start_up_imports_no_heavy_module(argv: list[str]) -> None:
+    assert _heavy_imports(argv) == []
+
+
+def test_importing_the_cli_imports_nothing_heavy() -> None:
+    assert _heavy_imports([]) == []  # argparse's usage error, after `import evalkit.cli`
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"evalkit {__version__}"
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def _help_lines(parser: argparse.ArgumentParser) -> dict[str, str]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {choice.dest: str(choice.help) for choice in action._choices_actions}
+
+
+def test_the_lazy_parser_lists_what_the_full_parser_does() -> None:
+    """The help lines kept in `evalkit.cli.COMMANDS` equal the ones each module registers."""
+    full, lazy = build_parser(full=True), build_parser()
+    assert _help_lines(full) == _help_lines(lazy) == COMMANDS
+    assert list(_subcommands(full)) == list(COMMANDS)
+    for name in COMMANDS:  # the command's own parser, with its options, once it is the one named
+        own = _subcommands(build_parser(name))[name].format_help()
+        assert own == _subcommands(full)[name].format_help()
