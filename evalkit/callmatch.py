@@ -28,6 +28,8 @@ DELIBERATE_DIFFERENCES = {
     "one_to_one_is_a_maximum_matching": "required calls are matched to the model's calls by a maximum one-to-one "
                                         "matching; BFCL matches greedily in answer order, so it can fail an output "
                                         "that has a valid assignment",
+    "degenerate_reply_fails": "a reply evalkit flags as degenerate (chat-template tokens, a loop of lines) fails the "
+                              "run; BFCL asks only whether the reply held a call, so on irrelevance it passes",
 }
 
 _JSON_TYPES: dict[str, Any] = {"string": str, "boolean": bool, "array": list, "object": dict}

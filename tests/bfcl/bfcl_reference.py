@@ -32,8 +32,10 @@ def _install_stub() -> None:
 _install_stub()
 
 from bfcl_eval.constants.enums import Language  # noqa: E402
-from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker  # noqa: E402
+from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker, standardize_string  # noqa: E402
 from bfcl_eval.utils import is_empty_output  # noqa: E402
+
+__all__ = ["MODEL", "bfcl_verdict", "standardize_string"]  # import BFCL's checker through here: the stub first
 
 
 def bfcl_verdict(category: str, functions: list[dict[str, Any]], output: list[dict[str, Any]] | None,

@@ -7,19 +7,26 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 pytest.importorskip("bfcl_eval")
 
-from evalkit.chat import ToolCall
+from evalkit.callmatch import DELIBERATE_DIFFERENCES
+from evalkit.chat import Completion, ToolCall
 from evalkit.checks import judge_run
 from evalkit.importers.bfcl import import_bfcl, load_category, tool_name
 from evalkit.mocks import execute_call
-from evalkit.scenario import Scenario
+from evalkit.rescore import rescore_results
+from evalkit.results import RunRecord, load_results
+from evalkit.scenario import Scenario, load_scenarios
+from evalkit.serve import MODELS
 from tests.bfcl.bfcl_reference import bfcl_verdict
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 CATEGORIES = ["simple_python", "multiple", "parallel", "irrelevance", "live_irrelevance"]
 SAMPLE, SEED = 20, 2026
@@ -40,16 +47,17 @@ def _sample() -> list[tuple[Scenario, str, dict[str, Any], dict[str, Any] | None
 SAMPLE_CASES = _sample()
 
 
-def evalkit_verdict(scenario: Scenario, output: Output | None) -> bool:
-    """Judge the output as one reply: each call executed against the mocks, the run ended by it."""
+def evalkit_verdict(scenario: Scenario, output: Output | None,
+                    reply: str = "Sorry, none of my tools can do that.") -> bool:
+    """Judge the output as one reply: each call executed against the mocks, the run ended by it
+    (`reply` is the text of a reply without calls)."""
     if output is None:  # a cut-off call: the arguments did not parse
         call = ToolCall(id="c0", name=scenario.tools[0].name, raw_arguments='{"x": ', parse_error="cut off")
         calls = [execute_call(scenario, call)]
     else:
         calls = [execute_call(scenario, ToolCall(id=f"c{i}", name=name, arguments=args))
                  for i, entry in enumerate(output) for name, args in entry.items()]
-    reply = None if calls else "Sorry, none of my tools can do that."
-    return judge_run(scenario, "terminal_tool" if calls else "final_answer", calls, reply).correct
+    return judge_run(scenario, "terminal_tool" if calls else "final_answer", calls, None if calls else reply).correct
 
 
 def _given(alts: list[Any]) -> list[Any]:
@@ -176,3 +184,77 @@ def test_rule_cut_off_call_is_malformed() -> None:
     for scenario, category, case in irrelevant:
         assert bfcl_verdict(category, case["function"], None, None) is True
         assert evalkit_verdict(scenario, None) is False
+
+
+# -- recorded real model outputs ------------------------------------------------------------------
+# configs/bfcl-smollm2.yaml ran SmolLM2-135M-Instruct (real llama-server, native tool calls) on the
+# committed single-turn sample with --record. Every output of that run is judged here by evalkit (its
+# loop and checker, re-run on the stored completion by `evalkit rescore`) and by BFCL's checker.
+
+REAL_RESULTS = ROOT / "results/bfcl-smollm2.jsonl"
+REAL_RECORDINGS = ROOT / "recordings/bfcl-smollm2/smollm2/recordings.jsonl"
+Rule = Callable[[RunRecord, "Output | None", str], bool]
+# where a real output's verdicts may differ: the named rule that applies to it
+REAL_OUTPUT_RULES: dict[str, Rule] = {
+    "cut_off_call_is_malformed": lambda run, output, category: output is None and "irrelevance" in category,
+    "degenerate_reply_fails": lambda run, output, category: run.failure == "degenerate_output",
+}
+
+
+def bfcl_output(completion: Completion) -> Output | None:
+    """A reply as BFCL's function-calling handlers decode it: `[{name: arguments}]` per call, None when a
+    call could not be decoded (arguments that did not parse, a name llama-server could not read)."""
+    if any(call.malformed or call.name_lost for call in completion.tool_calls):
+        return None
+    return [{call.name: call.arguments} for call in completion.tool_calls if call.arguments is not None]
+
+
+@pytest.fixture(scope="module")
+def real_runs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[RunRecord, Scenario]]:
+    """The committed run's records, re-judged by the current loop and checker."""
+    scenarios = load_scenarios(sorted((ROOT / "scenarios/bfcl").glob("*/*.yaml")))
+    rescored = tmp_path_factory.mktemp("real") / "rescored.jsonl"
+    rescore_results(REAL_RESULTS, rescored, scenarios)
+    by_id = {s.id: s for s in scenarios}
+    return [(run, by_id[run.cell.scenario]) for run in load_results([rescored]).runs]
+
+
+def test_the_recordings_hold_the_real_runs_outputs(real_runs: list[tuple[RunRecord, Scenario]]) -> None:
+    results = load_results([REAL_RESULTS])
+    assert results.headers[0].backends["smollm2"]["model_sha256"] == MODELS["smollm2"].sha256
+    assert not any(run.simulated for run in results.runs)
+    recorded = {}
+    for line in REAL_RECORDINGS.read_text(encoding="utf-8").splitlines():
+        entry = json.loads(line)
+        recorded[entry["run_id"], entry["call_index"]] = Completion.model_validate(entry["completion"])
+    stored = {(run.run_id, call.index): call.completion for run in results.runs for call in run.calls}
+    assert recorded == stored and len(real_runs) == len(results.runs)
+
+
+def test_real_outputs_get_the_same_verdict_as_bfcl(real_runs: list[tuple[RunRecord, Scenario]]) -> None:
+    cases = {}
+    unexplained, explained = [], []
+    for run, scenario in real_runs:
+        assert scenario.provenance is not None
+        category, case_id = scenario.provenance.category, scenario.provenance.id
+        if category not in cases:
+            cases[category] = {case["id"]: (case, answer) for case, answer in load_category(category)}
+        case, answer = cases[category][case_id]
+        output = bfcl_output(run.calls[0].completion)  # BFCL judges a single-turn case's first reply
+        theirs = bfcl_verdict(category, case["function"], output, answer["ground_truth"] if answer else None)
+        if run.correct == theirs:
+            continue
+        rules = [name for name, applies in REAL_OUTPUT_RULES.items() if applies(run, output, category)]
+        line = f"{run.run_id}: evalkit {run.correct} ({run.failure}), BFCL {theirs}: {json.dumps(output)[:200]}"
+        (explained if rules else unexplained).append(line)
+    assert not unexplained, "\n".join(unexplained)
+    assert len(explained) <= len(real_runs) // 10, "\n".join(explained)  # rules are exceptions, not the norm
+
+
+def test_the_real_outputs_exercise_both_verdicts_and_calls(real_runs: list[tuple[RunRecord, Scenario]]) -> None:
+    outputs = [bfcl_output(run.calls[0].completion) for run, _ in real_runs]
+    assert any(outputs) and any(output == [] for output in outputs)
+    verdicts = {run.correct for run, _ in real_runs}
+    assert verdicts == {True, False}
+    assert {s.provenance.category for _, s in real_runs if s.provenance} >= {"simple_python", "irrelevance"}
+    assert set(REAL_OUTPUT_RULES) <= set(DELIBERATE_DIFFERENCES)

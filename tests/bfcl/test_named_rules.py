@@ -11,13 +11,11 @@ from hypothesis import strategies as st
 
 pytest.importorskip("bfcl_eval")
 
-from bfcl_eval.eval_checker.ast_eval.ast_checker import standardize_string
-
 from evalkit.callmatch import DELIBERATE_DIFFERENCES
 from evalkit.importers.bfcl import convert_case
 from evalkit.matching import MatchRules, normalise_text, value_matches
 from evalkit.scenario import Scenario
-from tests.bfcl.bfcl_reference import bfcl_verdict
+from tests.bfcl.bfcl_reference import bfcl_verdict, standardize_string
 from tests.bfcl.test_agreement import evalkit_verdict
 
 BFCL = MatchRules(normalise="bfcl", strict_types=True)
@@ -63,6 +61,15 @@ def test_rule_one_to_one_is_a_maximum_matching() -> None:
     output = [{"lab_run": {"city": "Paris"}}, {"lab_run": {"city": "Rome"}}]
     assert evalkit_verdict(scenario, output) is True  # Rome -> first answer, Paris -> second
     assert bfcl_verdict("parallel", case["function"], output, truth) is False  # first answer takes Paris
+
+
+def test_rule_degenerate_reply_fails() -> None:
+    scenario, case = _case("irrelevance", {"city": {"type": "string"}}, [])
+    looping = "Let me check.\n" * 6
+    assert bfcl_verdict("irrelevance", case["function"], [], None) is True  # no call: that is all BFCL asks
+    assert evalkit_verdict(scenario, [], reply="I cannot run lab jobs for that.") is True
+    assert evalkit_verdict(scenario, [], reply=looping) is False
+    assert evalkit_verdict(scenario, [], reply="<|im_start|>assistant") is False
 
 
 @given(st.text(alphabet=st.sampled_from("aAbZ 19,./-_*^'\"éßİ\tx"), max_size=20))
