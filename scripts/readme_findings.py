@@ -57,8 +57,6 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "adr013-findings": lambda: findings("results/adr013.jsonl"),
     "compare-models-matrix": lambda: matrix("results/compare-models.jsonl"),
     "compare-models-findings": lambda: findings("results/compare-models.jsonl"),
-    "compare-models-bfcl-matrix": lambda: matrix("results/compare-models-bfcl.jsonl"),
-    "compare-models-bfcl-findings": lambda: findings("results/compare-models-bfcl.jsonl"),
 }
 
 

@@ -73,7 +73,8 @@ def _answer(ground_truth: list[dict[str, Any]], pick: dict[tuple[int, str], Any]
         args = {p: pick.get((i, p), _given(alts)[0]) for p, alts in params.items()
                 if _given(alts) and (i, p) != omit}
         output.append({tool_name(name): args})
-    return json.loads(json.dumps(output))
+    copied: Output = json.loads(json.dumps(output))
+    return copied
 
 
 def _wrong(value: Any) -> Any:
@@ -232,8 +233,9 @@ def test_the_recordings_hold_the_real_runs_outputs(real_runs: list[tuple[RunReco
 
 
 def test_real_outputs_get_the_same_verdict_as_bfcl(real_runs: list[tuple[RunRecord, Scenario]]) -> None:
-    cases = {}
-    unexplained, explained = [], []
+    cases: dict[str, dict[str, tuple[dict[str, Any], dict[str, Any] | None]]] = {}
+    unexplained: list[str] = []
+    explained: list[str] = []
     for run, scenario in real_runs:
         assert scenario.provenance is not None
         category, case_id = scenario.provenance.category, scenario.provenance.id
