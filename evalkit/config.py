@@ -154,6 +154,7 @@ class RunConfig(_Model):
     runs: int = Field(25, ge=1, le=100_000)
     scenarios: list[str] = Field(min_length=1)
     families: list[str] | None = None
+    custom_families: list[str] = Field(default_factory=list)  # families of your own, beyond the built-in ones
     modes: list[ToolMode] = Field(default_factory=lambda: list[ToolMode](["native"]), min_length=1)
     backends: list[BackendEntry] = Field(min_length=1)
     strategies: dict[str, list[Any]] = Field(min_length=1)
