@@ -1,22 +1,29 @@
-"""Calibrate the regression gate by simulation: false alarms when nothing changed, power at a real drop.
+"""Calibrate the regression gate: false alarms when nothing changed, power at real drops, runs saved.
 
-One cell, N = 25 runs per side, one-sided tests at α = 0.05, as `evalkit gate` runs them.
+Prints, at α = 0.05 and the default N = 25 runs per cell:
 
-A. Bernoulli draws, many repetitions: baseline and candidate outcomes drawn directly, decided by the
-   functions the gate calls (`evalkit.stats.boschloo`, `fisher`, `mcnemar`, `holm`, one-sided), looked
-   up per table. The prediction beside each rate is exact and computed independently (the report's
-   power code, `two_sample_power`, uses its own Boschloo grid; McNemar by enumeration).
-B. End to end, fewer repetitions: the simulated backend runs the real pipeline (`run_config` → JSONL
-   → `load_results` → `evalkit.gate.compare`). Profiles written here make `rel-capital-city` under
-   `trust_text` complete with exactly the rate wanted (the one random choice in such a run is the
-   reply step's `unneeded_tool_call`). Many repetitions share one config as separate backend
-   labels, which the runner seeds independently; each label is gated on its own (no Holm across
-   repetitions). With the same config seed on both sides the runs pair up and the gate uses McNemar;
-   with different seeds they do not, and it uses Boschloo.
+1. Family-wise false alarm of the fixed-N gate (Holm across m scenario cells) and of `--sequential`
+   (curtailed fixed-N test at α/m against a 25-run baseline) with m = 6, 48, 170 unchanged cells, at
+   several true rates. Exact (cells independent: 1 − Π(1 − per-cell size)), with a Bernoulli
+   simulation beside the fixed-N figures and the sequential one at m = 6.
+2. Power to catch the issue-8 candidate (`retry_nudge: {max_retries: 1}` and a new nudge text) on
+   the default matrix, end to end: the simulated backend runs the retry_nudge column of
+   `configs/default.yaml` and its variant under `--seeds` config seeds; each pair is gated as
+   `evalkit gate` does at its defaults (scenario cells, `correct`, McNemar on seed-paired runs, Holm
+   across all 187 cells of the matrix). The other columns are unchanged and, on seed-paired simulated
+   runs, identical (p = 1), so they enter Holm's correction as ones.
+3. No false failure from infra errors in one scenario: the same baseline runs with one scenario's runs
+   turned into infra errors (5.9% of the column: allowed), gated against a rerun (paired) and against
+   another seed (unpaired) at every level.
+4. Exact power at N = 343 for 0.95 → 0.9 (where the old normal approximation said 0.80), and the N
+   that reaches 80%.
+5. `--sequential`: average runs per cell to a verdict against the 50 of the fixed-N test it curtails,
+   with nothing changed and at drops of 15, 30 and 45 points, and its power beside that test's.
 
-    python benchmarks/gate_calibration.py [--reps 200000] [--e2e-reps 300] [--seed 20261122]
+    python benchmarks/gate_calibration.py [--seeds 12] [--infra-seeds 2] [--reps 20000] [--seed 20261123]
 
-Not a test: it prints a table (about two minutes on two cores at the defaults).
+SIMULATED model outcomes throughout. About three minutes on two busy cores at the defaults (each
+end-to-end seed runs 850 simulated runs per side).
 """
 
 from __future__ import annotations
@@ -24,53 +31,30 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
-from collections import defaultdict
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from scipy import stats as sps
 
 from evalkit import stats
-from evalkit.config import RunConfig
-from evalkit.gate import GateConfig, compare
-from evalkit.results import Results, RunRecord, load_results
+from evalkit.config import RunConfig, load_config
+from evalkit.gate import compare
+from evalkit.gate_config import GateConfig
+from evalkit.results import Results, load_results
 from evalkit.runner import run_config
+from evalkit.sequential_rule import CellRule, cell_rule, decide, operating_characteristics
+from evalkit.stats_exact import unpaired_pvalues
 
 ROOT = Path(__file__).resolve().parent.parent
-N = 25
-ALPHA = 0.05
-HOLM_CELLS = 6
-
-
-@dataclass(frozen=True)
-class Line:
-    case: str
-    test: str
-    kind: str  # "false alarm" or "power"
-    hits: int
-    reps: int
-    predicted: float
-
-    @property
-    def rate(self) -> float:
-        return self.hits / self.reps
-
-    def verdict(self) -> str:
-        low, high = (stats.wilson(self.hits, self.reps).low, stats.wilson(self.hits, self.reps).high)
-        agrees = low - 1e-9 <= self.predicted <= high + 1e-9
-        if self.kind == "false alarm":
-            return ("ok: ≤ α" if self.rate <= ALPHA else "ABOVE α") + ("" if agrees else ", off prediction")
-        return "ok: as predicted" if agrees else "OFF prediction"
-
-
-# --- exact predictions ---------------------------------------------------------------------------
+N, ALPHA, MAX_RUNS, BATCH = 25, 0.05, 50, 5
+DROPS = (0.15, 0.3, 0.45)
+CELLS = (6, 48, 170)
+RATES = (0.5, 0.8, 0.9, 0.95, 0.99)
+MATRIX_CELLS = 187  # scenario cells of configs/default.yaml that run (17 scenarios × 2 modes × 6 − 17 grammar)
 
 
 def mcnemar_table(n: int) -> np.ndarray:
-    """One-sided exact McNemar p for b lost and c gained pairs (b + c ≤ n); 1 elsewhere."""
     table = np.ones((n + 1, n + 1))
     for b in range(n + 1):
         for c in range(n + 1 - b):
@@ -78,200 +62,178 @@ def mcnemar_table(n: int) -> np.ndarray:
     return table
 
 
-def mcnemar_rejection(n: int, p_base: float, p_cand: float, table: np.ndarray) -> float:
-    """P(McNemar rejects) for n independent pairs: b ~ P(base passes, cand fails), c the reverse."""
-    lost, gained = p_base * (1 - p_cand), (1 - p_base) * p_cand
-    total = 0.0
-    for b in range(n + 1):
-        for c in range(n + 1 - b):
-            if table[b, c] <= ALPHA:
-                total += float(sps.multinomial.pmf([b, c, n - b - c], n, [lost, gained, 1 - lost - gained]))
-    return total
+# --- 1. family-wise false alarm ----------------------------------------------------------------------
 
 
-# --- A. Bernoulli draws ------------------------------------------------------------------------------
+def fixed_cell_size(p: float, m: int, paired: bool) -> float:
+    """P(a cell's one-sided p ≤ α/m) with nothing changed: Holm flags any cell only then."""
+    if paired:
+        return stats.mcnemar_power(N, p, p, alpha=ALPHA / m)
+    return stats.two_sample_power(N, p, p, alpha=ALPHA / m)[0]
 
 
-def unpaired(rng: np.random.Generator, reps: int, p_base: float, p_cand: float, table: np.ndarray) -> int:
-    x_base, x_cand = rng.binomial(N, p_base, reps), rng.binomial(N, p_cand, reps)
-    return int((table[x_base, x_cand] <= ALPHA).sum())
+def simulated_fixed(p: float, m: int, reps: int, rng: np.random.Generator, tables: dict[str, np.ndarray]) -> float:
+    """Repetitions in which Holm across m unchanged cells flags any cell (Bernoulli draws)."""
+    base, cand = rng.random((reps, m, N)) < p, rng.random((reps, m, N)) < p
+    lost, gained = (base & ~cand).sum(axis=2), (cand & ~base).sum(axis=2)
+    return float((tables["mcnemar"][lost, gained] <= ALPHA / m).any(axis=1).mean())
 
 
-def paired(rng: np.random.Generator, reps: int, p_base: float, p_cand: float, table: np.ndarray) -> int:
-    base = rng.random((reps, N)) < p_base
-    cand = rng.random((reps, N)) < p_cand
-    lost, gained = (base & ~cand).sum(axis=1), (cand & ~base).sum(axis=1)
-    return int((table[lost, gained] <= ALPHA).sum())
+def sequential_cell(p_base: float, p_cand: float, m: int) -> tuple[float, float]:
+    """(P(regression), expected runs) of one cell, exactly, over the 25-run baseline's binomial."""
+    reject = runs = 0.0
+    looks = -(-MAX_RUNS // BATCH) - 1
+    for x in range(N + 1):
+        weight = float(sps.binom.pmf(x, N, p_base))
+        if weight > 1e-12:
+            rule = cell_rule(x, N, MAX_RUNS, ALPHA / m, looks=looks)
+            r, n = operating_characteristics(rule, p_cand, BATCH)
+            reject, runs = reject + weight * r, runs + weight * n
+    return reject, runs
 
 
-def holm_family(rng: np.random.Generator, reps: int, p: float, table: np.ndarray) -> int:
-    """Repetitions in which Holm across HOLM_CELLS unchanged cells flags any cell."""
-    x_base, x_cand = rng.binomial(N, p, (reps, HOLM_CELLS)), rng.binomial(N, p, (reps, HOLM_CELLS))
-    pvalues = table[x_base, x_cand]
-    return sum(1 for row in pvalues if min(stats.holm(list(row))) <= ALPHA)
+def simulated_sequential(p: float, m: int, reps: int, rng: np.random.Generator) -> float:
+    looks = -(-MAX_RUNS // BATCH) - 1
+    rules = {x: cell_rule(x, N, MAX_RUNS, ALPHA / m, looks=looks) for x in range(N + 1)}
+    alarms = 0
+    for _ in range(reps):
+        bases = rng.binomial(N, p, m)
+        outcomes = rng.random((m, MAX_RUNS)) < p
+        alarms += any(_sequential_run(rules[int(x)], row) for x, row in zip(bases, outcomes, strict=True))
+    return alarms / reps
 
 
-def bernoulli_part(reps: int, seed: int) -> list[Line]:
-    boschloo = np.array([[stats.boschloo(a, N, b, N) for b in range(N + 1)] for a in range(N + 1)])
-    fisher = np.array([[stats.fisher(a, N, b, N) for b in range(N + 1)] for a in range(N + 1)])
-    mcnemar = mcnemar_table(N)
-    rng = np.random.default_rng(seed)
-
-    def power(p_base: float, p_cand: float, test: stats.TwoSampleTest = "boschloo", alpha: float = ALPHA) -> float:
-        return stats.two_sample_power(N, p_base, p_cand, alpha=alpha, test=test)[0]
-
-    size_holm = power(0.9, 0.9, alpha=ALPHA / HOLM_CELLS)
-    holm_reps = max(1000, reps // 10)
-    return [
-        Line("no change, 100% → 100%", "Boschloo", "false alarm", unpaired(rng, reps, 1.0, 1.0, boschloo), reps,
-             power(1.0, 1.0)),
-        Line("no change, 90% → 90%", "Boschloo", "false alarm", unpaired(rng, reps, 0.9, 0.9, boschloo), reps,
-             power(0.9, 0.9)),
-        Line("no change, 90% → 90%", "Fisher", "false alarm", unpaired(rng, reps, 0.9, 0.9, fisher), reps,
-             power(0.9, 0.9, "fisher")),
-        Line("no change, 90% → 90%, pairs", "McNemar", "false alarm", paired(rng, reps, 0.9, 0.9, mcnemar), reps,
-             mcnemar_rejection(N, 0.9, 0.9, mcnemar)),
-        Line(f"no change, 90% × {HOLM_CELLS} cells, Holm", "Boschloo", "false alarm",
-             holm_family(rng, holm_reps, 0.9, boschloo), holm_reps, 1 - (1 - size_holm) ** HOLM_CELLS),
-        Line("drop 100% → 80%", "Boschloo", "power", unpaired(rng, reps, 1.0, 0.8, boschloo), reps,
-             power(1.0, 0.8)),
-        Line("drop 100% → 80%", "Fisher", "power", unpaired(rng, reps, 1.0, 0.8, fisher), reps,
-             power(1.0, 0.8, "fisher")),
-        Line("drop 100% → 80%, pairs", "McNemar", "power", paired(rng, reps, 1.0, 0.8, mcnemar), reps,
-             mcnemar_rejection(N, 1.0, 0.8, mcnemar)),
-    ]
+def _sequential_run(rule: CellRule, row: np.ndarray) -> bool:
+    for seen in range(BATCH, MAX_RUNS + 1, BATCH):
+        passes = int(row[:seen].sum())
+        decision = decide(rule, passes, seen - passes, interim=seen < MAX_RUNS)
+        if decision != "continue":
+            return decision.startswith("regression")
+    return False
 
 
-# --- B. end to end: simulated backend, results files, the gate ----------------------------------
-
-PROFILE = """name: calibration-{pct}
-description: completes rel-capital-city under trust_text with probability {rate}
-tool_step: {{correct: 1, text_instead_of_tool: 0, malformed_call: 0, hallucinated_tool: 0, wrong_arguments: 0,
-             premature_answer: 0}}
-reply_step: {{unneeded_tool_call: {miss}, uses_respond: 0}}
-after_nudge: {{tool_step_correct: 1, reply_step_tool_call: 0, uses_respond: 0}}
-"""
-
-
-def write_profile(folder: Path, rate: float) -> Path:
-    path = folder / f"calibration-{round(rate * 100)}.yaml"
-    path.write_text(PROFILE.format(pct=round(rate * 100), rate=rate, miss=round(1 - rate, 6)), encoding="utf-8")
-    return path
-
-
-def simulate(profile: str, seed: int, reps: int, output: str) -> str:
-    """`reps` repetitions of one cell (N runs), each under its own backend label."""
-    config = RunConfig.model_validate({
-        "name": Path(output).stem, "seed": seed, "runs": N,
-        "scenarios": [str(ROOT / "scenarios/relevance_detection/capital_city.yaml")],
-        "backends": [{"label": f"rep{i:04d}", "kind": "sim", "model": profile, "concurrency": 256}
-                     for i in range(reps)],
-        "strategies": {"trust_text": ["trust_text"]},
-    })
-    return str(run_config(config, Path(output)))
+def false_alarms(reps: int, rng: np.random.Generator) -> list[str]:
+    tables = {"mcnemar": mcnemar_table(N)}
+    lines = [f"{'cells':>5} {'true rate':>9}  {'fixed, pairs':>12} {'(simulated)':>11}  {'fixed, unpaired':>15}  "
+             f"{'sequential':>10} {'(simulated)':>11}  check"]
+    for m in CELLS:
+        for p in RATES:
+            paired = 1 - (1 - fixed_cell_size(p, m, True)) ** m
+            unpaired = 1 - (1 - fixed_cell_size(p, m, False)) ** m
+            seq = 1 - (1 - sequential_cell(p, p, m)[0]) ** m
+            sim = simulated_fixed(p, m, max(1000, reps // m), rng, tables)
+            sim_seq = f"{simulated_sequential(p, m, reps // 20, rng):11.4f}" if m == CELLS[0] else " " * 11
+            ok = "ok: ≤ α" if max(paired, unpaired, seq) <= ALPHA else "ABOVE α"
+            lines.append(f"{m:5d} {p:9.2f}  {paired:12.4f} {sim:11.4f}  {unpaired:15.4f}  {seq:10.4f} {sim_seq}  {ok}")
+    return lines
 
 
-def by_label(results: Results) -> dict[str, Results]:
-    groups: dict[str, list[RunRecord]] = defaultdict(list)
-    for run in results.runs:
-        groups[run.cell.backend].append(run)
-    return {label: Results(headers=results.headers, runs=runs, paths=results.paths) for label, runs in groups.items()}
+# --- 2 and 3. end to end on the default matrix --------------------------------------------------------
 
 
-def gate_rate(baseline: Path, candidate: Path) -> tuple[int, int, str]:
-    """(failed repetitions, repetitions, the test the gate used) for one-cell gates per label."""
-    base, cand = by_label(load_results([baseline])), by_label(load_results([candidate]))
-    config = GateConfig(alpha=ALPHA)
-    failed, tests = 0, set()
-    for label in sorted(base):
-        result = compare(base[label], cand[label], config)
-        (verdict,) = result.cells
-        failed += not result.passed
-        tests.add(verdict.test.split(",")[0].split(" (")[0].replace(" exact", ""))
-    return failed, len(base), "/".join(sorted(tests))
+def column(config: RunConfig, variant: bool) -> RunConfig:
+    nudge: list[object] = (["retry_nudge"] if not variant else
+                           [{"retry_nudge": {"max_retries": 1, "message": "That was not a tool call. Use a tool."}}])
+    return config.model_copy(update={"strategies": {"retry_nudge": nudge}, "name": "one-retry" if variant else "base"})
 
 
-def end_to_end_part(reps: int, seed: int, predictions: dict[str, float]) -> list[Line]:
+def run_column(config: RunConfig, seed: int, folder: Path) -> Results:
+    path = folder / f"{config.name}-{seed}.jsonl"
+    return load_results([run_config(config.model_copy(update={"seed": seed}), path)])
+
+
+def holm_fails(result_p: list[float], m: int) -> bool:
+    return min(stats.holm(result_p + [1.0] * (m - len(result_p)))) <= ALPHA
+
+
+def with_infra(results: Results, scenario: str) -> Results:
+    runs = [r.model_copy(update={"outcome": "infra_error", "completed": False, "correct": False, "failure": None})
+            if r.cell.scenario == scenario else r for r in results.runs]
+    return Results(headers=results.headers, runs=runs, paths=results.paths)
+
+
+def infra_failures(base: Results, other: Results) -> int:
+    """Gates (paired and unpaired × 3 levels) that fail when one scenario's baseline runs are infra errors."""
+    broken = with_infra(base, "seq-shipping-eta")
+    return sum(not compare(broken, candidate, GateConfig(level=level)).passed
+               for candidate in (base, other) for level in ("scenario", "family", "cell"))
+
+
+def end_to_end(seeds: int, infra_seeds: int, seed: int) -> list[str]:
+    default = load_config(ROOT / "configs/default.yaml")
+    base_cfg, cand_cfg = column(default, False), column(default, True)
+    caught = infra_fail = 0
     with tempfile.TemporaryDirectory(prefix="evalkit-calibration-") as tmp:
-        folder = Path(tmp)
-        profiles = {rate: str(write_profile(folder, rate)) for rate in (1.0, 0.9, 0.8)}
-        jobs = {  # name: (rate, config seed)
-            "100a": (1.0, seed), "100b": (1.0, seed + 1), "90a": (0.9, seed), "90b": (0.9, seed + 1),
-            "80a": (0.8, seed), "80b": (0.8, seed + 1),
-        }
-        with ProcessPoolExecutor(max_workers=2) as pool:
-            futures = {name: pool.submit(simulate, profiles[rate], s, reps, str(folder / f"{name}.jsonl"))
-                       for name, (rate, s) in jobs.items()}
-            paths = {name: Path(f.result()) for name, f in futures.items()}
-        cases: list[tuple[str, str, str, str, str]] = [
-            ("no change, 100% → 100%", "false alarm", "100a", "100b", "boschloo 1.0 1.0"),
-            ("no change, 90% → 90%", "false alarm", "90a", "90b", "boschloo 0.9 0.9"),
-            ("drop 100% → 80%", "power", "100a", "80b", "boschloo 1.0 0.8"),
-            ("drop 100% → 80%, same seeds", "power", "100a", "80a", "mcnemar 1.0 0.8"),
-        ]
-        out = []
-        for case, kind, base, cand, key in cases:
-            failed, total, test = gate_rate(paths[base], paths[cand])
-            out.append(Line(case, test, kind, failed, total, predictions[key]))
-        return out
+        for k in range(seeds):
+            base = run_column(base_cfg, seed + k, Path(tmp))
+            cand = run_column(cand_cfg, seed + k, Path(tmp))
+            caught += holm_fails([v.p for v in compare(base, cand).cells], MATRIX_CELLS)
+            if k < infra_seeds:
+                infra_fail += infra_failures(base, run_column(base_cfg, seed + k + 10_000, Path(tmp)))
+    low, high = (stats.wilson(caught, seeds).low, stats.wilson(caught, seeds).high)
+    return [f"2. max_retries: 1 candidate, default gate (scenario cells, correct, Holm across {MATRIX_CELLS}): "
+            f"caught in {caught} of {seeds} seeds = {caught / seeds:.2f} (95% Wilson [{low:.2f}, {high:.2f}])",
+            f"3. infra errors in one scenario (all 50 seq-shipping-eta baseline runs): the gate failed "
+            f"{infra_fail} of {6 * infra_seeds} comparisons (paired and unpaired × 3 levels × {infra_seeds} seeds)"
+            + (" — ok: no false failure" if infra_fail == 0 else " — FALSE FAILURES")]
 
 
-# --- output ----------------------------------------------------------------------------------------
+# --- 4 and 5 -------------------------------------------------------------------------------------------
 
 
-def table(title: str, lines: list[Line]) -> str:
-    head = f"{'case':38} {'test':10} {'reps':>7}  {'rate':>6}  {'95% interval':15} {'predicted':>9}  check"
-    rows = [title, head, "-" * len(head)]
-    for line in lines:
-        interval = stats.wilson(line.hits, line.reps)
-        rows.append(f"{line.case:38} {line.test:10} {line.reps:7d}  {line.rate:6.3f}  "
-                    f"[{interval.low:.3f}, {interval.high:.3f}]  {line.predicted:9.3f}  {line.verdict()}")
-    return "\n".join(rows)
+def exact_power_line() -> str:
+    power, _ = stats.two_sample_power(343, 0.95, 0.9)
+    needed = stats.n_needed(0.95, 0.9)
+    return (f"4. 0.95 → 0.9, Boschloo one-sided at α = {ALPHA}: exact power at N = 343 is {power:.3f} (the normal "
+            f"approximation's N = {stats.approx_n(0.95, 0.9)} claims 0.80); {needed.n} runs per side reach "
+            f"{needed.power:.3f}")
 
 
-def worst_case_size() -> tuple[float, float]:
-    """The largest false-alarm rate of the unpaired Boschloo gate over every common true rate."""
-    grid = np.linspace(0.0, 1.0, 201)
-    sizes = [stats.two_sample_power(N, p, p)[0] for p in grid]
-    best = int(np.argmax(sizes))
-    return float(grid[best]), float(sizes[best])
+def fixed_power(p_base: float, p_cand: float, m: int) -> float:
+    """Power of the fixed-N test the sequential gate curtails: 25 baseline runs, 50 candidate runs, α/m."""
+    grid = unpaired_pvalues(N, MAX_RUNS) <= ALPHA / m
+    return float(np.outer(sps.binom.pmf(range(N + 1), N, p_base),
+                          sps.binom.pmf(range(MAX_RUNS + 1), MAX_RUNS, p_cand))[grid].sum())
 
 
-def timed(label: str, action: Callable[[], list[Line]]) -> list[Line]:
+def sequential_lines() -> list[str]:
+    lines = [f"{'cells':>5} {'baseline':>8} {'drop':>5}  {'runs, no change':>15} {'ratio':>6}  {'runs, drop':>10} "
+             f"{'ratio':>6}  {'power seq.':>10} {'power fixed':>11}"]
+    for m in CELLS:
+        for p in (0.95, 1.0):
+            _, same = sequential_cell(p, p, m)
+            for drop in DROPS:
+                power, dropped = sequential_cell(p, p - drop, m)
+                lines.append(f"{m:5d} {p:8.2f} {drop:5.2f}  {same:15.1f} {same / MAX_RUNS:6.2f}  {dropped:10.1f} "
+                             f"{dropped / MAX_RUNS:6.2f}  {power:10.3f} {fixed_power(p, p - drop, m):11.3f}")
+    return lines
+
+
+def timed(label: str, action: Callable[[], list[str]]) -> list[str]:
     started = time.monotonic()
     lines = action()
-    print(f"({label}: {time.monotonic() - started:.0f} s)")
-    return lines
+    return [*lines, f"({label}: {time.monotonic() - started:.0f} s)"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--reps", type=int, default=200_000, help="repetitions per case of the Bernoulli part")
-    parser.add_argument("--e2e-reps", type=int, default=300, help="repetitions per case through the pipeline")
-    parser.add_argument("--seed", type=int, default=20261122)
+    parser.add_argument("--seeds", type=int, default=12, help="config seeds of the end-to-end power check")
+    parser.add_argument("--infra-seeds", type=int, default=2, help="config seeds of the infra-error check")
+    parser.add_argument("--reps", type=int, default=20_000, help="Bernoulli repetitions of the false-alarm check")
+    parser.add_argument("--seed", type=int, default=20261123)
     args = parser.parse_args()
-
-    print(f"Gate calibration: one cell, N = {N} runs per side, one-sided tests at α = {ALPHA}, seed {args.seed}")
-    print("false alarm = the gate fails a candidate whose true rate did not change; power = it fails a real drop;")
-    print("95% interval = Wilson interval of the simulated rate; predicted = exact; check: predicted inside the "
-          "interval\n")
-    bernoulli = timed("Bernoulli part", lambda: bernoulli_part(args.reps, args.seed))
-    predictions = {"boschloo 1.0 1.0": bernoulli[0].predicted, "boschloo 0.9 0.9": bernoulli[1].predicted,
-                   "boschloo 1.0 0.8": bernoulli[5].predicted, "mcnemar 1.0 0.8": bernoulli[7].predicted}
-    end_to_end = timed("end-to-end part", lambda: end_to_end_part(args.e2e_reps, args.seed, predictions))
+    rng = np.random.default_rng(args.seed)
+    print(f"Gate calibration (SIMULATED outcomes): α = {ALPHA}, N = {N} runs per cell, seed {args.seed}\n")
+    print("1. Family-wise false alarm with every cell unchanged (exact; simulated beside)")
+    print("\n".join(timed("false alarms", lambda: false_alarms(args.reps, rng))))
     print()
-    print(table("A. Bernoulli draws, decided by evalkit.stats (the gate's tests)", bernoulli))
+    print("\n".join(timed("end to end", lambda: end_to_end(args.seeds, args.infra_seeds, args.seed))))
     print()
-    print(table("B. End to end: simulated backend → results files → evalkit.gate.compare", end_to_end))
-    p, size = worst_case_size()
-    print(f"\nUnpaired Boschloo at N = {N}: the largest false-alarm rate over any common true rate is {size:.4f} "
-          f"(at {p:.0%}), ≤ α = {ALPHA} by construction.")
-    drop = bernoulli[5]
-    print(f"Power at 100% → 80%: {drop.rate:.3f} simulated (Boschloo), {drop.predicted:.3f} predicted; "
-          f"{stats.n_needed(1.0, 0.8).n} runs per side reach 80%.")
-    print("With the same config seed on both sides the gate pairs runs and uses McNemar, which at a 100% baseline "
-          f"has power {bernoulli[7].predicted:.2f}, not {drop.predicted:.2f}: pairing cannot help when the baseline "
-          "never fails.")
+    print(exact_power_line())
+    print()
+    print(f"5. --sequential (batches of {BATCH}, verdict of the fixed-N test at {MAX_RUNS} runs, futility 0.1): "
+          "average runs per cell to a verdict, exact; ratio = runs / the fixed-N test's 50")
+    print("\n".join(timed("sequential", sequential_lines)))
 
 
 if __name__ == "__main__":

@@ -136,6 +136,7 @@ class Skill(_Model):
     calls: list[ToolCall] = Field(default_factory=list)
     reply: str = ""
     asks_user: bool = False
+    parallel: bool = False  # the calls belong in one reply (a scenario with end_after_calls)
 
 
 class CallContext(_Model):

@@ -18,11 +18,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from evalkit.callcheck import match_rules, uses_v2, v2_call_items
 from evalkit.degenerate import degenerate_reason
 from evalkit.matching import mentions, mismatch
 from evalkit.results import CheckItem, FailureCategory, Outcome
 from evalkit.scenario import CallCheck, Check, Scenario
 from evalkit.strategies.base import ExecutedCall
+from evalkit.turncheck import state_item, turn_items
 
 __all__ = ["Verdict", "judge_run"]
 
@@ -139,11 +141,13 @@ def _reply_items(check: Check, reply: str | None) -> list[CheckItem]:
     return items
 
 
-def _items(scenario: Scenario, calls: list[ExecutedCall], reply: str | None) -> list[CheckItem]:
-    check = scenario.check
+def _items(scenario: Scenario, calls: list[ExecutedCall], reply: str | None, check: Check) -> list[CheckItem]:
     items: list[CheckItem] = []
-    if check.calls:
+    if check.calls and uses_v2(scenario):
+        items += v2_call_items(scenario, check.calls, match_rules(check), calls)
+    elif check.calls:
         items += _required_items(check.calls.required, check.calls.order == "ordered", calls)
+    if check.calls:
         for name in check.calls.forbidden:
             used = any(c.call.name == name for c in calls)
             items.append(CheckItem(item=f"never called {name}", passed=not used, structural=True))
@@ -162,13 +166,15 @@ def _items(scenario: Scenario, calls: list[ExecutedCall], reply: str | None) -> 
 
 def _category(outcome: Outcome, items: list[CheckItem], calls: list[ExecutedCall]) -> FailureCategory:
     failed = [i for i in items if not i.passed]
+    # per-turn items read "turn N: <item>"; the category looks at the item itself
+    names = [i.item.split(": ", 1)[1] if i.item.startswith("turn ") else i.item for i in failed]
     if outcome in ("infra_error", "escalated"):
         return outcome
-    if any(i.item == "no tool calls" for i in failed):
+    if "no tool calls" in names:
         return "unneeded_tool_call"
     if outcome == "iteration_limit":
-        return "unneeded_tool_call" if any(i.item.startswith("never called") for i in failed) else outcome
-    if any(i.item == "reply is not degenerate" for i in failed):
+        return "unneeded_tool_call" if any(n.startswith("never called") for n in names) else outcome
+    if "reply is not degenerate" in names:
         return "degenerate_output"
     if any(i.structural for i in failed) or outcome not in _ENDED_NORMALLY:
         # a call whose name was lost in broken output is malformed, not an invented tool
@@ -177,14 +183,19 @@ def _category(outcome: Outcome, items: list[CheckItem], calls: list[ExecutedCall
         if any(c.call.malformed for c in calls):
             return "malformed_call"
         return "premature_answer" if calls else "text_instead_of_tool"
-    if any(i.item.startswith(("arguments of", "terminal")) or "." in i.item.split(" ")[0] for i in failed):
+    if any(n.startswith(("arguments of", "terminal", "state")) or "." in n.split(" ")[0] for n in names):
         return "wrong_arguments"
     return "wrong_answer"
 
 
-def judge_run(scenario: Scenario, outcome: Outcome, calls: list[ExecutedCall], reply: str | None) -> Verdict:
-    """Decide a finished run from what happened: its outcome, the executed calls and the last reply."""
-    items = _items(scenario, calls, reply)
+def judge_run(scenario: Scenario, outcome: Outcome, calls: list[ExecutedCall], reply: str | None, *,
+              turn_replies: list[str | None] | None = None) -> Verdict:
+    """Decide a finished run from what happened: its outcome, the executed calls, the last reply (and
+    each turn's answer, for v2 per-turn checks)."""
+    items = _items(scenario, calls, reply, scenario.check)
+    if scenario.check.state_as_reference:
+        items.append(state_item(scenario, calls, len(scenario.turns) - 1))
+    items += turn_items(scenario, calls, turn_replies or [], _items)
     structural_ok = all(i.passed for i in items if i.structural)
     completed = outcome in _ENDED_NORMALLY and structural_ok
     correct = completed and all(i.passed for i in items)

@@ -18,9 +18,9 @@ import glob
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from evalkit.chat import Sampling, ToolMode
 from evalkit.errors import ConfigError, ScenarioError
@@ -33,6 +33,14 @@ __all__ = ["BackendEntry", "EndpointSettings", "RetrySettings", "RunConfig", "Se
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _checked_url(url: str) -> str:
+    check_http_url(url)
+    return url
+
+
+_HttpURL = Annotated[str, AfterValidator(_checked_url)]  # for `urls` and `endpoints`, checked like `url`
 
 
 class RetrySettings(_Model):
@@ -68,7 +76,7 @@ class EndpointSettings(_Model):
     else the entry's `concurrency`.
     """
 
-    url: str
+    url: _HttpURL
     concurrency: int | None = Field(None, ge=1, le=256)
 
 
@@ -88,7 +96,7 @@ class BackendEntry(_Model):
     retry: RetrySettings = Field(default_factory=RetrySettings)
     options: dict[str, Any] = Field(default_factory=dict)
     serve: ServeSettings | None = None
-    urls: list[str] | None = Field(None, min_length=1)
+    urls: list[_HttpURL] | None = Field(None, min_length=1)
     endpoints: list[EndpointSettings] | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
@@ -146,6 +154,7 @@ class RunConfig(_Model):
     runs: int = Field(25, ge=1, le=100_000)
     scenarios: list[str] = Field(min_length=1)
     families: list[str] | None = None
+    custom_families: list[str] = Field(default_factory=list)  # families of your own, beyond the built-in ones
     modes: list[ToolMode] = Field(default_factory=lambda: list[ToolMode](["native"]), min_length=1)
     backends: list[BackendEntry] = Field(min_length=1)
     strategies: dict[str, list[Any]] = Field(min_length=1)
@@ -250,7 +259,8 @@ def load_config(path: str | Path) -> RunConfig:
         field = ".".join(str(p) for p in loc) or "(top level)"
         line = doc.line_of(loc)
         where = f"{path}:{line}" if line else str(path)
-        raise ConfigError(f"{where}: {field}: {first['msg']}") from exc
+        message = first["msg"].removeprefix("Value error, ")  # pydantic's prefix for a validator's ValueError
+        raise ConfigError(f"{where}: {field}: {message}") from exc
     config.base_dir = str(Path(path).resolve().parent)
     config.source = str(path)
     return config

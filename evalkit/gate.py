@@ -1,129 +1,78 @@
 """The CI regression gate: does a candidate's results file fall short of a baseline's?
 
-Cells match on backend label, tool mode and strategy, with the scenarios pooled (`level: cell`,
-the default), or also on the scenario (`level: scenario`). Pooling is the default because of
-power: Holm's correction over the 170 scenario cells of the default matrix asks a 25-run cell for
-p ≤ 0.05/170, which only a collapse reaches, while a strategy column of 425 runs shows a broad
-5-point drop. Pooling stays valid under "no change" because both sides run the same scenarios the
-same number of times. `level: scenario` finds one broken scenario that pooling dilutes. The model
-is not part of the match unless `match_model` is set, so a new quantisation under the same backend
-label can be gated; a model change is printed as a note.
+The gate judges `correct` (the check passed) by default; `metric: completed` judges the structural
+rate instead. Its unit is the scenario (`level: scenario`, the default): one cell per backend label,
+tool mode, strategy and scenario, Holm-adjusted across all of them, so one workflow that collapses
+is not hidden by gains elsewhere (pooling hid `max_retries: 1`, which halves one workflow scenario
+while the greetings gain). `level: family` and `level: cell` pool the scenarios of a family or of
+a whole strategy column, which shows a broad small drop that no single scenario proves. The model
+is not part of the match unless `match_model` is set; a model change is printed as a note.
 
-A cell fails when
-- its completion rate dropped significantly: a one-sided exact test (McNemar on pairs when every
-  counted run pairs up by scenario, run index and seed; otherwise Boschloo, or Fisher), with Holm's
-  correction across all compared cells at level α; or
-- the candidate's lower 95% Wilson bound is under an absolute floor (`floor`, or per-cell `floors`;
-  at level cell the floor applies to the pooled rate, and the strictest matching rule wins).
-Unusable input raises `GateInputError` (exit 2): cells on one side only, empty cells, a cell
-unsupported on one side only, or more infra errors than `max_infra_error_rate` allows.
+Runs are compared like with like. When every run pairs up by scenario, run index and seed, only
+the pairs counted on both sides are kept (an infra error on one side drops its pair) and the test
+is McNemar's. Otherwise a pooled cell keeps, per scenario, the same number of counted runs on both
+sides (the first by index), so infra errors cannot change a pooled cell's mix of scenarios; the test
+is Boschloo's (or Fisher's). A scenario cell without counted runs on one side is not compared, and
+said so. Differences are shown with a 1 − 2α Newcombe interval: the two-sided interval that matches
+a one-sided test at α.
+
+A cell fails when its rate dropped (one-sided exact test, Holm across all compared cells, at α) or
+when it is significantly under its floor (`floor`, or per-cell `floors`): a one-sided exact binomial
+test of "rate ≥ floor", Holm across the cells with a floor, so a cell whose true rate equals its
+floor fails with probability at most α. Unusable input raises `GateInputError` (exit 2).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from fnmatch import fnmatchcase
-from pathlib import Path
-from typing import Literal
-from xml.etree import ElementTree as ET
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from evalkit.errors import GateInputError
+from evalkit.gate_config import GateConfig
+from evalkit.gate_match import Matched, check_infra, match_runs
 from evalkit.report.cells import Rate, rate
-from evalkit.report.comparisons import paired_outcomes
 from evalkit.results import Results, RunRecord
-from evalkit.stats import Difference, boschloo, fisher, holm, mcnemar, newcombe
-from evalkit.yamlfile import read_yaml
+from evalkit.stats import Difference, boschloo, detectable_rate, fisher, floor_pvalue, holm, mcnemar, newcombe
 
-__all__ = ["CellVerdict", "FloorRule", "GateConfig", "GateResult", "SequentialSettings", "compare",
-           "load_gate_config", "render_junit", "render_markdown", "render_text"]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class FloorRule(_Model):
-    """A floor for the cells whose fields match these globs (the first matching rule wins)."""
-
-    floor: float = Field(ge=0, le=1)
-    backend: str = "*"
-    model: str = "*"
-    mode: str = "*"
-    strategy: str = "*"
-    family: str = "*"
-    scenario: str = "*"
-
-
-class SequentialSettings(_Model):
-    """Wald SPRT per cell: H₀ p = p0 against H₁ p = p1 < p0 (defaults from the notes' example)."""
-
-    p0: float = Field(0.95, gt=0, le=1)
-    p1: float = Field(0.80, ge=0, lt=1)
-    alpha: float = Field(0.05, gt=0, lt=1)
-    beta: float = Field(0.20, gt=0, lt=1)
-    batch: int = Field(5, ge=1)
-    max_runs: int = Field(50, ge=1)
-
-    @model_validator(mode="after")
-    def _p1_below_p0(self) -> SequentialSettings:
-        if self.p1 >= self.p0:
-            raise ValueError(f"p1 ({self.p1}) must be below p0 ({self.p0}): p1 is the regressed rate")
-        return self
-
-
-class GateConfig(_Model):
-    alpha: float = Field(0.05, gt=0, lt=1)
-    floor: float | None = Field(None, ge=0, le=1)
-    floors: list[FloorRule] = Field(default_factory=list)
-    max_infra_error_rate: float = Field(0.1, ge=0, le=1)
-    test: Literal["boschloo", "fisher"] = "boschloo"
-    pairing: Literal["auto", "paired", "unpaired"] = "auto"
-    level: Literal["cell", "scenario"] = "cell"
-    match_model: bool = False
-    sequential: SequentialSettings = Field(default_factory=SequentialSettings)
-
-    def floor_for(self, run: RunRecord) -> float | None:
-        c = run.cell
-        for rule in self.floors:
-            fields = ((rule.backend, c.backend), (rule.model, c.model), (rule.mode, c.mode),
-                      (rule.strategy, c.strategy), (rule.family, c.family), (rule.scenario, c.scenario))
-            if all(fnmatchcase(value, pattern) for pattern, value in fields):
-                return rule.floor
-        return self.floor
-
-
-def load_gate_config(path: str | Path) -> GateConfig:
-    doc = read_yaml(path)  # a ScenarioError here names the file and line, and exits 2 like ours
-    try:
-        return GateConfig.model_validate(doc.data or {})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = tuple(first["loc"])
-        line = doc.line_of(loc)
-        where = f"{path}:{line}" if line else str(path)
-        raise GateInputError(f"{where}: {'.'.join(map(str, loc))}: {first['msg']}") from exc
-
+__all__ = ["CellVerdict", "GateResult", "compare"]
 
 Key = tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class CellVerdict:
-    name: str  # backend/mode/strategy[/scenario]
+    backend: str
+    mode: str
+    strategy: str
+    family: str  # "" when pooled over families (level cell)
+    scenario: str  # "" when pooled over scenarios
     models: tuple[str, str]  # baseline, candidate
+    metric: str
     baseline: Rate
     candidate: Rate
-    difference: Difference  # candidate − baseline, Newcombe interval
+    difference: Difference  # candidate − baseline, Newcombe interval at `confidence`
+    confidence: float
     test: str
     p: float
     p_holm: float
     floor: float | None
+    floor_p: float | None  # one-sided exact binomial p of "rate ≥ floor"
+    floor_p_holm: float | None
     reasons: tuple[str, ...]  # empty when the cell passes
-    worst: tuple[str, ...] = ()  # at level cell: the scenarios that lost the most runs
+    worst: tuple[str, ...] = ()  # pooled cells: the scenarios that lost the most runs
+
+    @property
+    def name(self) -> str:
+        return "/".join(p for p in (self.backend, self.mode, self.strategy, self.scenario or self.family) if p)
+
+    @property
+    def where(self) -> str:
+        """Every coordinate a reader needs to find the cell: family, scenario, model, strategy."""
+        scenario = self.scenario or "all scenarios pooled"
+        model = self.models[1] if self.models[0] == self.models[1] else f"{self.models[0]} → {self.models[1]}"
+        return (f"family {self.family or 'all'}, scenario {scenario}, model {model}, strategy {self.strategy}, "
+                f"backend {self.backend}, mode {self.mode}")
 
     @property
     def failed(self) -> bool:
@@ -133,10 +82,12 @@ class CellVerdict:
 @dataclass(frozen=True)
 class GateResult:
     cells: tuple[CellVerdict, ...]
-    skipped: tuple[str, ...]  # unsupported on both sides
+    skipped: tuple[tuple[str, str], ...]  # (cell, why it was not compared)
     notes: tuple[str, ...]
+    warnings: tuple[str, ...]
     alpha: float
     level: str
+    metric: str
     simulated: bool
 
     @property
@@ -150,12 +101,13 @@ class GateResult:
 
 def _key(run: RunRecord, config: GateConfig) -> Key:
     c = run.cell
-    key = (c.backend, c.mode, c.strategy) + ((c.scenario,) if config.level == "scenario" else ())
-    return key + ((c.model,) if config.match_model else ())
+    extra = {"cell": (), "family": (c.family,), "scenario": (c.family, c.scenario)}[config.level]
+    return (c.backend, c.mode, c.strategy, *extra) + ((c.model,) if config.match_model else ())
 
 
 def _name(key: Key, config: GateConfig) -> str:
-    return "/".join(key[:-1] if config.match_model else key)
+    parts = key[:-1] if config.match_model else key
+    return "/".join(parts[:3] + parts[4:] if config.level == "scenario" else parts)
 
 
 def _group(results: Results, config: GateConfig) -> dict[Key, list[RunRecord]]:
@@ -183,38 +135,42 @@ def _check_keys(base: dict[Key, list[RunRecord]], cand: dict[Key, list[RunRecord
                              "strategies and scenarios): " + "; ".join(problems))
 
 
-def _same_scenarios(name: str, base: list[RunRecord], cand: list[RunRecord]) -> None:
-    """At level cell the scenarios are pooled: both sides must have run the same ones."""
-    b, c = {r.cell.scenario for r in base}, {r.cell.scenario for r in cand}
-    if b != c:
-        parts = [f"only in the {side}: {', '.join(sorted(names)[:5])}" + (" ..." if len(names) > 5 else "")
-                 for side, names in (("baseline", b - c), ("candidate", c - b)) if names]
-        raise GateInputError(f"{name}: baseline and candidate ran different scenarios ({'; '.join(parts)}); "
-                             "pooled rates over different scenarios cannot be compared")
-
-
-def _usable(name: str, side: str, runs: list[RunRecord], config: GateConfig) -> None:
-    supported = [r for r in runs if r.outcome != "unsupported"]
-    infra = sum(r.outcome == "infra_error" for r in supported)
-    if supported and infra / len(supported) > config.max_infra_error_rate:
-        raise GateInputError(f"{name}: {infra} of {len(supported)} {side} runs are infra errors, more than "
-                             f"max_infra_error_rate {config.max_infra_error_rate:.0%}; fix the backend and rerun")
-    if not any(r.counted for r in runs):
-        raise GateInputError(f"{name}: the {side} cell has no counted runs")
-
-
-def _test(base: list[RunRecord], cand: list[RunRecord], b: Rate, c: Rate, config: GateConfig
-          ) -> tuple[str, float]:
-    pairs = paired_outcomes(base, cand) if config.pairing != "unpaired" else None
-    if pairs is not None:
-        lost = sum(x and not y for x, y in pairs)
-        gained = sum(y and not x for x, y in pairs)
+def _test(m: Matched, b: Rate, c: Rate, config: GateConfig) -> tuple[str, float]:
+    if m.paired:
+        lost = sum(x and not y for x, y in zip(m.base_outcomes, m.cand_outcomes, strict=True))
+        gained = sum(y and not x for x, y in zip(m.base_outcomes, m.cand_outcomes, strict=True))
         return f"McNemar exact, paired ({lost} lost, {gained} gained)", mcnemar(lost, gained)
-    if config.pairing == "paired":
-        raise GateInputError("pairing: paired, but the runs do not pair up by scenario, index and seed")
     if config.test == "fisher":
         return "Fisher exact", fisher(b.x, b.n, c.x, c.n)
     return "Boschloo exact", boschloo(b.x, b.n, c.x, c.n)
+
+
+def _worst_scenarios(m: Matched, limit: int = 3) -> tuple[str, ...]:
+    tallies: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    for side, runs, outcomes in ((0, m.base, m.base_outcomes), (2, m.cand, m.cand_outcomes)):
+        for run, ok in zip(runs, outcomes, strict=True):
+            tallies[run.cell.scenario][side] += ok
+            tallies[run.cell.scenario][side + 1] += 1
+    drops = sorted(((bx / bn - cx / cn, s) for s, (bx, bn, cx, cn) in tallies.items()), reverse=True)
+    return tuple(f"{s} {tallies[s][0]}/{tallies[s][1]} → {tallies[s][2]}/{tallies[s][3]}"
+                 for drop, s in drops[:limit] if drop > 0)
+
+
+def _verdict(key: Key, m: Matched, config: GateConfig) -> CellVerdict:
+    b = rate(sum(m.base_outcomes), len(m.base_outcomes))
+    c = rate(sum(m.cand_outcomes), len(m.cand_outcomes))
+    assert b is not None and c is not None  # match_runs returns counted runs on both sides
+    test, p = _test(m, b, c, config)
+    floors = [f for f in {config.floor_for(r.cell) for r in m.cand} if f is not None]
+    floor = max(floors, default=None)  # pooled cells: the strictest
+    floor_p = None if floor is None else floor_pvalue(c.x, c.n, floor)
+    scenario = key[4] if config.level == "scenario" else ""
+    family = key[3] if config.level != "cell" else ""
+    confidence = 1 - 2 * config.alpha
+    worst = _worst_scenarios(m) if config.level != "scenario" else ()
+    return CellVerdict(key[0], key[1], key[2], family, scenario, (m.base[0].cell.model, m.cand[0].cell.model),
+                       config.metric, b, c, newcombe(c.x, c.n, b.x, b.n, confidence), confidence, test, p, p,
+                       floor, floor_p, floor_p, (), worst)
 
 
 def _pts(value: float) -> str:
@@ -226,47 +182,79 @@ def _reasons(v: CellVerdict, alpha: float) -> tuple[str, ...]:
     out = []
     if v.p_holm <= alpha and v.difference.estimate < 0:
         d = v.difference
-        out.append(f"completion dropped {v.baseline.value:.0%} → {v.candidate.value:.0%} "
-                   f"({_pts(d.estimate)} pts, unpaired "
-                   f"95% CI [{_pts(d.low)}, {_pts(d.high)}]); one-sided {v.test} p = {v.p:.4f}, "
-                   f"Holm-adjusted {v.p_holm:.4f} ≤ α = {alpha}"
+        out.append(f"{v.metric} rate dropped {v.baseline.value:.0%} → {v.candidate.value:.0%} "
+                   f"({_pts(d.estimate)} pts, {v.confidence:.0%} CI [{_pts(d.low)}, {_pts(d.high)}]); "
+                   f"one-sided {v.test} p = {v.p:.4f}, Holm-adjusted {v.p_holm:.4f} ≤ α = {alpha}"
                    + (f"; largest drops: {', '.join(v.worst)}" if v.worst else ""))
-    if v.floor is not None and v.candidate.low < v.floor:
-        out.append(f"lower 95% Wilson bound {v.candidate.low:.1%} of the candidate's {v.candidate.x}/"
-                   f"{v.candidate.n} is under the floor {v.floor:.0%}")
+    if v.floor is not None and v.floor_p_holm is not None and v.floor_p_holm <= alpha:
+        out.append(f"{v.metric} rate {v.candidate.x}/{v.candidate.n} is under the floor {v.floor:.0%}: "
+                   f"one-sided exact binomial p = {v.floor_p:.4f}, Holm-adjusted {v.floor_p_holm:.4f} ≤ α = {alpha}")
     return tuple(out)
 
 
-def _verdict(name: str, base: list[RunRecord], cand: list[RunRecord], config: GateConfig) -> CellVerdict:
-    b = rate(sum(r.completed for r in base if r.counted), sum(r.counted for r in base))
-    c = rate(sum(r.completed for r in cand if r.counted), sum(r.counted for r in cand))
-    assert b is not None and c is not None  # _usable checked both sides have counted runs
-    test, p = _test(base, cand, b, c, config)
-    floors = {config.floor_for(r) for r in cand}
-    floor = max((f for f in floors if f is not None), default=None)  # pooled cells: the strictest
-    models = (base[0].cell.model, cand[0].cell.model)
-    worst = _worst_scenarios(base, cand) if config.level == "cell" else ()
-    return CellVerdict(name, models, b, c, newcombe(c.x, c.n, b.x, b.n), test, p, p, floor, (), worst)
+def _adjust(verdicts: list[CellVerdict], alpha: float) -> list[CellVerdict]:
+    adjusted = [replace(v, p_holm=p) for v, p in zip(verdicts, holm([v.p for v in verdicts]), strict=True)]
+    with_floor = [i for i, v in enumerate(adjusted) if v.floor_p is not None]
+    floor_holm = holm([adjusted[i].floor_p or 1.0 for i in with_floor])
+    for i, p in zip(with_floor, floor_holm, strict=True):
+        adjusted[i] = replace(adjusted[i], floor_p_holm=p)
+    return [replace(v, reasons=_reasons(v, alpha)) for v in adjusted]
 
 
-def _worst_scenarios(base: list[RunRecord], cand: list[RunRecord], limit: int = 3) -> tuple[str, ...]:
-    def tally(runs: list[RunRecord]) -> dict[str, tuple[int, int]]:
-        out: dict[str, tuple[int, int]] = {}
-        for r in runs:
-            if r.counted:
-                x, n = out.get(r.cell.scenario, (0, 0))
-                out[r.cell.scenario] = (x + r.completed, n + 1)
-        return out
+def _floor_notes(verdicts: Sequence[CellVerdict], alpha: float) -> tuple[list[str], list[str]]:
+    floored = [v for v in verdicts if v.floor is not None]
+    if not floored:
+        return [], []
+    m = len(floored)
+    notes = [f"floor: one-sided exact binomial test of \"rate ≥ floor\" per cell, Holm across {m} cell(s): a "
+             f"cell whose true rate equals its floor fails with probability ≤ {alpha / m:.4g} (≤ α = {alpha} "
+             "for all of them together)"]
+    unreachable = sorted({(v.floor, v.candidate.n) for v in floored
+                          if v.floor is not None and floor_pvalue(0, v.candidate.n, v.floor) > alpha / m})
+    warnings = [f"floor {f:.0%} cannot fail a cell of {n} runs: even 0/{n} is not significantly under it at "
+                f"α/{m}; run more runs per cell" for f, n in unreachable]
+    return notes, warnings
 
-    b, c = tally(base), tally(cand)
-    drops = sorted(((b[s][0] / b[s][1] - c[s][0] / c[s][1], s) for s in b.keys() & c.keys()), reverse=True)
-    return tuple(f"{s} {b[s][0]}/{b[s][1]} → {c[s][0]}/{c[s][1]}" for drop, s in drops[:limit] if drop > 0)
+
+def _power_note(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[str]:
+    """What the gate could see: the drop from 100% it catches with 80% probability, by the test it
+    ran on the most common cell size, at the first Holm step (α/m). Skipped above 100 runs per side
+    (the search is then slow, and such cells see small drops anyway)."""
+    if not verdicts:
+        return []
+    sizes = Counter((v.baseline.n, v.candidate.n, v.test.startswith("McNemar")) for v in verdicts)
+    (n_base, n_cand, paired), _ = sizes.most_common(1)[0]
+    if n_base != n_cand or n_base > 100:
+        return []
+    alpha = config.alpha / len(verdicts)
+    test = "mcnemar" if paired else config.test
+    name = {"mcnemar": "McNemar on pairs", "boschloo": "Boschloo", "fisher": "Fisher"}[test]
+    rate = detectable_rate(n_base, 1.0, alpha=alpha, test=test)
+    seen = f"to {rate:.0%} or lower" if rate is not None else "not even to 0%"
+    return [f"power: with {n_base} runs per side ({name}, α/m = {alpha:.2g}, the first Holm step) the gate "
+            f"catches a drop from 100% {seen} with 80% probability"]
 
 
-def _notes(verdicts: Sequence[CellVerdict]) -> tuple[str, ...]:
-    changes = sorted({f"model changed: {v.models[0]} → {v.models[1]} ({v.name.split('/')[0]})"
-                      for v in verdicts if v.models[0] != v.models[1]})
-    return tuple(changes)
+def _model_notes(verdicts: Sequence[CellVerdict]) -> list[str]:
+    return sorted({f"model changed: {v.models[0]} → {v.models[1]} ({v.backend})"
+                   for v in verdicts if v.models[0] != v.models[1]})
+
+
+def _compare_cell(key: Key, base: list[RunRecord], cand: list[RunRecord], config: GateConfig,
+                  notes: list[str]) -> CellVerdict | str:
+    """A verdict, or why the cell was not compared."""
+    name = _name(key, config)
+    unsupported = [all(r.outcome == "unsupported" for r in runs) for runs in (base, cand)]
+    if all(unsupported):
+        return "unsupported on both sides"
+    if any(unsupported):
+        side = "baseline" if unsupported[0] else "candidate"
+        raise GateInputError(f"{name}: unsupported in the {side} only; the two sides ran different setups")
+    matched = match_runs(name, base, cand, config, pooled=config.level != "scenario")
+    notes += matched.notes
+    if not matched.base:
+        return matched.why_empty
+    return _verdict(key, matched, config)
 
 
 def compare(baseline: Results, candidate: Results, config: GateConfig | None = None) -> GateResult:
@@ -274,97 +262,21 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
     config = config or GateConfig()
     base, cand = _group(baseline, config), _group(candidate, config)
     _check_keys(base, cand, config)
-    verdicts, skipped = [], []
+    check_infra(baseline.runs, "baseline", config)
+    check_infra(candidate.runs, "candidate", config)
+    verdicts, skipped, notes = [], [], list[str]()
     for key in sorted(base):
-        name = _name(key, config)
-        unsupported = [all(r.outcome == "unsupported" for r in runs) for runs in (base[key], cand[key])]
-        if all(unsupported):
-            skipped.append(name)
-            continue
-        if any(unsupported):
-            side = "baseline" if unsupported[0] else "candidate"
-            raise GateInputError(f"{name}: unsupported in the {side} only; the two sides ran different setups")
-        if config.level == "cell":
-            _same_scenarios(name, base[key], cand[key])
-        _usable(name, "baseline", base[key], config)
-        _usable(name, "candidate", cand[key], config)
-        verdicts.append(_verdict(name, base[key], cand[key], config))
-    adjusted = [replace(v, p_holm=p) for v, p in zip(verdicts, holm([v.p for v in verdicts]), strict=True)]
-    final = [replace(v, reasons=_reasons(v, config.alpha)) for v in adjusted]
-    return GateResult(tuple(final), tuple(skipped), _notes(final), config.alpha, config.level,
+        outcome = _compare_cell(key, base[key], cand[key], config, notes)
+        if isinstance(outcome, str):
+            skipped.append((_name(key, config), outcome))
+        else:
+            verdicts.append(outcome)
+    if not verdicts and any(why != "unsupported on both sides" for _, why in skipped):
+        raise GateInputError("no cell has counted runs on both sides: " +
+                             "; ".join(f"{n}: {why}" for n, why in skipped[:5]))
+    final = _adjust(verdicts, config.alpha)
+    floor_notes, warnings = _floor_notes(final, config.alpha)
+    notes = _model_notes(final) + notes + floor_notes + _power_note(final, config)
+    return GateResult(tuple(final), tuple(skipped), tuple(notes),
+                      tuple(warnings), config.alpha, config.level, config.metric,
                       baseline.simulated or candidate.simulated)
-
-
-# --- output ------------------------------------------------------------------------------------
-
-_SIMULATED = "SIMULATED results: at least one side comes from the simulated backend, not a real model."
-
-
-def _headline(result: GateResult) -> str:
-    verdict = "PASS" if result.passed else "FAIL"
-    return (f"evalkit gate: {verdict}: {len(result.failed)} of {len(result.cells)} cells failed "
-            f"(level {result.level}; α = {result.alpha}, Holm across {len(result.cells)} cells)")
-
-
-def _cell_line(v: CellVerdict) -> str:
-    return (f"{v.name}: {v.baseline.x}/{v.baseline.n} → {v.candidate.x}/{v.candidate.n} "
-            f"({_pts(v.difference.estimate)} pts), p = {v.p:.4f}, Holm {v.p_holm:.4f}")
-
-
-def render_text(result: GateResult, *, verbose: bool = False) -> str:
-    lines = [_headline(result)]
-    if result.simulated:
-        lines.append(_SIMULATED)
-    lines += [f"note: {n}" for n in result.notes]
-    for v in result.failed:
-        lines.append(f"FAIL {v.name}")
-        lines += [f"     - {reason}" for reason in v.reasons]
-    if verbose:
-        lines += [f"pass {_cell_line(v)}" for v in result.cells if not v.failed]
-    lines += [f"skipped {name}: unsupported on both sides" for name in result.skipped]
-    return "\n".join(lines)
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def render_markdown(result: GateResult) -> str:
-    lines = [f"## {_md(_headline(result))}", ""]
-    if result.simulated:
-        lines += [f"> **{_SIMULATED}**", ""]
-    lines += [f"- {_md(n)}" for n in result.notes]
-    lines += ["", "| cell | baseline | candidate | change | test | p | Holm p | floor | result |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for v in sorted(result.cells, key=lambda v: (not v.failed, v.name)):
-        lines.append(
-            f"| {_md(v.name)} | {v.baseline.x}/{v.baseline.n} ({v.baseline.value:.0%}) | {v.candidate.x}/"
-            f"{v.candidate.n} ({v.candidate.value:.0%}) | {_pts(v.difference.estimate)} pts "
-            f"[{_pts(v.difference.low)}, {_pts(v.difference.high)}] | {_md(v.test)} | {v.p:.4f} | {v.p_holm:.4f} | "
-            f"{'' if v.floor is None else f'{v.floor:.0%}'} | "
-            f"{'**FAIL**: ' + _md('; '.join(v.reasons)) if v.failed else 'pass'} |")
-    lines += [f"| {_md(name)} | | | | | | | | skipped (unsupported) |" for name in result.skipped]
-    return "\n".join(lines) + "\n"
-
-
-def render_junit(result: GateResult) -> str:
-    """JUnit XML: one test case per cell, a failure element with the reasons for failed cells."""
-    suite = ET.Element("testsuite", name="evalkit gate" + (" (SIMULATED)" if result.simulated else ""),
-                       tests=str(len(result.cells) + len(result.skipped)), failures=str(len(result.failed)),
-                       errors="0", skipped=str(len(result.skipped)))
-    for v in result.cells:
-        case = ET.SubElement(suite, "testcase", classname=_classname(v.name), name=v.name, time="0")
-        if v.failed:
-            failure = ET.SubElement(case, "failure", message="; ".join(v.reasons), type="regression")
-            failure.text = _cell_line(v)
-    for name in result.skipped:
-        case = ET.SubElement(suite, "testcase", classname=_classname(name), name=name, time="0")
-        ET.SubElement(case, "skipped", message="unsupported on both sides")
-    root = ET.Element("testsuites")
-    root.append(suite)
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def _classname(name: str) -> str:
-    return "evalkit.gate." + ".".join(name.split("/")[:3])

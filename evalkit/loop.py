@@ -8,6 +8,7 @@ the run record; nothing here decides success (that is `checks.judge_run`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 import time
@@ -20,6 +21,7 @@ from evalkit.mocks import execute_call, result_text
 from evalkit.prompt_mode import apply_prompt_mode, parse_strict_calls
 from evalkit.results import Intervention, ModelCall, Outcome
 from evalkit.scenario import Scenario
+from evalkit.statemocks import StatefulMocks
 from evalkit.strategies import Accept, Decision, Execute, Retry, Rewrite, Stop, Strategy, TurnView
 
 __all__ = ["RunState", "missing_features", "run_loop"]
@@ -32,6 +34,7 @@ class RunState:
     outcome: Outcome = "final_answer"
     error: str | None = None
     reply: str | None = None
+    turn_replies: list[str | None] = field(default_factory=list)  # the accepted answer of each user turn
     retries: int = 0
     calls: list[ModelCall] = field(default_factory=list)
     interventions: list[Intervention] = field(default_factory=list)
@@ -70,6 +73,8 @@ class _Run:
                              supports=backend.supports,
                              mutating_tools=frozenset(t.name for t in scenario.tools if t.mutating))
         self.rng = random.Random(seed)  # backoff jitter only
+        self.turn = 0
+        self.mocks = StatefulMocks(scenario) if scenario.state else None  # one set of instances per run
 
     def intervene(self, strategy: str, action: str, reason: str) -> None:
         self.state.interventions.append(
@@ -127,7 +132,7 @@ class _Run:
         self.view.messages.append(Message(role="assistant", content=reply.text, tool_calls=calls, origin="model"))
         terminal = False
         for call in calls:
-            done = execute_call(self.scenario, call)
+            done = dataclasses.replace(execute_call(self.scenario, call, self.mocks), turn=self.turn)
             self.view.executed.append(done)
             self.view.messages.append(Message(role="tool", content=result_text(done), tool_call_id=call.id,
                                               name=call.name, origin="mock"))
@@ -138,13 +143,14 @@ class _Run:
     def apply(self, reply: Completion, decision: Decision) -> str:
         """Carry out a decision; returns 'next' (call again), 'turn_done' or 'run_done'."""
         if isinstance(decision, Execute):
-            if self.execute(reply, decision.calls):
+            if self.execute(reply, decision.calls) or self.scenario.end_after_calls:
                 self.state.outcome = "terminal_tool"
                 return "run_done"
             return "next"
         if isinstance(decision, Accept):
             self.view.messages.append(Message(role="assistant", content=decision.text, origin="model"))
             self.state.reply = decision.text
+            self.state.turn_replies[self.turn] = decision.text
             return "turn_done"
         if isinstance(decision, Retry):
             self.state.retries += 1
@@ -188,8 +194,10 @@ class _Run:
 
     async def run(self) -> RunState:
         started = time.perf_counter()
-        for turn in self.scenario.turns:
-            self.view.messages.append(Message(role="user", content=turn))
+        self.state.turn_replies = [None] * len(self.scenario.turns)
+        for turn in range(len(self.scenario.turns)):
+            self.turn = turn
+            self.view.messages.append(Message(role="user", content=self.scenario.user_text(self.turn)))
             status = "next"
             while status == "next":
                 if len(self.state.calls) >= self.scenario.max_iterations:

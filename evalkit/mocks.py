@@ -11,12 +11,13 @@ import json
 from evalkit.chat import ToolCall
 from evalkit.matching import args_match
 from evalkit.scenario import Scenario
+from evalkit.statemocks import StatefulMocks
 from evalkit.strategies.base import ExecutedCall
 
 __all__ = ["execute_call", "result_text"]
 
 
-def execute_call(scenario: Scenario, call: ToolCall) -> ExecutedCall:
+def execute_call(scenario: Scenario, call: ToolCall, state: StatefulMocks | None = None) -> ExecutedCall:
     tool = scenario.tool(call.name)
     if tool is None:
         known = ", ".join(t.name for t in scenario.tools) or "none"
@@ -25,6 +26,10 @@ def execute_call(scenario: Scenario, call: ToolCall) -> ExecutedCall:
     if call.arguments is None:
         error = f"arguments for {call.name} are not valid JSON ({call.parse_error}); send a JSON object"
         return ExecutedCall(call=call, result=None, error=error, known_tool=True, mutating=False)
+    if state is not None and not tool.results and state.method(call.name) is not None:
+        result, failed = state.call(call.name, call.arguments)
+        return ExecutedCall(call=call, result=result, error=failed, known_tool=True,
+                            mutating=tool.mutating and failed is None)
     mock = next((r for r in tool.results if args_match(r.when, call.arguments)), tool.default)
     return ExecutedCall(call=call, result=mock.returns, error=mock.error, known_tool=True,
                         mutating=tool.mutating and mock.error is None)

@@ -12,19 +12,21 @@ import os
 from pathlib import Path
 
 from evalkit.backends import DEFAULT_KEY_ENV, key_required
+from evalkit.backends.sim_profile import load_profile
 from evalkit.config import RunConfig
 from evalkit.errors import BackendError, ConfigError, ResultsError
 from evalkit.results import Header, Results
 from evalkit.scenario import Scenario, load_scenarios
 from evalkit.strategies import check_specs
 
-__all__ = ["MAX_PLANNED_RUNS", "check_resumable", "dead_backends", "discard_empty_leftover", "preflight"]
+__all__ = ["MAX_PLANNED_RUNS", "check_output_path", "check_resumable", "dead_backends", "discard_empty_leftover",
+           "preflight"]
 
 MAX_PLANNED_RUNS = 1_000_000  # a plan is held in memory; beyond this, split the matrix into configs
 
 
 def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenario]:
-    """Check scenarios, families, backends (kind, URL, key), guard stacks and the plan's size;
+    """Check scenarios, families, backends (kind, URL, key, simulated profile), guard stacks and the plan's size;
     return the scenarios the run will use."""
     where = config.source or config.name
     scenarios = _scenarios(config, where)
@@ -61,6 +63,20 @@ def _check_backends(config: RunConfig, where: str) -> None:
         if env_name and key_required(entry) and not os.environ.get(env_name):
             raise ConfigError(f"{field}.api_key_env: environment variable {env_name} is not set "
                               f"(backend {entry.label!r} needs an API key)")
+        if entry.kind == "sim":  # its model is a profile: shipped, or a YAML file
+            try:
+                load_profile(entry.model)
+            except ConfigError as exc:
+                raise ConfigError(f"{field}.model: {exc}") from exc
+
+
+def check_output_path(output: Path) -> None:
+    """A results file that can be created or appended to: not a directory or device, nor under a file."""
+    if output.exists() and not output.is_file():
+        raise ResultsError(f"{output} is not a regular file: give the path of a results file (-o FILE.jsonl)")
+    parent = next((p for p in output.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise ResultsError(f"{output}: cannot write: {parent} is not a directory")
 
 
 def discard_empty_leftover(output: Path) -> bool:

@@ -1,13 +1,13 @@
-"""`evalkit gate --sequential`: run a candidate config in batches and stop early on a Wald SPRT.
+"""`evalkit gate --sequential`: run a candidate config in batches against a baseline, stop early.
 
-Each batch runs the whole config for `batch` more runs per cell, into a results file of its own
-(`batch-000.jsonl`, ...) with a seed derived from the config's seed and the batch number, so no two
-batches repeat a run. Each cell (backend/mode/strategy/scenario) gets its own SPRT of H₀ p = p0
-against H₁ p = p1 on its completion outcomes, in run order; its α is divided by the number of cells
-(Bonferroni) so the whole gate keeps its false-alarm rate. Batches continue until every cell has
-decided or `max_runs` runs per cell are spent. A cell still undecided then is truncated: it counts
-as a regression when its log-likelihood ratio lies above the midpoint of the two bounds.
-Wald's bounds are approximate; the realised error rates are what `benchmarks/gate_power.py` shows.
+Each batch runs `batch` more runs per undecided cell (backend/mode/strategy/scenario) into a results
+file of its own (`batch-000.jsonl`, ...), with a seed derived from the config's seed and the batch
+number, so no two batches repeat a run. A batch runs only what undecided cells need: the config is
+narrowed to their backends, modes, strategies and scenarios, and runs of decided cells that the
+narrowed matrix still contains are not counted. Each cell is judged against the baseline's cell by
+the curtailed fixed-N rule of `evalkit.sequential_rule` at α/m (Bonferroni over the m cells), on
+the gate's metric (`correct` by default). A cell whose infra errors left it short of `max_runs`
+counted runs is decided by the fixed-N test on the runs it has.
 """
 
 from __future__ import annotations
@@ -18,33 +18,45 @@ from pathlib import Path
 
 from evalkit.config import RunConfig
 from evalkit.errors import GateInputError
-from evalkit.gate import SequentialSettings
-from evalkit.results import RunRecord, load_results
-from evalkit.runner import run_config
-from evalkit.stats import SprtResult, sprt
+from evalkit.gate_config import GateConfig, SequentialSettings
+from evalkit.gate_match import check_infra
+from evalkit.results import Results, RunRecord, load_results
+from evalkit.runner import load_config_scenarios, run_config
+from evalkit.sequential_rule import CellRule, cell_rule, decide
+from evalkit.stats_exact import unpaired_pvalues
 
-__all__ = ["SequentialCell", "SequentialResult", "batch_seed", "render_sequential", "run_sequential"]
-
+__all__ = ["SequentialCell", "SequentialResult", "baseline_counts", "batch_seed", "run_sequential"]
 
 
 @dataclass(frozen=True)
 class SequentialCell:
-    name: str
-    decision: str  # regression | accept | regression (truncated) | accept (truncated)
+    name: str  # backend/mode/strategy/scenario
+    family: str
+    model: str
+    decision: str  # regression | accept | accept (futility) | regression (short) | accept (short)
+    passes: int
     runs_used: int
-    failures: int
-    llr: float
+    baseline: tuple[int, int]
+    failures_to_fail: int
 
     @property
     def regression(self) -> bool:
         return self.decision.startswith("regression")
+
+    @property
+    def where(self) -> str:
+        backend, mode, strategy, scenario = self.name.split("/", 3)
+        return (f"family {self.family}, scenario {scenario}, model {self.model}, strategy {strategy}, "
+                f"backend {backend}, mode {mode}")
 
 
 @dataclass(frozen=True)
 class SequentialResult:
     cells: tuple[SequentialCell, ...]
     settings: SequentialSettings
+    alpha: float
     alpha_per_cell: float
+    metric: str
     batches: int
     runs_executed: int
     simulated: bool
@@ -63,6 +75,27 @@ def _name(run: RunRecord) -> str:
     return f"{c.backend}/{c.mode}/{c.strategy}/{c.scenario}"
 
 
+def baseline_counts(baseline: Results, metric: str) -> dict[str, tuple[int, int]]:
+    """Per scenario cell: (passes, counted runs) of the metric."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for run in baseline.runs:
+        if run.counted:
+            counts[_name(run)][0] += bool(getattr(run, metric))
+            counts[_name(run)][1] += 1
+    return {name: (x, n) for name, (x, n) in counts.items()}
+
+
+def _narrowed(config: RunConfig, undecided: set[str], sources: dict[str, str]) -> RunConfig:
+    """The config restricted to the coordinates of the undecided cells."""
+    parts = [name.split("/", 3) for name in undecided]
+    backends, modes, strategies, scenarios = ({p[i] for p in parts} for i in range(4))
+    return config.model_copy(update={
+        "backends": [b for b in config.backends if b.label in backends],
+        "modes": [m for m in config.modes if m in modes],
+        "strategies": {k: v for k, v in config.strategies.items() if k in strategies},
+        "scenarios": sorted(sources[s] for s in scenarios), "families": None})
+
+
 def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[RunRecord]:
     batch_config = config.model_copy(update={"runs": size, "seed": batch_seed(config.seed, batch)})
     path = out_dir / f"batch-{batch:03d}.jsonl"
@@ -70,77 +103,82 @@ def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[
     return sorted(load_results([path]).runs, key=lambda r: r.index)
 
 
-def _decide(name: str, outcomes: list[bool], settings: SequentialSettings, alpha: float,
-            final: bool) -> SequentialCell | None:
-    result: SprtResult = sprt(outcomes, settings.p0, settings.p1, alpha=alpha, beta=settings.beta)
-    if result.decision != "continue":
-        return SequentialCell(name, result.decision, result.runs, result.failures, result.llr)
-    if not final:
-        return None
-    decision = "regression" if result.llr > (result.upper + result.lower) / 2 else "accept"
-    return SequentialCell(name, f"{decision} (truncated)", result.runs, result.failures, result.llr)
+def _rules(names: set[str], base: dict[str, tuple[int, int]], gate: GateConfig) -> dict[str, CellRule]:
+    missing = sorted(names - base.keys())
+    if missing:
+        raise GateInputError(f"{len(missing)} candidate cell(s) have no counted runs in the baseline: "
+                             + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""))
+    s, alpha = gate.sequential, gate.alpha / len(names)
+    looks = -(-s.max_runs // s.batch) - 1  # every batch but the last
+    return {n: cell_rule(*base[n], s.max_runs, alpha, looks=looks, futility=s.futility, test=gate.test)
+            for n in names}
 
 
-def _tally(runs: list[RunRecord], tallies: dict[str, list[int]]) -> None:
-    for run in runs:
-        if run.outcome != "unsupported":
-            tally = tallies[_name(run)]
-            tally[0] += 1
-            tally[1] += run.outcome == "infra_error"
+def _short_decision(rule: CellRule, passes: int, runs: int) -> str:
+    """Infra errors left the cell short of max_runs: the fixed-N test on the runs it has."""
+    p = float(unpaired_pvalues(rule.base_n, runs, rule.test)[rule.base_x, passes]) if runs else 1.0
+    return "regression (short)" if p <= rule.final_alpha else "accept (short)"
 
 
-def _check_infra(tallies: dict[str, list[int]], max_infra_error_rate: float) -> None:
-    """Unusable input, as in the fixed-N gate: a cell with too many infra errors (a broken backend)."""
-    for name, (supported, infra) in sorted(tallies.items()):
-        if infra / supported > max_infra_error_rate:
-            raise GateInputError(f"{name}: {infra} of {supported} candidate runs are infra errors, more than "
-                                 f"max_infra_error_rate {max_infra_error_rate:.0%}; fix the backend and rerun")
+def _cell(name: str, run: RunRecord, rule: CellRule, decision: str, outcomes: list[bool]) -> SequentialCell:
+    return SequentialCell(name, run.cell.family, run.cell.model, decision, sum(outcomes), len(outcomes),
+                          (rule.base_x, rule.base_n), rule.failures_to_fail)
 
 
-def run_sequential(config: RunConfig, out_dir: Path, settings: SequentialSettings, *,
-                   max_infra_error_rate: float = 0.1) -> SequentialResult:
-    """Run batches of `config` into `out_dir` until every cell's SPRT decides (or max_runs).
+class _State:
+    def __init__(self) -> None:
+        self.outcomes: dict[str, list[bool]] = defaultdict(list)
+        self.first: dict[str, RunRecord] = {}
+        self.decided: dict[str, SequentialCell] = {}
+        self.runs: list[RunRecord] = []
 
-    Raises GateInputError when a cell has more infra errors than `max_infra_error_rate` allows, or
-    when no run counted at all (a gate with nothing to judge must not pass)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    outcomes: dict[str, list[bool]] = defaultdict(list)
-    tallies: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # cell → [supported runs, infra errors]
-    decided: dict[str, SequentialCell] = {}
-    batch, executed, simulated, done_runs = 0, 0, False, 0
-    while True:
-        size = min(settings.batch, settings.max_runs - done_runs)
-        runs = _run_batch(config, out_dir, batch, size)
-        batch, executed, done_runs = batch + 1, executed + len(runs), done_runs + size
-        simulated = simulated or any(r.simulated for r in runs)
-        _tally(runs, tallies)
+    def add(self, runs: list[RunRecord], metric: str) -> None:
+        self.runs += runs
         for run in runs:
+            name = _name(run)
+            if run.outcome == "unsupported" or name in self.decided:
+                continue
+            self.first.setdefault(name, run)
             if run.counted:
-                outcomes[_name(run)].append(run.completed)
-        alpha = settings.alpha / max(1, len(outcomes))
-        final = done_runs >= settings.max_runs
-        for name in sorted(outcomes):
-            if name not in decided and (cell := _decide(name, outcomes[name], settings, alpha, final)):
-                decided[name] = cell
-        if not outcomes:
+                self.outcomes[name].append(bool(getattr(run, metric)))
+
+
+def _decide_all(state: _State, rules: dict[str, CellRule], final: bool) -> None:
+    for name, rule in sorted(rules.items()):
+        if name in state.decided:
+            continue
+        seen = state.outcomes[name]
+        decision: str = decide(rule, sum(seen), len(seen) - sum(seen), interim=not final)
+        if decision == "continue" and final:
+            decision = _short_decision(rule, sum(seen), len(seen))
+        if decision != "continue":
+            state.decided[name] = _cell(name, state.first[name], rule, decision, seen)
+
+
+def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: GateConfig) -> SequentialResult:
+    """Run batches of `config` into `out_dir` until every cell has its verdict against `baseline`.
+
+    Raises GateInputError when a candidate cell is missing from the baseline, when infra errors
+    exceed `max_infra_error_rate`, or when no candidate run counted at all."""
+    settings = gate.sequential
+    base = baseline_counts(baseline, gate.metric)
+    sources = {s.id: s.source for s in load_config_scenarios(config)}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    state, rules, batch, done = _State(), dict[str, CellRule](), 0, 0
+    narrowed = config
+    while done < settings.max_runs:
+        size = min(settings.batch, settings.max_runs - done)
+        state.add(_run_batch(narrowed, out_dir, batch, size), gate.metric)
+        batch, done = batch + 1, done + size
+        if not state.outcomes:
             raise GateInputError(f"{config.name}: no candidate run counted (all unsupported or infra errors)")
-        if final or len(decided) == len(outcomes):
+        rules = rules or _rules(set(state.first), base, gate)
+        _decide_all(state, rules, final=done >= settings.max_runs)
+        undecided = set(rules) - set(state.decided)
+        if not undecided:
             break
-    _check_infra(tallies, max_infra_error_rate)
-    return SequentialResult(tuple(decided[n] for n in sorted(decided)), settings, alpha, batch, executed, simulated)
-
-
-def render_sequential(result: SequentialResult) -> str:
-    s = result.settings
-    regressions = [c for c in result.cells if c.regression]
-    lines = [f"evalkit gate --sequential: {'PASS' if result.passed else 'FAIL'}: {len(regressions)} of "
-             f"{len(result.cells)} cells regressed (SPRT p0 = {s.p0}, p1 = {s.p1}, α = {s.alpha} "
-             f"[{result.alpha_per_cell:.4g} per cell], β = {s.beta}); {result.runs_executed} runs in "
-             f"{result.batches} batches of up to {s.batch} per cell"]
-    if result.simulated:
-        lines.append("SIMULATED results: the candidate ran on the simulated backend, not a real model.")
-    for cell in result.cells:
-        mark = "FAIL" if cell.regression else "pass"
-        lines.append(f"{mark} {cell.name}: {cell.decision} after {cell.runs_used} runs "
-                     f"({cell.failures} failed; log LR {cell.llr:+.2f})")
-    return "\n".join(lines)
+        narrowed = _narrowed(config, undecided, sources)
+    check_infra(state.runs, "candidate", gate)
+    cells = tuple(state.decided[n] for n in sorted(state.decided))
+    return SequentialResult(cells, settings, gate.alpha, gate.alpha / max(1, len(rules)), gate.metric, batch,
+                            len(state.runs), any(r.simulated for r in state.runs))

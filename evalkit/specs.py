@@ -77,7 +77,7 @@ def _shape_problem(spec: Any, schema: dict[str, Any], where: str) -> str | None:
     kind = next((label for t, label in _SHAPES.items() if isinstance(spec, t)), None)
     if kind and isinstance(declared, str) and declared != kind:
         hint = " (matcher operators start with $, e.g. {$contains: ...})" if kind == "object" else ""
-        return f"{where}: a {kind} where the parameter is a {declared}{hint}"
+        return f"{where}: {_article(kind)} {kind} where the parameter is {_article(declared)} {declared}{hint}"
     if isinstance(spec, dict):
         properties = schema.get("properties")
         if isinstance(properties, dict) and properties and schema.get("additionalProperties") is not True:
@@ -89,3 +89,7 @@ def _shape_problem(spec: Any, schema: dict[str, Any], where: str) -> str | None:
     if isinstance(spec, list) and isinstance(schema.get("items"), dict):
         return next((p for i, v in enumerate(spec) if (p := _shape_problem(v, schema["items"], f"{where}.{i}"))), None)
     return None
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"

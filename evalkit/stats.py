@@ -11,14 +11,23 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
 import numpy as np
 from scipy import stats as sps
 
+from evalkit.stats_exact import (
+    BOSCHLOO_MAX_TABLES,
+    TwoSampleTest,
+    boschloo_pvalues,
+    boschloo_rejection,
+    boschloo_table,
+    fisher_grid,
+    unpaired_pvalues,
+)
+
 __all__ = [
-    "EXACT_MAX_N",
+    "BOSCHLOO_MAX_TABLES",
     "Difference",
     "Interval",
     "SampleSize",
@@ -30,8 +39,10 @@ __all__ = [
     "clopper_pearson",
     "detectable_rate",
     "fisher",
+    "floor_pvalue",
     "holm",
     "mcnemar",
+    "mcnemar_power",
     "n_needed",
     "newcombe",
     "pass_hat_k",
@@ -39,19 +50,13 @@ __all__ = [
     "sprt",
     "sprt_bounds",
     "two_sample_power",
+    "unpaired_pvalues",
     "wilson",
 ]
 
 Alternative = Literal["greater", "less", "two-sided"]
-TwoSampleTest = Literal["boschloo", "fisher"]
 IntervalMethod = Literal["wilson", "clopper-pearson"]
 
-# Exact power needs every table's p-value; above this many runs per arm we switch to the normal
-# approximation (Fleiss, no continuity correction) and say so in the result.
-EXACT_MAX_N = 120
-# Boschloo's p-value is a supremum over the nuisance rate; we take it on this grid (agrees with
-# scipy.stats.boschloo_exact to ~1e-6 on the reference tables, see tests).
-_NUISANCE_GRID = 1001
 
 
 @dataclass(frozen=True)
@@ -130,11 +135,23 @@ def fisher(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "great
 
 
 def boschloo(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "greater") -> float:
-    """Boschloo's exact test (scipy); uniformly more powerful than Fisher's."""
+    """Boschloo's exact test; uniformly more powerful than Fisher's. One-sided: `evalkit.stats_exact`
+    (one matrix product per distinct table; Fisher mid-p above BOSCHLOO_MAX_TABLES); two-sided: scipy."""
+    _table(x1, n1, x2, n2)
     if (x1 + x2) in (0, n1 + n2):
         return 1.0  # no information about a difference; scipy returns nan here
+    if alternative == "greater":
+        return boschloo_table(x1, n1, x2, n2)
+    if alternative == "less":
+        return boschloo_table(x2, n2, x1, n1)
     result = sps.boschloo_exact(_table(x1, n1, x2, n2), alternative=alternative)
     return float(min(1.0, result.pvalue))
+
+
+def floor_pvalue(x: int, n: int, floor: float) -> float:
+    """One-sided exact binomial p-value of H₀ "rate ≥ floor" against "rate < floor" for x of n."""
+    _check_counts(x, n)
+    return 1.0 if floor <= 0 else float(sps.binom.cdf(x, n, floor))
 
 
 def mcnemar(b: int, c: int, alternative: Alternative = "greater") -> float:
@@ -184,67 +201,43 @@ def pass_hat_k(counts: Iterable[tuple[int, int]], k: int) -> float | None:
 # --- power -------------------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=64)
-def _fisher_greater_grid(n1: int, n2: int) -> np.ndarray:
-    """One-sided Fisher p-value P(X₁ ≥ x₁ | x₁+x₂) for every table (x₁, x₂)."""
-    x1 = np.arange(n1 + 1)[:, None]
-    x2 = np.arange(n2 + 1)[None, :]
-    grid: np.ndarray = sps.hypergeom.sf(x1 - 1, n1 + n2, x1 + x2, n1)
-    return grid
-
-
-@lru_cache(maxsize=64)
-def boschloo_pvalues(n1: int, n2: int) -> np.ndarray:
-    """One-sided ("greater") Boschloo p-values for every table, shape (n1+1, n2+1).
-
-    Boschloo's p-value is sup over the common rate π of P_π(Fisher p ≤ observed Fisher p); sorting
-    all tables by their Fisher p once gives every table's tail probability as a cumulative sum.
-    """
-    fisher_p = _fisher_greater_grid(n1, n2).ravel()
-    order = np.argsort(fisher_p, kind="stable")
-    sorted_p = fisher_p[order]
-    # tables with equal Fisher p (to rounding) are equally extreme: take the last of each tie
-    last = np.searchsorted(sorted_p, sorted_p * (1 + 1e-9), side="right") - 1
-    best = np.zeros(sorted_p.size)
-    for chunk in np.array_split(np.linspace(0.0, 1.0, _NUISANCE_GRID), max(1, (n1 + n2) // 16)):
-        b1 = sps.binom.pmf(np.arange(n1 + 1)[None, :], n1, chunk[:, None])
-        b2 = sps.binom.pmf(np.arange(n2 + 1)[None, :], n2, chunk[:, None])
-        joint = (b1[:, :, None] * b2[:, None, :]).reshape(chunk.size, -1)[:, order]
-        best = np.maximum(best, np.cumsum(joint, axis=1)[:, last].max(axis=0))
-    out = np.empty_like(best)
-    out[order] = np.minimum(best, 1.0)
-    return out.reshape(n1 + 1, n2 + 1)
-
-
 def _rejects(n: int, alpha: float, test: TwoSampleTest) -> np.ndarray:
-    grid = boschloo_pvalues(n, n) if test == "boschloo" else _fisher_greater_grid(n, n)
-    rejected: np.ndarray = grid <= alpha
+    if test == "boschloo":
+        return boschloo_rejection(n, n, alpha)
+    rejected: np.ndarray = fisher_grid(n, n) <= alpha
     return rejected
-
-
-def _approx_power(n: int, p_base: float, p_cand: float, alpha: float) -> float:
-    delta = p_base - p_cand
-    pbar = (p_base + p_cand) / 2
-    spread = math.sqrt(p_base * (1 - p_base) + p_cand * (1 - p_cand))
-    z_a = float(sps.norm.ppf(1 - alpha))
-    if spread == 0:
-        return 1.0 if delta > 0 else 0.0
-    return float(sps.norm.cdf((delta * math.sqrt(n) - z_a * math.sqrt(2 * pbar * (1 - pbar))) / spread))
 
 
 def two_sample_power(n: int, p_base: float, p_cand: float, *, alpha: float = 0.05,
                      test: TwoSampleTest = "boschloo") -> tuple[float, bool]:
-    """Power of the one-sided test with n runs per arm; returns (power, exact)."""
-    if n > EXACT_MAX_N:
-        return _approx_power(n, p_base, p_cand, alpha), False
+    """Exact power of the one-sided unpaired test the gate runs, with n runs per arm (above
+    BOSCHLOO_MAX_TABLES that is Fisher's mid-p, as in `boschloo`); returns (power, exact=True)."""
     ks = np.arange(n + 1)
     weights = np.outer(sps.binom.pmf(ks, n, p_base), sps.binom.pmf(ks, n, p_cand))
     return float((weights * _rejects(n, alpha, test)).sum()), True
 
 
+def mcnemar_power(n: int, p_base: float, p_cand: float, *, alpha: float = 0.05) -> float:
+    """Exact power of the one-sided exact McNemar test on n pairs whose two outcomes are independent
+    (the conservative case: pairing gains nothing beyond it unless outcomes correlate). A pair is
+    discordant "lost" with q₁ = p_base(1 − p_cand) and "gained" with q₂ = (1 − p_base)p_cand."""
+    lost, gained = p_base * (1 - p_cand), (1 - p_base) * p_cand
+    if lost + gained == 0:
+        return 0.0
+    d = np.arange(n + 1)
+    total = 0.0
+    for discordant, weight in zip(d, sps.binom.pmf(d, n, lost + gained), strict=True):
+        if discordant == 0 or weight == 0:
+            continue
+        b = np.arange(discordant + 1)
+        rejects = sps.binom.sf(b - 1, discordant, 0.5) <= alpha
+        total += weight * float(sps.binom.pmf(b, discordant, lost / (lost + gained))[rejects].sum())
+    return total
+
+
 @dataclass(frozen=True)
 class SampleSize:
-    """Runs per arm for a design; `exact` is False when the normal approximation was used."""
+    """Runs per arm for a design, from the exact power of the test (`exact` is always True now)."""
 
     n: int
     power: float
@@ -264,24 +257,37 @@ def approx_n(p_base: float, p_cand: float, *, alpha: float = 0.05, power: float 
 
 
 def n_needed(p_base: float, p_cand: float, *, alpha: float = 0.05, power: float = 0.8,
-             test: TwoSampleTest = "boschloo") -> SampleSize:
-    """Smallest n per arm whose exact power reaches `power` (exact tests' power is a sawtooth in n,
-    so a slightly larger n can dip below again). Beyond EXACT_MAX_N: the approximation."""
-    guess = approx_n(p_base, p_cand, alpha=alpha, power=power)
-    if guess > EXACT_MAX_N:
-        return SampleSize(guess, _approx_power(guess, p_base, p_cand, alpha), False)
-    for n in range(max(2, guess * 3 // 4), EXACT_MAX_N + 1):
-        achieved, _ = two_sample_power(n, p_base, p_cand, alpha=alpha, test=test)
-        if achieved >= power:
-            return SampleSize(n, achieved, True)
-    return SampleSize(guess, _approx_power(guess, p_base, p_cand, alpha), False)
+             test: TwoSampleTest = "boschloo", limit: int = 2000) -> SampleSize:
+    """Smallest n per arm whose exact power reaches `power`. From the normal approximation's guess,
+    exact power is computed in steps of 8 until it brackets the target, then at every n of the last
+    step (exact tests' power is a sawtooth in n, so a slightly larger n can dip below again). Raises
+    ValueError past `limit` runs per arm."""
+    def achieved(n: int) -> float:
+        return two_sample_power(n, p_base, p_cand, alpha=alpha, test=test)[0]
+
+    step, n = 8, approx_n(p_base, p_cand, alpha=alpha, power=power)
+    if achieved(n) >= power:
+        while n > 2 and achieved(max(2, n - step)) >= power:
+            n = max(2, n - step)
+        low = max(2, n - step)
+    else:
+        while achieved(n) < power:
+            if n > limit:
+                raise ValueError(f"more than {limit} runs per arm needed for {p_base} → {p_cand} at power {power}")
+            n += step
+        low = n - step
+    first = next(k for k in range(low, n + 1) if achieved(k) >= power)
+    return SampleSize(first, achieved(first), True)
 
 
 def detectable_rate(n: int, p_base: float, *, alpha: float = 0.05, power: float = 0.8,
-                    test: TwoSampleTest = "boschloo") -> float | None:
+                    test: TwoSampleTest | Literal["mcnemar"] = "boschloo") -> float | None:
     """The highest candidate rate that the test still detects with the given power at n per arm
-    (None when even a drop to 0 is not detected). Power falls as the candidate rate rises."""
+    (None when even a drop to 0 is not detected). Power falls as the candidate rate rises.
+    `mcnemar`: n independent pairs, as `mcnemar_power`."""
     def achieved(p: float) -> float:
+        if test == "mcnemar":
+            return mcnemar_power(n, p_base, p, alpha=alpha)
         return two_sample_power(n, p_base, p, alpha=alpha, test=test)[0]
 
     if achieved(0.0) < power:

@@ -9,10 +9,13 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
+from scipy import stats as sps
 
 from evalkit import stats
 from evalkit.errors import GateInputError
-from evalkit.gate import FloorRule, GateConfig, GateResult, compare, render_junit, render_markdown, render_text
+from evalkit.gate import GateResult, compare
+from evalkit.gate_config import FloorRule, GateConfig
+from evalkit.gate_render import render_junit, render_markdown, render_text
 from evalkit.results import Results, RunRecord, load_results
 from evalkit.runner import run_config
 from tests.report import records
@@ -82,20 +85,22 @@ def pairs(base: Results, cand: Results, strategy: str) -> tuple[int, int]:
 def test_a_candidate_equal_to_the_baseline_passes(sims: Sims) -> None:
     result = compare(load(sims.baseline), load(sims.rerun))
     assert result.passed and result.failed == ()
-    assert [v.name for v in result.cells] == ["sim/native/retry_nudge", "sim/native/trust_text"]
+    assert (result.level, result.metric) == ("scenario", "correct")  # the defaults
+    assert len(result.cells) == len(GATE_SCENARIOS) * len(GATE_STRATEGIES)
+    assert {v.name.rsplit("/", 1)[0] for v in result.cells} == {"sim/native/retry_nudge", "sim/native/trust_text"}
     for v in result.cells:
         assert v.test.startswith("McNemar exact, paired (0 lost, 0 gained)")
         assert (v.p, v.p_holm, v.difference.estimate) == (1.0, 1.0, 0.0)
-        assert v.baseline == v.candidate and v.baseline.n == len(GATE_SCENARIOS) * GATE_RUNS
-    assert result.notes == () and result.simulated
-    assert render_text(result).startswith("evalkit gate: PASS: 0 of 2 cells failed")
+        assert v.baseline == v.candidate and v.baseline.n == GATE_RUNS
+    assert [n.split(":")[0] for n in result.notes] == ["power"] and result.simulated
+    assert render_text(result).startswith("evalkit gate: PASS: 0 of 8 cells failed (metric correct; level scenario")
 
 
 def test_a_degraded_candidate_fails_and_says_which_cells_and_why(sims: Sims) -> None:
     base, cand = load(sims.baseline), load(sims.degraded)
-    result = compare(base, cand)
+    result = compare(base, cand, GateConfig(level="cell", metric="completed"))
     assert not result.passed
-    assert result.notes == ("model changed: small-local → small-local-degraded (sim)",)
+    assert result.notes[0] == "model changed: small-local → small-local-degraded (sim)"
     failed = {v.name: v for v in result.failed}
     assert set(failed) == {"sim/native/trust_text", "sim/native/retry_nudge"}
     adjusted = stats.holm([v.p for v in result.cells])
@@ -106,18 +111,20 @@ def test_a_degraded_candidate_fails_and_says_which_cells_and_why(sims: Sims) -> 
         assert v.p == pytest.approx(stats.mcnemar(lost, gained))
         assert v.p_holm == pytest.approx(adjusted[i]) and v.p_holm <= 0.05
         (reason,) = v.reasons
-        assert reason.startswith(f"completion dropped {v.baseline.value:.0%} → {v.candidate.value:.0%}")
+        assert reason.startswith(f"completed rate dropped {v.baseline.value:.0%} → {v.candidate.value:.0%}")
+        assert "90% CI" in reason  # the two-sided interval that matches a one-sided test at α = 0.05
         assert f"p = {v.p:.4f}, Holm-adjusted {v.p_holm:.4f} ≤ α = 0.05" in reason
         assert "largest drops: " in reason and v.worst and all(" → " in w for w in v.worst)
-        assert v.difference == stats.newcombe(v.candidate.x, v.candidate.n, v.baseline.x, v.baseline.n)
+        assert v.difference == stats.newcombe(v.candidate.x, v.candidate.n, v.baseline.x, v.baseline.n, 0.9)
     text = render_text(result)
     assert text.startswith("evalkit gate: FAIL: 2 of 2 cells failed")
     for name, v in failed.items():
-        assert f"FAIL {name}\n     - {v.reasons[0]}" in text
+        assert (f"FAIL {name} (family all, scenario all scenarios pooled, model small-local → small-local-degraded, "
+                f"strategy {v.strategy}, backend sim, mode native)\n     - {v.reasons[0]}") in text
 
 
 def test_scenario_level_compares_each_scenario_and_holm_spares_a_lone_drop(sims: Sims) -> None:
-    result = compare(load(sims.baseline), load(sims.degraded), GateConfig(level="scenario"))
+    result = compare(load(sims.baseline), load(sims.degraded), GateConfig(level="scenario", metric="completed"))
     assert len(result.cells) == len(GATE_SCENARIOS) * len(GATE_STRATEGIES)
     assert all(v.name.count("/") == 3 and v.worst == () for v in result.cells)
     assert [v.p_holm for v in result.cells] == pytest.approx(stats.holm([v.p for v in result.cells]))
@@ -153,7 +160,8 @@ def cells(specs: dict[str, tuple[int, int]], *, seed: int | None = None, **field
 
 
 def gate(base: list[RunRecord], cand: list[RunRecord], config: GateConfig | None = None) -> GateResult:
-    return compare(records.results(base), records.results(cand), config)
+    """Hand-made strategy cells: pooled per strategy column unless the config says otherwise."""
+    return compare(records.results(base), records.results(cand), config or GateConfig(level="cell"))
 
 
 def test_holm_across_cells_decides_not_the_raw_p() -> None:
@@ -179,26 +187,52 @@ def test_mcnemar_when_paired_with_holm() -> None:
     assert two.passed
 
 
-def test_absolute_floor_on_the_lower_wilson_bound() -> None:
-    same = cells({"a": (25, 25)})
-    low = stats.wilson(25, 25).low  # 0.867: a perfect 25/25 cannot prove more
-    (v,) = gate(same, same, GateConfig(floor=0.9)).cells
-    assert v.p == 1.0 and v.floor == 0.9 and v.candidate.low == pytest.approx(low)
-    assert v.reasons == (f"lower 95% Wilson bound {low:.1%} of the candidate's 25/25 is under the floor 90%",)
-    assert gate(same, same, GateConfig(floor=0.85)).passed
-    assert gate(same, same).passed  # no floor set
+def test_floor_is_a_one_sided_exact_binomial_test_holm_across_cells() -> None:
+    perfect = cells({"a": (25, 25)})
+    assert gate(perfect, perfect, GateConfig(level="cell", floor=0.99)).passed  # 25/25 shows no rate under 99%
+    low = cells({"a": (18, 25)})
+    (v,) = gate(low, low, GateConfig(level="cell", floor=0.9)).cells
+    assert v.floor_p == pytest.approx(sps.binomtest(18, 25, 0.9, alternative="less").pvalue, rel=1e-12)
+    assert v.reasons == (f"correct rate 18/25 is under the floor 90%: one-sided exact binomial p = {v.floor_p:.4f}, "
+                         f"Holm-adjusted {v.floor_p:.4f} ≤ α = 0.05",)
+    assert gate(cells({"a": (21, 25)}), cells({"a": (21, 25)}), GateConfig(level="cell", floor=0.9)).passed
+    # two cells with floors: Holm across them
+    two = cells({"a": (18, 25), "b": (25, 25)})
+    a, b = gate(two, two, GateConfig(level="cell", floor=0.9)).cells
+    assert a.floor_p_holm == pytest.approx(min(1.0, 2 * (a.floor_p or 0))) and b.floor_p_holm == 1.0
+
+
+@pytest.mark.parametrize("n", [10, 25, 50])
+@pytest.mark.parametrize("floor", [0.5, 0.8, 0.9, 0.95])
+def test_a_cell_at_its_floor_fails_at_most_alpha_of_the_time(n: int, floor: float) -> None:
+    """The false-failure rate of the floor rule, exactly: P(reject | true rate = floor) ≤ α."""
+    rejected = [x for x in range(n + 1) if stats.floor_pvalue(x, n, floor) <= 0.05]
+    assert sps.binom.pmf(rejected, n, floor).sum() <= 0.05
+    below = floor - 0.3
+    assert rejected and sps.binom.pmf(rejected, n, below).sum() > 0.05  # and it has power below the floor
+
+
+def test_a_floor_that_cannot_fail_at_this_n_is_a_warning() -> None:
+    runs = cells({"a": (2, 25)})
+    result = gate(runs, runs, GateConfig(level="cell", floor=0.1))  # even 0/25 has p = 0.9^25 = 0.072
+    assert result.passed and result.warnings == (
+        "floor 10% cannot fail a cell of 25 runs: even 0/25 is not significantly under it at α/1; run more runs "
+        "per cell",)
+    assert any(note.startswith('floor: one-sided exact binomial test of "rate ≥ floor"') for note in result.notes)
+    assert "warning: floor 10% cannot fail" in render_text(result)
 
 
 def test_per_cell_floors_first_matching_rule_and_strictest_when_pooled() -> None:
-    base = cells({"guarded": (25, 25), "plain": (22, 25)})
-    rules = [FloorRule(strategy="guard*", floor=0.9), FloorRule(strategy="*", floor=0.5)]
-    result = gate(base, base, GateConfig(floors=rules))
-    assert [(v.name, v.floor, v.failed) for v in result.cells] == [("sim/native/guarded", 0.9, True),
+    base = cells({"guarded": (20, 25), "plain": (20, 25)})
+    rules = [FloorRule(strategy="guard*", floor=0.95), FloorRule(strategy="*", floor=0.5)]
+    result = gate(base, base, GateConfig(level="cell", floors=rules))
+    assert [(v.name, v.floor, v.failed) for v in result.cells] == [("sim/native/guarded", 0.95, True),
                                                                    ("sim/native/plain", 0.5, False)]
     # pooled over two scenarios with different floors: the stricter one applies to the cell
-    pooled = [*records.cell_runs(25, 25, scenario="s1"), *records.cell_runs(25, 25, scenario="s2")]
-    (v,) = gate(pooled, pooled, GateConfig(floors=[FloorRule(scenario="s2", floor=0.97)], floor=0.5)).cells
-    assert v.floor == 0.97 and v.failed  # 50/50 has a lower bound of 0.929
+    pooled = [*records.cell_runs(25, 25, scenario="s1"), *records.cell_runs(20, 25, scenario="s2")]
+    config = GateConfig(level="cell", floors=[FloorRule(scenario="s2", floor=0.97)], floor=0.5)
+    (v,) = gate(pooled, pooled, config).cells
+    assert v.floor == 0.97 and v.floor_p == pytest.approx(sps.binom.cdf(45, 50, 0.97)) and v.failed
 
 
 def test_infra_errors_over_the_limit_make_the_input_unusable() -> None:
@@ -212,8 +246,39 @@ def test_infra_errors_over_the_limit_make_the_input_unusable() -> None:
     with pytest.raises(GateInputError, match=r"sim/native/trust_text: 3 of 25 candidate runs are infra errors"):
         gate(base, with_infra(3))  # 12% > 10%
     assert gate(base, with_infra(3), GateConfig(max_infra_error_rate=0.2)).passed
-    with pytest.raises(GateInputError, match="the candidate cell has no counted runs"):
-        gate(base, with_infra(25), GateConfig(max_infra_error_rate=1.0))
+    with pytest.raises(GateInputError, match=r"no cell has counted runs on both sides: sim/native/trust_text: "
+                                             r"no counted runs on both sides \(candidate: 25 infra errors of 25"):
+        gate(base, with_infra(25), GateConfig(level="cell", max_infra_error_rate=1.0))
+
+
+def issue_input(infra_side: str) -> tuple[list[RunRecord], list[RunRecord]]:
+    """Issue 8: nine scenarios at 25/25 and a tenth whose 25 runs on one side are all infra errors while the
+    other side's fail (10% of the column: allowed)."""
+    steady = [r for i in range(9) for r in records.cell_runs(25, 25, scenario=f"s{i}")]
+    broken = [records.run(index=i, scenario="s9", outcome="infra_error", completed=False) for i in range(25)]
+    failing = records.cell_runs(0, 25, scenario="s9")
+    return (steady + broken, steady + failing) if infra_side == "baseline" else (steady + failing, steady + broken)
+
+
+@pytest.mark.parametrize("infra_side", ["baseline", "candidate"])
+@pytest.mark.parametrize("level", ["scenario", "family", "cell"])
+@pytest.mark.parametrize("seed", [None, 7])  # paired runs, or no pairs
+def test_infra_errors_in_one_scenario_do_not_change_the_mix(infra_side: str, level: str, seed: int | None) -> None:
+    base, cand = issue_input(infra_side)
+    if seed is not None:
+        cand = [r.model_copy(update={"seed": seed}) for r in cand]
+    result = gate(base, cand, GateConfig(level=level))  # type: ignore[arg-type]
+    assert result.passed, render_text(result)
+    if level == "scenario":
+        assert len(result.cells) == 9 and result.skipped == (
+            ("sim/native/trust_text/s9", f"no counted runs on both sides ({infra_side}: 25 infra errors of 25 runs)"),)
+    else:
+        (v,) = result.cells
+        assert (v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n) == (225, 225, 225, 225)
+        assert result.notes == (f"{v.name}: compared 225 runs per side, like with like; left out "
+                                f"{25 * (infra_side == 'candidate')} baseline and {25 * (infra_side == 'baseline')} "
+                                "candidate counted runs whose counterpart was an infra error; scenarios without "
+                                "counted runs on one side: s9",)
 
 
 def test_mismatched_cells_and_scenarios_are_unusable_input() -> None:
@@ -239,8 +304,9 @@ def test_unsupported_cells() -> None:
     base = cells({"a": (5, 5)})
     unsupported = [records.run(index=i, outcome="unsupported", completed=False, strategy="grammar") for i in range(5)]
     result = gate(base + unsupported, base + unsupported)
-    assert result.skipped == ("sim/native/grammar",) and [v.name for v in result.cells] == ["sim/native/a"]
-    assert "skipped sim/native/grammar: unsupported on both sides" in render_text(result)
+    assert result.skipped == (("sim/native/grammar", "unsupported on both sides"),)
+    assert [v.name for v in result.cells] == ["sim/native/a"]
+    assert "not compared (unsupported on both sides): sim/native/grammar" in render_text(result)
     with pytest.raises(GateInputError, match="sim/native/grammar: unsupported in the candidate only"):
         gate(base + cells({"grammar": (5, 5)}), base + unsupported)
 
@@ -285,4 +351,18 @@ def test_markdown_summary_lists_failed_cells_first(sims: Sims) -> None:
     assert flags == sorted(flags, reverse=True) and any(flags) and not all(flags)
     assert text.startswith("## evalkit gate: FAIL:") and "> **SIMULATED results" in text
     assert "- model changed: small-local → small-local-degraded (sim)" in text
-    assert all(line.count("|") - line.count("\\|") == 10 for line in lines)  # 9 columns: no reason breaks one
+    assert all(line.count("|") - line.count("\\|") == 13 for line in lines)  # 12 columns: no reason breaks one
+
+
+@pytest.mark.parametrize(("seed", "test", "name"), [(None, "mcnemar", "McNemar on pairs"), (7, "boschloo", "Boschloo")])
+def test_the_power_note_uses_the_test_the_gate_ran(seed: int | None, test: str, name: str) -> None:
+    base = cells({"a": (25, 25), "b": (25, 25)})
+    result = gate(base, cells({"a": (25, 25), "b": (25, 25)}, seed=seed))
+    rate = stats.detectable_rate(25, 1.0, alpha=0.025, test=test)  # type: ignore[arg-type]
+    assert rate is not None
+    def power(p: float) -> float:
+        return (stats.mcnemar_power(25, 1.0, p, alpha=0.025) if test == "mcnemar"
+                else stats.two_sample_power(25, 1.0, p, alpha=0.025)[0])
+    assert power(rate) >= 0.8 > power(rate + 0.01)
+    assert (f"power: with 25 runs per side ({name}, α/m = 0.025, the first Holm step) the gate catches a drop "
+            f"from 100% to {rate:.0%} or lower with 80% probability") in result.notes

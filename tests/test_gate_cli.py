@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
 import yaml
 
-from evalkit import stats
 from evalkit.cli import main
+from evalkit.config import load_config
 from evalkit.results import load_results
+from evalkit.runner import run_config
+from evalkit.sequential import baseline_counts
+from evalkit.sequential_rule import cell_rule, decide
 from tests.report import records
 from tests.test_gate import GATE_SCENARIOS, Sims, gate_results, shared_sims
 
@@ -42,27 +44,31 @@ def test_a_candidate_equal_to_the_baseline_exits_0(sims: Sims, tmp_path: Path,
     code, out, err = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--markdown", md,
                           "--junit", junit)
     assert (code, err) == (0, "")
-    assert out.splitlines()[0] == ("evalkit gate: PASS: 0 of 2 cells failed (level cell; α = 0.05, "
-                                   "Holm across 2 cells)")
+    assert out.splitlines()[0] == ("evalkit gate: PASS: 0 of 8 cells failed (metric correct; level scenario; "
+                                   "α = 0.05, Holm across 8 cells)")
     assert "FAIL" not in out
     assert md.read_text(encoding="utf-8").startswith("## evalkit gate: PASS")
     suite = ET.parse(junit).getroot().find("testsuite")
-    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("2", "0")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("8", "0")
+    gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--markdown", md, "--level", "cell")
+    summary = md.read_text(encoding="utf-8")  # a CI step summary is shared: the second gate appends
+    assert summary.count("## evalkit gate: PASS") == 2 and "level cell" in summary.split("## evalkit gate")[2]
 
 
 def test_a_degraded_candidate_exits_1_and_says_which_cells_and_why(sims: Sims, tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     md, junit = tmp_path / "summary.md", tmp_path / "gate.xml"
     code, out, err = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md,
-                          "--junit", junit)
+                          "--junit", junit, "--level", "cell", "--metric", "completed")
     assert (code, err) == (1, "")
     lines = out.splitlines()
-    assert lines[0].startswith("evalkit gate: FAIL: 2 of 2 cells failed")
+    assert lines[0].startswith("evalkit gate: FAIL: 2 of 2 cells failed (metric completed; level cell;")
     assert "note: model changed: small-local → small-local-degraded (sim)" in lines
     for strategy in ("retry_nudge", "trust_text"):
-        at = lines.index(f"FAIL sim/native/{strategy}")
+        at = lines.index(f"FAIL sim/native/{strategy} (family all, scenario all scenarios pooled, model small-local → "
+                         f"small-local-degraded, strategy {strategy}, backend sim, mode native)")
         reason = lines[at + 1]
-        assert reason.startswith("     - completion dropped ") and "one-sided McNemar exact, paired (" in reason
+        assert reason.startswith("     - completed rate dropped ") and "one-sided McNemar exact, paired (" in reason
         assert "Holm-adjusted" in reason and "≤ α = 0.05" in reason and "largest drops: " in reason
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("failures") == "2"
@@ -80,32 +86,37 @@ def test_verbose_scenario_level_lists_every_cell(sims: Sims, capsys: pytest.Capt
 
 
 def test_alpha_pairing_and_test_options(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--alpha", "0.00001")
+    pooled = ("--level", "cell", "--metric", "completed")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--alpha", "0.00001",
+                        *pooled)
     assert code == 0 and "α = 1e-05" in out  # the drops are real, but not at this level
-    md = tmp_path / "summary.md"
-    for options, test in ((["--pairing", "unpaired", "--test", "fisher"], "Fisher exact"),
-                          (["--pairing", "unpaired"], "Boschloo exact"),
-                          ([], "McNemar exact, paired")):
-        gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md, *options)
+    for i, (options, test) in enumerate(((["--pairing", "unpaired", "--test", "fisher"], "Fisher exact"),
+                                         (["--pairing", "unpaired"], "Boschloo exact"),
+                                         ([], "McNemar exact, paired"))):
+        md = tmp_path / f"summary-{i}.md"
+        gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md, *options, *pooled)
         rows = [line.split(" | ") for line in md.read_text(encoding="utf-8").splitlines() if line.startswith("| sim/")]
-        assert len(rows) == 2 and all(row[4].startswith(test) for row in rows), options
+        assert len(rows) == 2 and all(row[7].startswith(test) for row in rows), options
 
 
 def test_floor_from_the_command_line_and_from_a_config_file(sims: Sims, tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--floor", "0.6")
-    assert code == 1  # no change at all, but neither cell can show a completion rate of 60% or more
-    assert out.count("is under the floor 60%") == 2
+    pooled = ("--level", "cell", "--metric", "completed")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--floor", "0.99", *pooled)
+    assert code == 1  # no change at all, but both columns are significantly under 99%
+    assert out.count("is under the floor 99%: one-sided exact binomial p = ") == 2
+    assert 'note: floor: one-sided exact binomial test of "rate ≥ floor" per cell, Holm across 2 cell(s)' in out
     config = tmp_path / "gate.yaml"
-    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.3}],
+    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.01}],
                                       "max_infra_error_rate": 0.05}), encoding="utf-8")
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, "-v")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, "-v",
+                        *pooled)
     assert code == 0 and "pass sim/native/trust_text" in out
-    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.9}]}), encoding="utf-8")
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config)
+    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.99}]}), encoding="utf-8")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, *pooled)
     assert code == 1 and "FAIL sim/native/trust_text" in out and "FAIL sim/native/retry_nudge" not in out
     code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config,
-                        "--floor", "0.1")  # a rule for the cell still wins over the default floor
+                        "--floor", "0.01", *pooled)  # a rule for the cell still wins over the default floor
     assert code == 1
 
 
@@ -114,21 +125,21 @@ def test_floor_from_the_command_line_and_from_a_config_file(sims: Sims, tmp_path
 
 def test_mismatched_scenarios_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fewer = gate_results(tmp_path, "fewer", scenarios=GATE_SCENARIOS[:3], runs=3)
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer))
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer, "--level", "cell"))
     assert "ran different scenarios (only in the baseline: gap-missing-date)" in reason
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer, "--level", "scenario"))
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer))
     assert "do not cover the same cells" in reason and "only in the baseline: sim/native/retry_nudge/" in reason
 
 
 def test_empty_cells_and_infra_errors_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     header_only = records.write_results(tmp_path / "empty.jsonl", [])
-    assert "the candidate has no runs" in one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate",
+    assert "no run records (header only)" in one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate",
                                                                header_only))
-    base = records.write_results(tmp_path / "base.jsonl", records.cell_runs(20, 20))
+    base = records.write_results(tmp_path / "base.jsonl", records.cell_runs(20, 20), runs_per_cell=20)
     broken = records.write_results(tmp_path / "broken.jsonl", [
         *records.cell_runs(15, 15),
         *(records.run(index=15 + i, outcome="infra_error", completed=False, error="connection refused")
-          for i in range(5))])
+          for i in range(5))], runs_per_cell=20)
     reason = one_line_error(*gate(capsys, "--baseline", base, "--candidate", broken))
     assert reason == ("sim/native/trust_text: 5 of 20 candidate runs are infra errors, more than "
                       "max_infra_error_rate 10%; fix the backend and rerun")
@@ -176,92 +187,163 @@ def test_a_bad_gate_config_file_exits_2_naming_the_line(sims: Sims, tmp_path: Pa
 
 # --- sequential mode ---------------------------------------------------------------------------------
 
+SEQ_SCENARIOS = ("casual_greeting/hi.yaml", "relevance_detection/capital_city.yaml")
 
-def sequential_config(folder: Path, profile: str, strategy: str, **backend: Any) -> Path:
-    path = folder / f"{profile}.yaml"
+
+def sequential_config(folder: Path, profile: str, *, seed: int = 5, runs: int = 1, name: str = "") -> Path:
+    path = folder / f"{name or profile}.yaml"
     path.write_text(yaml.safe_dump({
-        "name": f"seq-{profile}", "seed": 5, "runs": 1,
-        "scenarios": [str(ROOT / "scenarios/casual_greeting/hi.yaml"),
-                      str(ROOT / "scenarios/relevance_detection/capital_city.yaml")],
-        "backends": [{"label": "sim", "kind": "sim", "model": profile, **backend}],
-        "strategies": {strategy: [strategy]}}), encoding="utf-8")
+        "name": f"seq-{name or profile}", "seed": seed, "runs": runs,
+        "scenarios": [str(ROOT / "scenarios" / s) for s in SEQ_SCENARIOS],
+        "backends": [{"label": "sim", "kind": "sim", "model": profile}],
+        "strategies": {"retry_nudge": ["retry_nudge"]}}), encoding="utf-8")
     return path
 
 
-def replay_sprt(out_dir: Path, alpha: float) -> dict[str, tuple[str, int]]:
-    """Each cell's SPRT decision and stopping point, recomputed from the batch files in order."""
-    outcomes: dict[str, list[bool]] = {}
-    for batch in sorted(out_dir.glob("batch-*.jsonl")):
-        for run in sorted(load_results([batch]).runs, key=lambda r: r.index):
-            outcomes.setdefault(run.cell.scenario, []).append(run.completed)
+@pytest.fixture(scope="module")
+def strong_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """25 runs per cell of the strong profile on other seeds than the candidates'."""
+    folder = tmp_path_factory.mktemp("seq-baseline")
+    config = load_config(sequential_config(folder, "strong", seed=77, runs=25, name="baseline"))
+    return run_config(config, folder / "baseline.jsonl")
+
+
+def replay(out_dir: Path, baseline: Path, cells: int, max_runs: int = 50, batch: int = 5) -> dict[str, tuple[str, int]]:
+    """Each cell's decision and stopping point, recomputed from the batch files with sequential_rule."""
+    base = baseline_counts(load_results([baseline]), "correct")
+    outcomes: dict[str, list[list[bool]]] = {}
+    for path in sorted(out_dir.glob("batch-*.jsonl")):
+        for run in sorted(load_results([path]).runs, key=lambda r: r.index):
+            name = f"sim/native/retry_nudge/{run.cell.scenario}"
+            seen = outcomes.setdefault(name, [])
+            if len(seen) <= int(path.stem.split("-")[1]):
+                seen.append([])
+            seen[-1].append(run.correct)
     decided: dict[str, tuple[str, int]] = {}
-    for scenario, seen in outcomes.items():
-        result = stats.sprt(seen, 0.95, 0.8, alpha=alpha, beta=0.2)
-        decided[scenario] = (result.decision, result.runs)
+    looks = -(-max_runs // batch) - 1
+    for name, batches in outcomes.items():
+        rule = cell_rule(*base[name], max_runs, 0.05 / cells, looks=looks)
+        flat: list[bool] = []
+        for runs in batches:
+            flat += runs
+            final = len(flat) >= max_runs
+            decision = decide(rule, sum(flat), len(flat) - sum(flat), interim=not final)
+            if decision != "continue":
+                decided[name] = (decision, len(flat))
+                break
     return decided
 
 
-def test_sequential_accepts_a_good_candidate_early(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    out_dir, md = tmp_path / "batches", tmp_path / "seq.md"
-    code, out, err = gate(capsys, "--sequential", "--candidate", sequential_config(tmp_path, "strong", "trust_text"),
-                          "--batch", "5", "--max-runs", "50", "--out", out_dir, "--markdown", md)
+def test_sequential_passes_an_identical_candidate_early(tmp_path: Path, strong_baseline: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir, md, junit = tmp_path / "batches", tmp_path / "seq.md", tmp_path / "seq.xml"
+    code, out, err = gate(capsys, "--sequential", "--baseline", strong_baseline, "--candidate",
+                          sequential_config(tmp_path, "strong"), "--out", out_dir, "--markdown", md, "--junit", junit)
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0].startswith("evalkit gate --sequential: PASS: 0 of 2 cells regressed")
-    assert lines[0].endswith("; 20 runs in 2 batches of up to 5 per cell")  # 10 each, not the 50 allowed
-    assert "pass sim/native/trust_text/greet-hi: accept after 10 runs (0 failed; log LR -1.72)" in lines
-    assert "pass sim/native/trust_text/rel-capital-city: accept after 10 runs (0 failed; log LR -1.72)" in lines
-    assert sorted(p.name for p in out_dir.iterdir()) == ["batch-000.jsonl", "batch-001.jsonl"]
-    assert replay_sprt(out_dir, 0.05 / 2) == {"greet-hi": ("accept", 10), "rel-capital-city": ("accept", 10)}
-    assert md.read_text(encoding="utf-8") == f"```\n{out.strip()}\n```\n"
+    assert lines[0].startswith("evalkit gate --sequential: PASS: 0 of 2 cells regressed against the baseline "
+                               "(metric correct; α = 0.05, 0.025 per cell [Bonferroni]")
+    expected = replay(out_dir, strong_baseline, 2)
+    assert set(expected) == {"sim/native/retry_nudge/greet-hi", "sim/native/retry_nudge/rel-capital-city"}
+    for name, (decision, used) in expected.items():
+        assert decision.startswith("accept") and used < 50  # stopped before the cap
+        assert any(line.startswith(f"pass {name}: {decision} after {used} runs") for line in lines)
+    summary = md.read_text(encoding="utf-8")
+    assert summary.startswith("## evalkit gate --sequential: PASS") and "```" not in summary
+    assert summary.count("| sim/native/retry_nudge/") == 2
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("2", "0")
 
 
-def test_sequential_stops_a_degraded_candidate_after_a_few_runs(tmp_path: Path,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    out_dir = tmp_path / "batches"
-    config = sequential_config(tmp_path, "small-local-degraded", "retry_nudge")
-    code, out, _ = gate(capsys, "--sequential", "--candidate", config, "--out", out_dir, "--p0", "0.95",
-                        "--p1", "0.8", "--batch", "5")
+def test_sequential_stops_a_degraded_candidate_early(tmp_path: Path, strong_baseline: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir, junit = tmp_path / "batches", tmp_path / "seq.xml"
+    code, out, _ = gate(capsys, "--sequential", "--baseline", strong_baseline, "--candidate",
+                        sequential_config(tmp_path, "small-local-degraded"), "--out", out_dir, "--junit", junit)
     assert code == 1
     lines = out.splitlines()
     assert lines[0].startswith("evalkit gate --sequential: FAIL: 2 of 2 cells regressed")
-    assert "; 10 runs in 1 batches of up to 5 per cell" in lines[0]
-    expected = replay_sprt(out_dir, 0.05 / 2)
-    for scenario in ("greet-hi", "rel-capital-city"):
-        decision, used = expected[scenario]
-        assert decision == "regression" and used < 5
-        assert any(line.startswith(f"FAIL sim/native/retry_nudge/{scenario}: regression after {used} runs")
-                   for line in lines)
+    for name, (decision, used) in replay(out_dir, strong_baseline, 2).items():
+        assert decision.startswith("regression") and used < 50
+        scenario = name.rsplit("/", 1)[1]
+        assert any(line.startswith(f"FAIL {name}: {decision} after {used} runs") and line.endswith(
+            f"(family {'casual_greeting' if scenario == 'greet-hi' else 'relevance_detection'}, scenario {scenario}, "
+            "model small-local-degraded, strategy retry_nudge, backend sim, mode native)") for line in lines)
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and suite.get("failures") == "2"
 
 
-def test_sequential_truncates_at_max_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = sequential_config(tmp_path, "strong", "trust_text")
-    code, out, _ = gate(capsys, "--sequential", "--candidate", config, "--out", tmp_path / "b", "--batch", "2",
-                        "--max-runs", "3")
-    assert code == 0
-    assert "; 6 runs in 2 batches of up to 2 per cell" in out.splitlines()[0]  # batches of 2, then of 1
-    assert "accept (truncated) after 3 runs" in out
+def test_sequential_decides_at_max_runs(tmp_path: Path, strong_baseline: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    config = sequential_config(tmp_path, "small-local-degraded")
+    code, out, _ = gate(capsys, "--sequential", "--baseline", strong_baseline, "--candidate", config, "--out",
+                        tmp_path / "b", "--batch", "2", "--max-runs", "3", "--futility", "0")
+    decided = replay(tmp_path / "b", strong_baseline, 2, max_runs=3, batch=2)
+    assert len(decided) == 2 and all(used <= 3 for _, used in decided.values())
+    assert code == (1 if any(d.startswith("regression") for d, _ in decided.values()) else 0)
+    for name, (decision, used) in decided.items():
+        assert f" {name}: {decision} after {used} runs" in out
 
 
-def test_sequential_with_a_dead_backend_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sequential_needs_the_baseline_to_hold_every_cell(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = records.write_results(tmp_path / "other.jsonl", records.cell_runs(20, 20), runs_per_cell=20)
+    md = tmp_path / "seq.md"
+    reason = one_line_error(*gate(capsys, "--sequential", "--baseline", other, "--candidate",
+                                  sequential_config(tmp_path, "strong"), "--out", tmp_path / "b", "--markdown", md))
+    assert reason.startswith("2 candidate cell(s) have no counted runs in the baseline: sim/native/retry_nudge/")
+    assert md.read_text(encoding="utf-8").startswith("## evalkit gate --sequential: ERROR (exit 2)")
+
+
+def test_sequential_with_a_dead_backend_exits_2(tmp_path: Path, strong_baseline: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "dead.yaml"
     config.write_text(yaml.safe_dump({
         "name": "dead", "runs": 1, "scenarios": [str(ROOT / "scenarios/casual_greeting/hi.yaml")],
         "backends": [{"label": "sim", "kind": "openai", "model": "x", "url": "http://127.0.0.1:9/v1",
                       "timeout_s": 5, "retry": {"attempts": 1, "base_delay_s": 0}}],
         "strategies": {"trust_text": ["trust_text"]}}), encoding="utf-8")
-    reason = one_line_error(*gate(capsys, "--sequential", "--candidate", config, "--out", tmp_path / "b"))
+    junit = tmp_path / "seq.xml"
+    reason = one_line_error(*gate(capsys, "--sequential", "--baseline", strong_baseline, "--candidate", config,
+                                  "--out", tmp_path / "b", "--junit", junit))
     assert reason == "dead: no candidate run counted (all unsupported or infra errors)"
+    error = ET.parse(junit).getroot().find("testsuite/testcase/error")
+    assert error is not None and error.get("message") == reason
 
 
 @pytest.mark.parametrize(("options", "expected"), [
-    (["--p0", "0.8", "--p1", "0.9"], "gate option: sequential: Value error, p1 (0.9) must be below p0 (0.8)"),
+    (["--max-runs", "0"], "gate option: sequential.max_runs: Input should be greater than or equal to 1"),
     (["--batch", "0"], "gate option: sequential.batch: Input should be greater than or equal to 1"),
-    (["--p1", "1.5"], "gate option: sequential.p1: Input should be less than 1"),
+    (["--futility", "-1"], "gate option: sequential.futility: Input should be greater than or equal to 0"),
 ])
-def test_sequential_bad_options_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str],
-                                       expected: str) -> None:
-    config = sequential_config(tmp_path, "strong", "trust_text")
-    reason = one_line_error(*gate(capsys, "--sequential", "--candidate", config, "--out", tmp_path / "b", *options))
+def test_sequential_bad_options_exit_2(tmp_path: Path, strong_baseline: Path, capsys: pytest.CaptureFixture[str],
+                                       options: list[str], expected: str) -> None:
+    config = sequential_config(tmp_path, "strong")
+    reason = one_line_error(*gate(capsys, "--sequential", "--baseline", strong_baseline, "--candidate", config,
+                                  "--out", tmp_path / "b", *options))
     assert reason.startswith(expected)
     assert not (tmp_path / "b").exists()  # refused before any run
+
+
+@pytest.mark.parametrize("problem", ["empty candidate", "bad option", "bad config"])
+def test_exit_2_writes_the_files_asked_for_with_the_reason(sims: Sims, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str], problem: str) -> None:
+    md, junit = tmp_path / "summary.md", tmp_path / "gate.xml"
+    md.write_text("## an earlier CI step\n", encoding="utf-8")
+    candidate: Path = sims.rerun
+    options: list[str | Path] = []
+    if problem == "empty candidate":
+        candidate = records.write_results(tmp_path / "empty.jsonl", [])
+    elif problem == "bad option":
+        options = ["--alpha", "2"]
+    else:
+        options = ["--config", tmp_path / "missing.yaml"]
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", candidate, "--markdown", md,
+                                  "--junit", junit, *options))
+    summary = md.read_text(encoding="utf-8")
+    assert summary.startswith("## an earlier CI step\n## evalkit gate: ERROR (exit 2): the inputs could not be "
+                              "compared")
+    assert f"> {reason.replace('<', '&lt;').replace('>', '&gt;')}\n" in summary
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None and (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("1", "1", "0")
+    error = suite.find("testcase/error")
+    assert error is not None and error.get("message") == reason and error.get("type") == "input"

@@ -140,10 +140,13 @@ def test_runs_needed_per_arm() -> None:
     assert stats.approx_n(0.95, 0.8) == 60
 
 
-def test_large_n_uses_the_approximation_and_says_so() -> None:
+def test_power_is_exact_at_large_n_and_the_search_finds_the_first_n() -> None:
+    """Issue 8: the normal approximation said 343 runs reach 80% at 0.95 → 0.9; exactly, 343 give 0.780."""
+    assert stats.two_sample_power(343, 0.95, 0.9) == (approx(0.7798, abs=5e-4), True)
+    assert stats.approx_n(0.95, 0.9) == 343
     needed = stats.n_needed(0.95, 0.9)
-    assert not needed.exact and needed.n > stats.EXACT_MAX_N
-    assert stats.two_sample_power(500, 0.95, 0.9)[1] is False
+    assert needed.exact and needed.power >= 0.8 and 350 <= needed.n <= 365
+    assert stats.two_sample_power(needed.n - 1, 0.95, 0.9)[0] < 0.8
 
 
 def test_sprt_bounds_and_the_notes_example() -> None:

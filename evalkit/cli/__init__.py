@@ -35,6 +35,7 @@ COMMANDS = {
     "rescore": "re-judge a results file's runs with the current checker and scenarios",
     "list": "list scenarios, strategies, backends or simulated profiles",
     "serve": "start a local llama-server with a packaged model (until Ctrl-C)",
+    "import": "convert public benchmark cases into scenario files",
 }
 
 

@@ -1,8 +1,10 @@
 """`evalkit gate --baseline A.jsonl --candidate B.jsonl`: fail CI when the candidate regressed.
 
 Exit 0: no cell regressed; 1: a cell regressed or fell under its floor; 2: the inputs cannot be
-compared (raised as GateInputError and mapped by `evalkit.cli.main`). Options given on the command
-line override the `--config` file.
+compared (raised as GateInputError and mapped by `evalkit.cli.main`). Every exit writes the
+`--junit` and `--markdown` files asked for (on exit 2 with the reason); `--markdown` appends, since
+a CI step summary is shared by several steps. Options given on the command line override the
+`--config` file.
 """
 
 from __future__ import annotations
@@ -12,40 +14,47 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from evalkit.errors import GateInputError
-from evalkit.gate import GateConfig, compare, load_gate_config, render_junit, render_markdown, render_text
+from evalkit.errors import EvalkitError, GateInputError
+from evalkit.gate import compare
+from evalkit.gate_config import GateConfig, load_gate_config
+from evalkit.gate_render import error_junit, error_markdown, render_junit, render_markdown, render_text
 from evalkit.integrity import load_checked
 
 __all__ = ["add_parser", "run"]
 
-_OVERRIDES = ("alpha", "floor", "max_infra_error_rate", "test", "pairing", "level")
-_SEQUENTIAL = ("p0", "p1", "batch", "max_runs")
+_OVERRIDES = ("alpha", "metric", "floor", "max_infra_error_rate", "test", "pairing", "level")
+_SEQUENTIAL = ("futility", "batch", "max_runs")
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("gate", help="compare a candidate's results with a baseline's; exit 1 on a regression")
-    p.add_argument("--baseline", nargs="+", type=Path, help="baseline results file(s)")
+    p.add_argument("--baseline", nargs="+", type=Path, required=True, help="baseline results file(s)")
     p.add_argument("--candidate", nargs="+", type=Path, required=True,
                    help="candidate results file(s); with --sequential, the candidate's run config")
     p.add_argument("--config", type=Path, help="gate settings (YAML): alpha, floor, floors, level, pairing, ...")
     p.add_argument("--alpha", type=float, help="family-wise significance level (default 0.05)")
-    p.add_argument("--floor", type=float, help="fail a cell whose candidate lower Wilson bound is under this rate")
+    p.add_argument("--metric", choices=["correct", "completed"],
+                   help="the rate gated: correct (the check passed, default) or completed (structural)")
+    p.add_argument("--floor", type=float,
+                   help="fail a cell whose rate is significantly under this (one-sided exact binomial test)")
     p.add_argument("--max-infra-error-rate", type=float, help="share of infra errors that makes a cell unusable")
     p.add_argument("--test", choices=["boschloo", "fisher"], help="unpaired test (default boschloo)")
     p.add_argument("--pairing", choices=["auto", "paired", "unpaired"],
                    help="auto: McNemar when runs pair by scenario, index and seed (default)")
-    p.add_argument("--level", choices=["scenario", "cell"],
-                   help="compare per scenario, or pooled per cell (default: cell)")
+    p.add_argument("--level", choices=["scenario", "family", "cell"],
+                   help="compare per scenario (default), or pooled per family or per strategy column")
     p.add_argument("--junit", type=Path, help="write JUnit XML here (one test case per cell)")
-    p.add_argument("--markdown", type=Path, help="write a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--markdown", type=Path, help="append a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
     p.add_argument("-v", "--verbose", action="store_true", help="also list the cells that passed")
     seq = p.add_argument_group("sequential mode")
-    seq.add_argument("--sequential", action="store_true", help="run the candidate config in batches; stop on an SPRT")
-    seq.add_argument("--p0", type=float, help="SPRT: the acceptable completion rate (default 0.95)")
-    seq.add_argument("--p1", type=float, help="SPRT: the regressed completion rate (default 0.80)")
-    seq.add_argument("--batch", type=int, help="SPRT: runs per cell per batch (default 5)")
-    seq.add_argument("--max-runs", type=int, help="SPRT: runs per cell before a truncated decision (default 50)")
-    seq.add_argument("--out", type=Path, help="SPRT: folder for the batch results (default results/gate-<config>)")
+    seq.add_argument("--sequential", action="store_true",
+                     help="run the candidate config in batches against --baseline; stop each cell once decided")
+    seq.add_argument("--max-runs", type=int, help="runs per cell of the fixed-N verdict it curtails (default 50)")
+    seq.add_argument("--batch", type=int, help="runs per undecided cell per batch (default 5)")
+    seq.add_argument("--futility", type=float,
+                     help="stop a cell as accepted when its chance of still failing, at the drop the fixed-N "
+                          "test catches with 80%%, is under this (default 0.1; the power it may cost)")
+    seq.add_argument("--out", type=Path, help="folder for the batch results (default results/gate-<config>)")
     p.set_defaults(handler=run)
 
 
@@ -63,35 +72,44 @@ def _settings(args: argparse.Namespace) -> GateConfig:
         raise GateInputError(f"gate option: {where + ': ' if where else ''}{first['msg']}") from exc
 
 
-def _write(path: Path | None, text: str) -> None:
+def _write(path: Path | None, text: str, *, append: bool = False) -> None:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        with path.open("a" if append else "w", encoding="utf-8") as out:
+            out.write(text)
+
+
+def _write_outputs(args: argparse.Namespace, markdown: str, junit: str) -> None:
+    _write(args.markdown, markdown, append=True)
+    _write(args.junit, junit)
 
 
 def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
     from evalkit.config import load_config
-    from evalkit.sequential import render_sequential, run_sequential
+    from evalkit.gate_render import render_sequential, sequential_junit, sequential_markdown
+    from evalkit.sequential import run_sequential
 
     if len(args.candidate) != 1:
         raise GateInputError("--sequential takes one candidate run config")
+    baseline = load_checked(args.baseline, transcripts=0)
     config = load_config(args.candidate[0])
-    result = run_sequential(config, args.out or Path("results") / f"gate-{config.name}", settings.sequential,
-                            max_infra_error_rate=settings.max_infra_error_rate)
-    text = render_sequential(result)
-    print(text)
-    _write(args.markdown, "```\n" + text + "\n```\n")
+    result = run_sequential(config, baseline, args.out or Path("results") / f"gate-{config.name}", settings)
+    print(render_sequential(result))
+    _write_outputs(args, sequential_markdown(result), sequential_junit(result))
+    return 0 if result.passed else 1
+
+
+def _fixed(args: argparse.Namespace, settings: GateConfig) -> int:
+    result = compare(load_checked(args.baseline, transcripts=0), load_checked(args.candidate, transcripts=0), settings)
+    print(render_text(result, verbose=args.verbose))
+    _write_outputs(args, render_markdown(result), render_junit(result))
     return 0 if result.passed else 1
 
 
 def run(args: argparse.Namespace) -> int:
-    settings = _settings(args)
-    if args.sequential:
-        return _sequential(args, settings)
-    if not args.baseline:
-        raise GateInputError("--baseline is required (unless --sequential)")
-    result = compare(load_checked(args.baseline), load_checked(args.candidate), settings)
-    print(render_text(result, verbose=args.verbose))
-    _write(args.markdown, render_markdown(result))
-    _write(args.junit, render_junit(result))
-    return 0 if result.passed else 1
+    try:
+        settings = _settings(args)
+        return _sequential(args, settings) if args.sequential else _fixed(args, settings)
+    except EvalkitError as exc:  # exit 2: say so in the files CI publishes, then let main map it
+        _write_outputs(args, error_markdown(str(exc), sequential=args.sequential), error_junit(str(exc)))
+        raise

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections import Counter
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 from evalkit.config import load_config
 from evalkit.errors import ConfigError
 from evalkit.executors import EXECUTORS, create_executor
-from evalkit.preflight import dead_backends
+from evalkit.preflight import MAX_PLANNED_RUNS, dead_backends
 from evalkit.runner import default_output, iter_runs, load_config_scenarios, run_config
 from evalkit.scan import scan_results
 from evalkit.shards import parse_shard
@@ -117,21 +116,33 @@ class ProgressBar:
 
 
 class _Tail:
-    """Reads the run records appended to a results file since it was opened."""
+    """Reads the run records appended to a results file since the tail was made.
+
+    The file is opened at the first read, not created here: the tail is made before the run's
+    checks, and a start that fails them must leave no file behind (issue 9 item 5)."""
 
     def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.touch()
-        self._fh = path.open("r", encoding="utf-8")
-        self._fh.seek(0, os.SEEK_END)
+        self._path = path
+        self._start = path.stat().st_size if path.is_file() else 0
+        self._fh: TextIO | None = None
         self._partial = ""
 
     def close(self) -> None:
-        self._fh.close()
+        if self._fh is not None:
+            self._fh.close()
+
+    def _open(self) -> TextIO | None:
+        if self._fh is None and self._path.is_file():
+            self._fh = self._path.open("r", encoding="utf-8")
+            self._fh.seek(min(self._start, self._path.stat().st_size))
+        return self._fh
 
     def infra_errors(self) -> Counter[str]:
         found: Counter[str] = Counter()
-        chunk = self._partial + self._fh.read()
+        fh = self._open()
+        if fh is None:
+            return found
+        chunk = self._partial + fh.read()
         *lines, self._partial = chunk.split("\n")
         for line in lines:
             try:
@@ -149,8 +160,15 @@ def _clock_text(seconds: float) -> str:
 
 
 def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> int:
-    runs = iter_runs(config, load_config_scenarios(config), only)
-    return sum(1 for _ in (shard.select(runs) if shard else runs))  # lazily: memory stays flat
+    """How many runs this invocation plans. Counted without building them, unless a shard must pick
+    its runs by id, and then only for a plan `preflight` accepts: this runs before `preflight`
+    refuses an oversized plan, and must not take as long as that plan is big."""
+    scenarios = load_config_scenarios(config)
+    entries = sum(1 for e in config.backends if only is None or e.label in only)
+    total = entries * len(config.modes) * len(config.strategies) * len(scenarios) * config.runs
+    if shard is None or total > MAX_PLANNED_RUNS:
+        return total
+    return sum(1 for _ in shard.select(iter_runs(config, scenarios, only)))  # lazily: memory stays flat
 
 
 def run(args: argparse.Namespace) -> int:

@@ -87,6 +87,7 @@ class ExecutedCall:
     error: str | None
     known_tool: bool
     mutating: bool
+    turn: int = 0  # the user turn (0-based) during which the model made the call
 
 
 @dataclass

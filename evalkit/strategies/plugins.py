@@ -13,6 +13,7 @@ import ast
 import importlib
 import importlib.machinery
 import importlib.util
+import os
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +23,7 @@ from evalkit.errors import ConfigError
 __all__ = ["check_plugin", "load_plugin_class"]
 
 _PROTOCOL_METHODS = ("requires", "prepare", "judge")
+MAX_SOURCE_BYTES = 10 * 1024 * 1024  # a plugin module's source that `validate` will read
 
 
 def _split(target: str) -> tuple[str, str]:
@@ -89,6 +91,17 @@ def _check_source(target: str, source: str, attr: str) -> None:
     raise ConfigError(f"plugin {target!r}: module has no {attr!r}")  # as seen in its source
 
 
+def _check_source_size(target: str, filename: str) -> None:
+    """`validate` reads a module's source into memory: a huge (say, sparse) file must not fill it.
+    (FIFOs and links to devices are never found: the import system takes only regular files.)"""
+    try:
+        size = os.stat(filename).st_size
+    except OSError as exc:
+        raise ConfigError(f"plugin {target!r}: cannot read the module's source: {exc}") from exc
+    if size > MAX_SOURCE_BYTES:
+        raise ConfigError(f"plugin {target!r}: the module's source is {size} bytes (the limit is {MAX_SOURCE_BYTES})")
+
+
 def check_plugin(target: str) -> None:
     """Check, without running any of its code, that `module:Class` names a class that can be loaded."""
     module_name, attr = _split(target)
@@ -103,6 +116,7 @@ def check_plugin(target: str) -> None:
     source = None
     loader = spec.loader
     if isinstance(loader, importlib.machinery.SourceFileLoader):
+        _check_source_size(target, loader.get_filename(module_name))
         try:
             source = loader.get_source(module_name)
         except (ImportError, OSError) as exc:
@@ -129,7 +143,7 @@ def load_plugin_class(target: str) -> type[Any]:
     module_name, attr = _split(target)
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:  # whatever a user's module raises at import: one line
+    except (Exception, SystemExit) as exc:  # whatever a user's module raises at import (sys.exit too): one line
         first = (str(exc).splitlines() or [""])[0][:200]
         raise ConfigError(f"plugin {target!r}: cannot import {module_name!r}: "
                           f"{type(exc).__name__}: {first}") from exc

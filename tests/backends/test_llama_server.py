@@ -226,7 +226,7 @@ def test_describe_reads_health_and_props_for_provenance() -> None:
     assert [f"{r.method} {r.url.path}" for r in server.requests] == ["GET /health", "GET /props"]
     assert info == {
         "kind": "llama-server", "url": URL, "model": "smollm2",
-        "model_path": "/srv/models/SmolLM2-135M-Instruct-Q8_0.gguf",
+        "model_path": "SmolLM2-135M-Instruct-Q8_0.gguf",  # the server's absolute path, made portable
         "model_sha256": None, "model_sha256_note": "model file is not on this machine",
         "build_info": "b6123-79c1160b",
         "chat_template_sha256": hashlib.sha256(props["chat_template"].encode()).hexdigest(),
@@ -249,6 +249,7 @@ def test_describe_hashes_a_local_model_file(tmp_path: Path) -> None:
     info = arun(backend(server).describe())
     assert info["model_sha256"] == hashlib.sha256(gguf.read_bytes()).hexdigest() == file_sha256(gguf)
     assert info["model_size_bytes"] == 4 + 2560
+    assert info["model_path"] == "model.gguf"  # hashed from the real path, stored without this machine's
 
 
 def test_describe_reads_an_old_builds_flat_settings_and_missing_caps() -> None:

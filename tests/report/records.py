@@ -39,10 +39,10 @@ def cell_runs(passes: int, n: int, **fields: Any) -> list[RunRecord]:
     return [run(index=i, completed=i < passes, **fields) for i in range(n)]
 
 
-def header(*, simulated: bool = False, name: str = "test", seed: int = 1, runs: int = 25,
+def header(*, simulated: bool = False, name: str = "test", seed: int = 1, runs_per_cell: int = 25,
            backends: dict[str, dict[str, Any]] | None = None) -> Header:
     return Header(evalkit_version="0.0.test", git_sha="abc123", started_at="2026-01-01T00:00:00+00:00",
-                  config_name=name, config_hash="0123456789abcdef", config={}, seed=seed, runs_per_cell=runs,
+                  config_name=name, config_hash="0123456789abcdef", config={}, seed=seed, runs_per_cell=runs_per_cell,
                   simulated=simulated, backends=backends or {"sim": {"kind": "sim", "model": "m"}})
 
 

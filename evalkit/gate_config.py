@@ -1,0 +1,78 @@
+"""The regression gate's settings: what `evalkit gate --config gate.yaml` and its options set."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalkit.errors import GateInputError
+from evalkit.results import Cell
+from evalkit.yamlfile import read_yaml
+
+__all__ = ["FloorRule", "GateConfig", "Level", "Metric", "SequentialSettings", "load_gate_config"]
+
+Metric = Literal["correct", "completed"]
+Level = Literal["scenario", "family", "cell"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FloorRule(_Model):
+    """A floor for the cells whose fields match these globs (the first matching rule wins)."""
+
+    floor: float = Field(ge=0, le=1)
+    backend: str = "*"
+    model: str = "*"
+    mode: str = "*"
+    strategy: str = "*"
+    family: str = "*"
+    scenario: str = "*"
+
+
+class SequentialSettings(_Model):
+    """`gate --sequential`: the candidate runs in batches against a baseline results file, each cell
+    until its fixed-N verdict at `max_runs` is known (see `evalkit.sequential_rule`). `futility`: a
+    cell stops as accepted once its chance of still failing at `max_runs`, at the drop that the
+    fixed-N test catches with 80% probability, is under this (it costs at most this much power)."""
+
+    futility: float = Field(0.1, ge=0, lt=1)
+    batch: int = Field(5, ge=1)
+    max_runs: int = Field(50, ge=1)
+
+
+class GateConfig(_Model):
+    alpha: float = Field(0.05, gt=0, lt=1)
+    metric: Metric = "correct"
+    floor: float | None = Field(None, ge=0, le=1)
+    floors: list[FloorRule] = Field(default_factory=list)
+    max_infra_error_rate: float = Field(0.1, ge=0, le=1)
+    test: Literal["boschloo", "fisher"] = "boschloo"
+    pairing: Literal["auto", "paired", "unpaired"] = "auto"
+    level: Level = "scenario"
+    match_model: bool = False
+    sequential: SequentialSettings = Field(default_factory=SequentialSettings)
+
+    def floor_for(self, c: Cell) -> float | None:
+        for rule in self.floors:
+            fields = ((rule.backend, c.backend), (rule.model, c.model), (rule.mode, c.mode),
+                      (rule.strategy, c.strategy), (rule.family, c.family), (rule.scenario, c.scenario))
+            if all(fnmatchcase(value, pattern) for pattern, value in fields):
+                return rule.floor
+        return self.floor
+
+
+def load_gate_config(path: str | Path) -> GateConfig:
+    doc = read_yaml(path)  # a ScenarioError here names the file and line, and exits 2 like ours
+    try:
+        return GateConfig.model_validate(doc.data or {})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = tuple(first["loc"])
+        line = doc.line_of(loc)
+        where = f"{path}:{line}" if line else str(path)
+        raise GateInputError(f"{where}: {'.'.join(map(str, loc))}: {first['msg']}") from exc

@@ -1,0 +1,1 @@
+"""Importers: public benchmark cases converted into evalkit scenarios."""

@@ -1,0 +1,111 @@
+"""Imported BFCL multi_turn_miss_param scenarios: per-turn checks on BFCL's stateful backends catch a
+model that acts before the user supplies the missing datum, and pass one that asks and waits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("bfcl_eval")
+pytest.importorskip("mpmath")
+
+from evalkit.backends.base import RetryPolicy
+from evalkit.chat import Completion, Sampling, ToolCall
+from evalkit.checks import judge_run
+from evalkit.cli import main
+from evalkit.importers.bfcl import convert_case, load_category
+from evalkit.loop import run_loop
+from evalkit.scenario import Scenario
+from evalkit.strategies import build_stack
+from tests.fakes import ScriptedBackend, text
+
+CASE = "multi_turn_miss_param_1"  # ls / cd+mv / cd+grep / (which lines?) / tail(lines=20)
+
+
+def _scenario() -> Scenario:
+    case, answer = next((c, a) for c, a in load_category("multi_turn_miss_param") if c["id"] == CASE)
+    conversion = convert_case("multi_turn_miss_param", case, answer)
+    assert conversion.scenario is not None
+    return Scenario.model_validate(conversion.scenario)
+
+
+def _reply(calls: list[Any]) -> Completion:
+    made = [ToolCall(id=f"m{i}", name=c.name, arguments=c.arguments) for i, c in enumerate(calls)]
+    return Completion(tool_calls=made, finish_reason="tool_calls")
+
+
+def _run(scenario: Scenario, script: list[Completion]) -> Any:
+    backend = ScriptedBackend(list(script))
+    policy = RetryPolicy(attempts=1, base_delay_s=0, max_delay_s=0)
+    loop = run_loop(scenario, build_stack([("trust_text", {})]), backend, mode="native", sampling=Sampling(seed=1),
+                    run_id="r", seed=1, policy=policy)
+    state, view = asyncio.run(loop)
+    return judge_run(scenario, state.outcome, view.executed, state.reply, turn_replies=state.turn_replies)
+
+
+def test_the_missing_datum_turn_expects_no_call() -> None:
+    scenario = _scenario()
+    missing = [i for i, t in enumerate(scenario.turns) if t.check and t.check.no_tool_calls]
+    assert missing == [3] and not scenario.turns[3].reference
+    assert scenario.state and scenario.state[0].cls.endswith(":GorillaFileSystem")
+
+
+def test_a_model_that_asks_and_waits_passes() -> None:
+    scenario = _scenario()
+    script: list[Completion] = []
+    for turn in scenario.turns:
+        if turn.reference:
+            script += [_reply(turn.reference), text("Done.")]
+        else:
+            script.append(text("How many lines should I show?"))
+    verdict = _run(scenario, script)
+    assert verdict.correct, [i for i in verdict.items if not i.passed]
+
+
+def test_a_model_that_acts_before_the_datum_fails_that_turn() -> None:
+    scenario = _scenario()
+    guessed = [c.model_copy(update={"arguments": {**c.arguments, "lines": 10}}) for c in scenario.turns[4].reference]
+    script: list[Completion] = []
+    for index, turn in enumerate(scenario.turns):
+        reference = guessed if index == 3 else turn.reference  # guesses the datum, then redoes it when told
+        script += [_reply(reference), text("Done.")]
+    verdict = _run(scenario, script)
+    failed = [i.item for i in verdict.items if not i.passed]
+    assert not verdict.correct and failed == ["turn 4: no tool calls"]
+    assert verdict.failure == "unneeded_tool_call"
+
+
+def test_a_different_path_to_the_same_state_passes() -> None:
+    """State-based acceptance: `cd` into the folder and back before the reference's calls changes nothing."""
+    scenario = _scenario()
+    script: list[Completion] = []
+    for index, turn in enumerate(scenario.turns):
+        extra = [ToolCall(id="x", name="pwd", arguments={})] if index == 0 else []
+        if turn.reference:
+            script += [_reply([*extra, *turn.reference]), text("Done.")]
+        else:
+            script.append(text("How many lines?"))
+    assert _run(scenario, script).correct
+
+
+def test_simulated_model_acting_on_its_skill_is_caught(tmp_path: Path) -> None:
+    """SIMULATED: the simulated model follows its reference in one go, acting before the datum arrives."""
+    out_dir = tmp_path / "s"
+    assert main(["import", "bfcl", "--categories", "multi_turn_miss_param", "--sample", "5", "--seed", "1",
+                 "-o", str(out_dir)]) == 0
+    config = tmp_path / "c.yaml"
+    config.write_text(json.dumps({
+        "name": "mt", "seed": 1, "runs": 3, "families": ["data_gap_recovery"], "modes": ["native"],
+        "scenarios": [str(out_dir / "*/*.yaml")], "backends": [{"label": "sim", "kind": "sim", "model": "strong"}],
+        "strategies": {"trust_text": ["trust_text"]}}))
+    results = tmp_path / "r.jsonl"
+    assert main(["run", str(config), "-o", str(results)]) == 0
+    runs = [r for r in map(json.loads, results.read_text().splitlines()) if r.get("type") == "run"]
+    assert len(runs) == 15
+    wrong = [r for r in runs if not r["correct"]]
+    assert len(wrong) >= 10
+    assert all(any(i["item"].startswith("turn ") and not i["passed"] for i in r["check"]) for r in wrong)

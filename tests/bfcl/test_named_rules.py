@@ -1,0 +1,82 @@
+"""Each deliberate difference from BFCL's checker, shown on an input where the two disagree, and the
+string normalisation shown to equal BFCL's on arbitrary strings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+pytest.importorskip("bfcl_eval")
+
+from evalkit.callmatch import DELIBERATE_DIFFERENCES
+from evalkit.importers.bfcl import convert_case
+from evalkit.matching import MatchRules, normalise_text, value_matches
+from evalkit.scenario import Scenario
+from tests.bfcl.bfcl_reference import bfcl_verdict, standardize_string
+from tests.bfcl.test_agreement import evalkit_verdict
+
+BFCL = MatchRules(normalise="bfcl", strict_types=True)
+
+
+def _case(category: str, params: dict[str, Any], truth: list[dict[str, Any]]) -> tuple[Scenario, dict[str, Any]]:
+    function = {"name": "lab.run", "description": "Run a lab job.",
+                "parameters": {"type": "dict", "properties": params, "required": sorted(params)}}
+    case = {"id": f"{category}_0", "question": [[{"role": "user", "content": "Run it."}]], "function": [function]}
+    conversion = convert_case(category, case, {"id": case["id"], "ground_truth": truth})
+    assert conversion.scenario is not None and not conversion.approximations
+    return Scenario.model_validate(conversion.scenario), case
+
+
+def test_every_named_rule_has_a_test_here() -> None:
+    tested = {name.removeprefix("test_rule_") for name in globals() if name.startswith("test_rule_")}
+    tested.add("cut_off_call_is_malformed")  # in test_agreement.py, on the sampled irrelevance cases
+    assert tested == set(DELIBERATE_DIFFERENCES)
+
+
+def test_rule_normalise_at_every_depth() -> None:
+    params = {"grid": {"type": "array", "items": {"type": "array", "items": {"type": "string"}}}}
+    scenario, case = _case("simple_python", params, [{"lab.run": {"grid": [[["New York", "Paris"]]]}}])
+    output = [{"lab_run": {"grid": [["new york", "PARIS"]]}}]
+    assert evalkit_verdict(scenario, output) is True
+    assert bfcl_verdict("simple_python", case["function"], output, [{"lab.run": {"grid": [[["New York", "Paris"]]]}}]) \
+        is False
+
+
+def test_rule_types_at_every_depth() -> None:
+    params = {"grid": {"type": "array", "items": {"type": "array", "items": {"type": "integer"}}}}
+    truth = [{"lab.run": {"grid": [[[1, 2]]]}}]
+    scenario, case = _case("simple_python", params, truth)
+    output = [{"lab_run": {"grid": [[1.0, 2.0]]}}]
+    assert evalkit_verdict(scenario, output) is False
+    assert bfcl_verdict("simple_python", case["function"], output, truth) is True
+
+
+def test_rule_one_to_one_is_a_maximum_matching() -> None:
+    params = {"city": {"type": "string"}}
+    truth = [{"lab.run": {"city": ["Paris", "Rome"]}}, {"lab.run": {"city": ["Paris"]}}]
+    scenario, case = _case("parallel", params, truth)
+    output = [{"lab_run": {"city": "Paris"}}, {"lab_run": {"city": "Rome"}}]
+    assert evalkit_verdict(scenario, output) is True  # Rome -> first answer, Paris -> second
+    assert bfcl_verdict("parallel", case["function"], output, truth) is False  # first answer takes Paris
+
+
+def test_rule_degenerate_reply_fails() -> None:
+    scenario, case = _case("irrelevance", {"city": {"type": "string"}}, [])
+    looping = "Let me check.\n" * 6
+    assert bfcl_verdict("irrelevance", case["function"], [], None) is True  # no call: that is all BFCL asks
+    assert evalkit_verdict(scenario, [], reply="I cannot run lab jobs for that.") is True
+    assert evalkit_verdict(scenario, [], reply=looping) is False
+    assert evalkit_verdict(scenario, [], reply="<|im_start|>assistant") is False
+
+
+@given(st.text(alphabet=st.sampled_from("aAbZ 19,./-_*^'\"éßİ\tx"), max_size=20))
+def test_bfcl_normalisation_is_bfcls(text: str) -> None:
+    assert normalise_text(text, "bfcl") == standardize_string(text)
+
+
+@given(st.text(max_size=12), st.text(max_size=12))
+def test_bfcl_string_equality_is_bfcls(spec: str, actual: str) -> None:
+    assert value_matches(spec, actual, BFCL) == (standardize_string(spec) == standardize_string(actual))

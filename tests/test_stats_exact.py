@@ -1,0 +1,87 @@
+"""The gate's exact 2×2 tests against scipy: Boschloo per table and its rejection regions, Fisher and
+mid-p grids, exact power (unpaired and McNemar) by brute-force enumeration, the large-n fallback."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from evalkit import stats
+from evalkit import stats_exact as se
+
+
+def scipy_boschloo(x1: int, n1: int, x2: int, n2: int) -> float:
+    return float(sps.boschloo_exact([[x1, x2], [n1 - x1, n2 - x2]], alternative="greater").pvalue)
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(6, 6), (9, 7), (5, 12)])
+def test_boschloo_matches_scipy_on_every_table(n1: int, n2: int) -> None:
+    for x1, x2 in itertools.product(range(n1 + 1), range(n2 + 1)):
+        if 0 < x1 + x2 < n1 + n2:
+            assert stats.boschloo(x1, n1, x2, n2) == pytest.approx(scipy_boschloo(x1, n1, x2, n2), rel=1e-6, abs=1e-12)
+            assert stats.boschloo(x1, n1, x2, n2, "less") == pytest.approx(
+                float(sps.boschloo_exact([[x1, x2], [n1 - x1, n2 - x2]], alternative="less").pvalue), rel=1e-6)
+
+
+def test_the_grid_and_the_rejection_region_agree_with_the_per_table_p() -> None:
+    grid = se.boschloo_pvalues(20, 15)
+    for alpha in (0.05, 0.01, 0.001):
+        region = se.boschloo_rejection(20, 15, alpha)
+        for x1, x2 in itertools.product(range(21), range(16)):
+            p = stats.boschloo(x1, 20, x2, 15)
+            assert grid[x1, x2] == pytest.approx(p, rel=1e-5, abs=1e-9)
+            if abs(p - alpha) > 1e-9:
+                assert bool(region[x1, x2]) == (p <= alpha), (x1, x2, alpha)
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(25, 25), (40, 13)])
+def test_fisher_and_mid_p_grids_match_scipy(n1: int, n2: int) -> None:
+    for x1, x2 in itertools.product(range(n1 + 1), range(n2 + 1)):
+        table = [[x1, x2], [n1 - x1, n2 - x2]]
+        assert se.fisher_grid(n1, n2)[x1, x2] == pytest.approx(
+            sps.fisher_exact(table, alternative="greater").pvalue, rel=1e-9, abs=1e-15)
+        dist = sps.hypergeom(n1 + n2, x1 + x2, n1)
+        assert se.midp_grid(n1, n2)[x1, x2] == pytest.approx(dist.sf(x1) + dist.pmf(x1) / 2, rel=1e-9, abs=1e-15)
+
+
+def test_unpaired_power_by_enumerating_scipys_boschloo() -> None:
+    n, p_base, p_cand = 10, 0.9, 0.5
+    power = sum(sps.binom.pmf(a, n, p_base) * sps.binom.pmf(b, n, p_cand)
+                for a, b in itertools.product(range(n + 1), repeat=2)
+                if 0 < a + b < 2 * n and scipy_boschloo(a, n, b, n) <= 0.05)
+    assert stats.two_sample_power(n, p_base, p_cand) == (pytest.approx(power, rel=1e-9), True)
+
+
+@pytest.mark.parametrize(("p_base", "p_cand"), [(1.0, 0.8), (0.9, 0.7), (0.8, 0.8)])
+def test_mcnemar_power_by_enumerating_the_multinomial(p_base: float, p_cand: float) -> None:
+    n = 12
+    lost, gained = p_base * (1 - p_cand), (1 - p_base) * p_cand
+    power = sum(sps.multinomial.pmf([b, c, n - b - c], n, [lost, gained, 1 - lost - gained])
+                for b in range(n + 1) for c in range(n + 1 - b)
+                if b + c and sps.binomtest(b, b + c, 0.5, alternative="greater").pvalue <= 0.05)
+    assert stats.mcnemar_power(n, p_base, p_cand) == pytest.approx(power, abs=1e-12)
+
+
+def test_mcnemar_power_is_the_issue_figure_where_boschloo_would_say_more() -> None:
+    """Issue 8: with paired runs the gate uses McNemar; at 1.0 → 0.8 and N = 25 that is 0.579, not 0.766."""
+    assert stats.mcnemar_power(25, 1.0, 0.8) == pytest.approx(0.579, abs=5e-4)
+    assert stats.two_sample_power(25, 1.0, 0.8)[0] == pytest.approx(0.766, abs=5e-4)
+
+
+def test_above_the_size_limit_mid_p_stands_in_within_the_stated_tolerance() -> None:
+    """At the switch (500 runs per arm) mid-p is within 20% (relative) of Boschloo's p over p in [1e-4, 0.1]."""
+    n = 500
+    assert (n + 1) ** 2 <= se.BOSCHLOO_MAX_TABLES < (n + 2) ** 2
+    rng = np.random.default_rng(8)
+    checked = 0
+    for _ in range(200):
+        x1, x2 = int(rng.integers(n // 2, n + 1)), int(rng.integers(n // 4, n + 1))
+        exact = stats.boschloo(x1, n, x2, n)
+        if 1e-4 <= exact <= 0.1:
+            checked += 1
+            assert abs(se.midp_grid(n, n)[x1, x2] - exact) <= 0.2 * exact
+    assert checked >= 5
+    assert stats.boschloo(480, 501, 470, 501) == pytest.approx(float(se.midp_grid(501, 501)[480, 470]))
