@@ -114,6 +114,8 @@ class _CellSample:
             if self.passing is None or rank < self.passing[0]:
                 self.passing = (rank, record())
             return
+        if not self.limit:  # `pick_failed(runs, 0)` picks none (the gate reads with 0)
+            return
         first = self.first_of.get(run.failure)
         if first is None or rank < first[0]:
             self.first_of[run.failure] = (rank, record())

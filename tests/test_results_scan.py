@@ -57,6 +57,12 @@ def test_the_scan_keeps_few_whole_records_and_rows_without_transcripts(sim_file:
         build_report(results, max_failed_transcripts=2)
 
 
+def test_without_failed_transcripts_only_the_first_passing_run_stays_whole(sim_file: Path) -> None:
+    kept = scan_results([sim_file], transcripts=0).transcripts
+    assert kept is not None and all(len(runs) <= 1 and all(r.correct for r in runs) for runs in kept.values())
+    assert any(kept.values())
+
+
 def test_rows_keep_what_the_statistics_read(sim_file: Path) -> None:
     fields = ("run_id", "cell", "index", "seed", "simulated", "outcome", "completed", "correct", "failure",
               "first_try", "retries", "guard_fires", "model_calls", "iterations", "ideal_iterations",
