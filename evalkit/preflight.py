@@ -78,13 +78,17 @@ def _check_backends(config: RunConfig, where: str) -> None:
                 raise ConfigError(f"{field}.model: {exc}") from exc
 
 
-def check_output_path(output: Path) -> None:
-    """A results file that can be created or appended to: not a directory or device, nor under a file."""
+def check_output_path(output: Path, record_dir: Path | None = None) -> None:
+    """A results file that can be created or appended to (not a directory or device), and a
+    recordings directory that is one or can be made; neither under a file."""
     if output.exists() and not output.is_file():
         raise ResultsError(f"{output} is not a regular file: give the path of a results file (-o FILE.jsonl)")
-    parent = next((p for p in output.parents if p.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise ResultsError(f"{output}: cannot write: {parent} is not a directory")
+    if record_dir is not None and record_dir.exists() and not record_dir.is_dir():
+        raise ResultsError(f"--record {record_dir}: not a directory")
+    for path in (output, record_dir):
+        parent = next((p for p in path.parents if p.exists()), None) if path is not None else None
+        if parent is not None and not parent.is_dir():
+            raise ResultsError(f"{path}: cannot write: {parent} is not a directory")
 
 
 def discard_empty_leftover(output: Path) -> bool:

@@ -253,7 +253,7 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
     is closed with an `interrupted` footer.
     """
     scenarios = preflight(config)  # everything checked before the output file is created
-    check_output_path(output)
+    check_output_path(output, record_dir)
     labels = {e.label for e in config.backends}
     if only_backends is not None:
         unknown = only_backends - labels
