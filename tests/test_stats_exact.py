@@ -84,4 +84,5 @@ def test_above_the_size_limit_mid_p_stands_in_within_the_stated_tolerance() -> N
             checked += 1
             assert abs(se.midp_grid(n, n)[x1, x2] - exact) <= 0.2 * exact
     assert checked >= 5
-    assert stats.boschloo(480, 501, 470, 501) == pytest.approx(float(se.midp_grid(501, 501)[480, 470]))
+    assert stats.boschloo(480, 501, 470, 501) == pytest.approx(float(se.midp_grid(501, 501)[480, 470]), rel=1e-9)
+    assert stats.boschloo(6500, 6800, 6400, 6800) == pytest.approx(se.midp(6500, 6800, 6400, 6800))  # no grid
