@@ -269,7 +269,7 @@ def test_infra_errors_in_one_scenario_do_not_change_the_mix(infra_side: str, lev
     base, cand = issue_input(infra_side)
     if seed is not None:
         cand = [r.model_copy(update={"seed": seed}) for r in cand]
-    result = gate(base, cand, GateConfig(level=level))  # type: ignore[arg-type]
+    result = gate(base, cand, GateConfig(level=level))
     assert result.passed, render_text(result)
     if level == "scenario":
         assert len(result.cells) == 9 and result.skipped == (
@@ -387,7 +387,7 @@ def test_infra_errors_anywhere_never_fail_an_unchanged_paired_candidate(data: st
                       for k in range(scenarios * n)])
     try:
         result = compare(records.results(sides[0]), records.results(sides[1]),
-                         GateConfig(level=level, max_infra_error_rate=1.0))  # type: ignore[arg-type]
+                         GateConfig(level=level, max_infra_error_rate=1.0))
     except GateInputError as exc:
         assert "no cell has counted runs on both sides" in str(exc)
         return
