@@ -16,11 +16,11 @@ from evalkit.backends.sim_profile import load_profile
 from evalkit.config import RunConfig
 from evalkit.errors import BackendError, ConfigError, ResultsError
 from evalkit.results import Header, Results
-from evalkit.scenario import Scenario, load_scenarios
+from evalkit.scenario import FAMILIES, Scenario, load_scenarios
 from evalkit.strategies import check_specs
 
-__all__ = ["MAX_PLANNED_RUNS", "check_output_path", "check_resumable", "dead_backends", "discard_empty_leftover",
-           "preflight"]
+__all__ = ["MAX_PLANNED_RUNS", "check_output_path", "check_resumable", "config_scenarios", "dead_backends",
+           "discard_empty_leftover", "preflight"]
 
 MAX_PLANNED_RUNS = 1_000_000  # a plan is held in memory; beyond this, split the matrix into configs
 
@@ -29,7 +29,7 @@ def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenari
     """Check scenarios, families, backends (kind, URL, key, simulated profile), guard stacks and the plan's size;
     return the scenarios the run will use."""
     where = config.source or config.name
-    scenarios = _scenarios(config, where)
+    scenarios = config_scenarios(config)
     _check_backends(config, where)
     for label, specs in config.strategy_specs().items():
         try:
@@ -43,8 +43,16 @@ def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenari
     return scenarios
 
 
-def _scenarios(config: RunConfig, where: str) -> list[Scenario]:
+def config_scenarios(config: RunConfig) -> list[Scenario]:
+    """The scenarios a config runs: each of a built-in family or one the config declares under
+    `custom_families`, then narrowed to `families:` (every name of which must match a scenario)."""
+    where = config.source or config.name
     scenarios = load_scenarios(config.scenario_paths())
+    known = set(FAMILIES) | set(config.custom_families)
+    for scenario in scenarios:
+        if scenario.family not in known:
+            raise ConfigError(f"{where}: custom_families: {scenario.source} is of family {scenario.family!r}, "
+                              f"neither built in ({', '.join(FAMILIES)}) nor declared here")
     if not config.families:
         return scenarios
     present = {s.family for s in scenarios}
@@ -70,13 +78,17 @@ def _check_backends(config: RunConfig, where: str) -> None:
                 raise ConfigError(f"{field}.model: {exc}") from exc
 
 
-def check_output_path(output: Path) -> None:
-    """A results file that can be created or appended to: not a directory or device, nor under a file."""
+def check_output_path(output: Path, record_dir: Path | None = None) -> None:
+    """A results file that can be created or appended to (not a directory or device), and a
+    recordings directory that is one or can be made; neither under a file."""
     if output.exists() and not output.is_file():
         raise ResultsError(f"{output} is not a regular file: give the path of a results file (-o FILE.jsonl)")
-    parent = next((p for p in output.parents if p.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise ResultsError(f"{output}: cannot write: {parent} is not a directory")
+    if record_dir is not None and record_dir.exists() and not record_dir.is_dir():
+        raise ResultsError(f"--record {record_dir}: not a directory")
+    for path in (output, record_dir):
+        parent = next((p for p in path.parents if p.exists()), None) if path is not None else None
+        if parent is not None and not parent.is_dir():
+            raise ResultsError(f"{path}: cannot write: {parent} is not a directory")
 
 
 def discard_empty_leftover(output: Path) -> bool:

@@ -30,12 +30,12 @@ from evalkit import __version__
 from evalkit.backends import Backend, RetryPolicy
 from evalkit.checks import judge_run
 from evalkit.config import BackendEntry, RunConfig
-from evalkit.errors import ConfigError, ResultsError, ScenarioError
+from evalkit.errors import ConfigError, ResultsError
 from evalkit.loop import run_loop
 from evalkit.outputlock import hold_outputs
-from evalkit.preflight import check_output_path, check_resumable, discard_empty_leftover, preflight
+from evalkit.preflight import check_output_path, check_resumable, config_scenarios, discard_empty_leftover, preflight
 from evalkit.results import Cell, Footer, Header, Opener, ResultsWriter, RunRecord, finished_runs, truncate_partial_line
-from evalkit.scenario import FAMILIES, Scenario, load_scenarios
+from evalkit.scenario import Scenario
 from evalkit.secrets import public_config
 from evalkit.shards import Shard, check_resume_shard
 from evalkit.strategies import StrategySpec, build_stack
@@ -66,16 +66,8 @@ def run_seed(base: int, backend: str, scenario: str, index: int) -> int:
 
 
 def load_config_scenarios(config: RunConfig) -> list[Scenario]:
-    scenarios = load_scenarios(config.scenario_paths())
-    known = set(FAMILIES) | set(config.custom_families)
-    for scenario in scenarios:
-        if scenario.family not in known:
-            raise ScenarioError(scenario.source, f"family {scenario.family!r} is neither built in "
-                                f"({', '.join(FAMILIES)}) nor declared in the config's custom_families",
-                                field="family")
-    if config.families:
-        scenarios = [s for s in scenarios if s.family in config.families]
-    return scenarios
+    """The scenarios `config` runs (see `preflight.config_scenarios`)."""
+    return config_scenarios(config)
 
 
 def check_stacks(config: RunConfig) -> None:
@@ -261,7 +253,7 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
     is closed with an `interrupted` footer.
     """
     scenarios = preflight(config)  # everything checked before the output file is created
-    check_output_path(output)
+    check_output_path(output, record_dir)
     labels = {e.label for e in config.backends}
     if only_backends is not None:
         unknown = only_backends - labels

@@ -19,6 +19,7 @@ EXPECTED = {
     "config_plugin_missing.yaml": "strategies.mine: plugin 'no_such_guard_module:Guard': no module",
     "config_plugin_os_system.yaml": "strategies.evil: plugin 'os:system'",
     "config_runs_zero.yaml": "runs:",
+    "config_undeclared_family.yaml": "custom_families: ",
     "config_unknown_kind.yaml": "backends.0.kind:",
     "config_url_empty.yaml": "backends.0.url:",
     "config_url_ftp.yaml": "backends.0.url:",
@@ -35,7 +36,6 @@ EXPECTED = {
     "scenario_schema_type_str.yaml": "tools.0.parameters.properties.path.type:",
     "scenario_turns_not_a_list.yaml": "turns:",
     "scenario_unknown_check_field.yaml": "check.reply.startswith:",
-    "scenario_unknown_family.yaml": "family:",
 }
 
 

@@ -9,6 +9,8 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 
 from evalkit import stats
@@ -267,7 +269,7 @@ def test_infra_errors_in_one_scenario_do_not_change_the_mix(infra_side: str, lev
     base, cand = issue_input(infra_side)
     if seed is not None:
         cand = [r.model_copy(update={"seed": seed}) for r in cand]
-    result = gate(base, cand, GateConfig(level=level))  # type: ignore[arg-type]
+    result = gate(base, cand, GateConfig(level=level))
     assert result.passed, render_text(result)
     if level == "scenario":
         assert len(result.cells) == 9 and result.skipped == (
@@ -366,3 +368,27 @@ def test_the_power_note_uses_the_test_the_gate_ran(seed: int | None, test: str, 
     assert power(rate) >= 0.8 > power(rate + 0.01)
     assert (f"power: with 25 runs per side ({name}, α/m = 0.025, the first Holm step) the gate catches a drop "
             f"from 100% to {rate:.0%} or lower with 80% probability") in result.notes
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), scenarios=st.integers(1, 4), n=st.integers(2, 8),
+       level=st.sampled_from(["scenario", "family", "cell"]))
+def test_infra_errors_anywhere_never_fail_an_unchanged_paired_candidate(data: st.DataObject, scenarios: int, n: int,
+                                                                       level: str) -> None:
+    """The class of inputs behind issue 8's infra-error bug: identical outcomes, infra errors sprinkled on
+    either side. Pairs counted on both sides are compared, so every compared cell has p = 1."""
+    outcomes = data.draw(st.lists(st.booleans(), min_size=scenarios * n, max_size=scenarios * n))
+    sides = []
+    for _ in range(2):
+        broken = data.draw(st.sets(st.integers(0, scenarios * n - 1)))
+        sides.append([records.run(scenario=f"s{k // n}", family=f"f{k // n % 2}", index=k % n,
+                                  completed=outcomes[k] and k not in broken,
+                                  outcome="infra_error" if k in broken else None)
+                      for k in range(scenarios * n)])
+    try:
+        result = compare(records.results(sides[0]), records.results(sides[1]),
+                         GateConfig(level=level, max_infra_error_rate=1.0))
+    except GateInputError as exc:
+        assert "no cell has counted runs on both sides" in str(exc)
+        return
+    assert result.passed and all(v.p == 1.0 and v.baseline == v.candidate for v in result.cells)

@@ -209,7 +209,8 @@ def strong_baseline(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def replay(out_dir: Path, baseline: Path, cells: int, max_runs: int = 50, batch: int = 5) -> dict[str, tuple[str, int]]:
-    """Each cell's decision and stopping point, recomputed from the batch files with sequential_rule."""
+    """Each cell's decision and stopping point, recomputed from the batch files with sequential_rule; a
+    decided cell must have no runs in later batches."""
     base = baseline_counts(load_results([baseline]), "correct")
     outcomes: dict[str, list[list[bool]]] = {}
     for path in sorted(out_dir.glob("batch-*.jsonl")):
@@ -224,12 +225,13 @@ def replay(out_dir: Path, baseline: Path, cells: int, max_runs: int = 50, batch:
     for name, batches in outcomes.items():
         rule = cell_rule(*base[name], max_runs, 0.05 / cells, looks=looks)
         flat: list[bool] = []
-        for runs in batches:
+        for i, runs in enumerate(batches):
             flat += runs
             final = len(flat) >= max_runs
             decision = decide(rule, sum(flat), len(flat) - sum(flat), interim=not final)
             if decision != "continue":
                 decided[name] = (decision, len(flat))
+                assert len(batches) == i + 1, f"{name} kept running after its verdict"
                 break
     return decided
 

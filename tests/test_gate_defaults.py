@@ -66,5 +66,5 @@ def test_pooling_the_column_hides_it_which_is_why_it_is_not_the_default(matrix: 
 def test_an_identical_candidate_passes_at_every_level_and_metric(matrix: Matrix) -> None:
     for level in ("scenario", "family", "cell"):
         for metric in ("correct", "completed"):
-            result = compare(matrix.baseline, matrix.identical, GateConfig(level=level, metric=metric))  # type: ignore[arg-type]
+            result = compare(matrix.baseline, matrix.identical, GateConfig(level=level, metric=metric))
             assert result.passed and all(v.p == 1.0 for v in result.cells), (level, metric)

@@ -9,6 +9,7 @@ cache of one test is never what another test sees. Side effects are files a modu
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import uuid
 from collections.abc import Callable, Iterator
@@ -103,7 +104,8 @@ def test_os_system_in_a_config_runs_under_neither_validate_nor_run(tmp_path: Pat
     cfg = write_config(tmp_path / "c.yaml", {"plugin": "os:system", "options": {"command": f"touch {touched}"}})
     code, line = validate(cfg, capsys)
     assert code == 1 and not touched.exists()
-    assert line.startswith(f"{cfg}: strategies.mine: plugin 'os:system': ") and "not a class" in line
+    assert line == (f"{cfg}: strategies.mine: plugin 'os:system': 'system' is a function; "
+                    "a plugin must be a Strategy class")
     out = tmp_path / "r.jsonl"
     code, line = run(cfg, out, capsys)
     assert code == 2 and "plugin 'os:system': " in line and "a plugin must be a Strategy class" in line
@@ -175,7 +177,8 @@ def test_a_module_that_does_not_parse_is_a_one_line_error_in_validate(plugin: Wr
     ("os.system", "unknown strategy 'os.system'"),
     ("os:", "expected 'module:Class'"),
     ("no_such_module_for_evalkit_tests:Guard", "no module 'no_such_module_for_evalkit_tests' on the Python path"),
-    ("json:NoSuchGuard", "module has no 'NoSuchGuard'"),
+    ("json:NoSuchGuard", "module 'json' has no 'NoSuchGuard'"),
+    ("tests.faultserver:NoSuchGuard", "module 'tests.faultserver' has no 'NoSuchGuard'"),
     ("json.no_such_sub:Guard", "no module 'json.no_such_sub'"),
 ])
 def test_a_plugin_that_cannot_be_found_is_named_by_validate(target: str, said: str, tmp_path: Path,
@@ -204,7 +207,7 @@ def test_the_python_api_checks_and_loads_plugins_the_same_way(plugin: Write, tmp
     check_plugin(f"{module}:Escalate")
     assert module not in sys.modules  # checked from its source
     assert load_plugin_class(f"{module}:Escalate").name == "escalate_all"
-    with pytest.raises(ConfigError, match=r"'system' is a function|not a class"):
+    with pytest.raises(ConfigError, match=r"'system' is a function"):
         check_plugin("os:system")
     unknown = RunConfig.model_validate({
         "name": "p", "scenarios": [SCENARIOS], "families": ["casual_greeting"],
@@ -243,3 +246,23 @@ def test_validate_reads_no_oversized_plugin_source(plugin: Write, tmp_path: Path
     cfg = write_config(tmp_path / "c.yaml", {"plugin": f"{module}:Guard"})
     code, line = validate(cfg, capsys)
     assert code == 1 and f"the module's source is {MAX_SOURCE_BYTES + 1} bytes" in line
+
+
+def test_a_name_imported_into_a_loaded_module_is_judged_by_what_it_is(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # its source only says `import sys`; the module is already imported, so what `sys` is can be seen
+    code, line = validate(write_config(tmp_path / "c.yaml", {"plugin": "evalkit.cli:sys"}), capsys)
+    assert code == 1 and line.endswith("plugin 'evalkit.cli:sys': 'sys' is a module, not a class; "
+                                       "a plugin must be a Strategy class")
+
+
+def test_os_system_is_refused_by_validate_when_os_is_read_from_source(tmp_path: Path) -> None:
+    # with frozen modules off (a Python run from its build tree), `os` is a source module whose
+    # `system` comes from `from posix import *`: validate said the config was valid
+    touched = tmp_path / "touched"
+    cfg = write_config(tmp_path / "c.yaml", {"plugin": "os:system", "options": {"command": f"touch {touched}"}})
+    done = subprocess.run([sys.executable, "-X", "frozen_modules=off", "-m", "evalkit", "validate", str(cfg)],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and not touched.exists()
+    assert one_line(done.stderr).endswith("plugin 'os:system': 'system' is a function; "
+                                          "a plugin must be a Strategy class")

@@ -174,6 +174,19 @@ def test_an_output_that_is_a_directory_or_under_a_file_is_a_one_line_error(resum
     assert run_cli(cfg, "-o", folder / "new" / "r.jsonl") == 0  # missing folders are made
 
 
+def test_a_record_dir_that_is_a_file_is_a_one_line_error_before_anything_is_written(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # it said "afile/sim: cannot write: Not a directory; ... continue with `run --resume`", with no file to resume
+    cfg, out, plain = write_config(tmp_path / "c.yaml"), tmp_path / "r.jsonl", tmp_path / "plain"
+    plain.write_text("not a folder")
+    assert run_cli(cfg, "-o", out, "--record", plain) == 2
+    assert one_line(capsys.readouterr().err) == f"evalkit: error: --record {plain}: not a directory"
+    assert run_cli(cfg, "-o", out, "--record", plain / "rec") == 2
+    assert one_line(capsys.readouterr().err) == (f"evalkit: error: {plain / 'rec'}: cannot write: "
+                                                 f"{plain} is not a directory")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "plain"]
+
+
 def test_a_file_with_a_complete_line_is_never_discarded(tmp_path: Path) -> None:
     out = run_config(RunConfig.model_validate(config_doc()), tmp_path / "r.jsonl")
     text = out.read_text()

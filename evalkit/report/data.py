@@ -235,6 +235,7 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
     counted = [r for r in results.runs if r.counted]
     per_cell = [s.counted for by_col in cells.values() for s in by_col.values()]
     names = sorted({h.config_name for h in results.headers})
+    comparisons = tuple(compare(_comparison_groups(columns, rows, grouped), alpha=alpha, confidence=confidence))
     return ReportData(
         title=title or f"evalkit report: {', '.join(names)}", generated_at=generated_at,
         simulated=results.simulated, confidence=confidence,
@@ -244,9 +245,9 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
         findings=find([(r.id, r.family) for r in rows if r.kind == "family"],
                       [(c.id, c.model_label, f"{c.mode} · {c.strategy}") for c in columns], grouped,
                       {(r, c): s for r, by_col in cells.items() for c, s in by_col.items()}, alpha),
-        comparisons=tuple(compare(_comparison_groups(columns, rows, grouped), alpha=alpha,
-                                             confidence=confidence)),
-        power=power_statement(_typical_n(rows, cells), alpha) if include_power and per_cell else None,
+        comparisons=comparisons,
+        power=power_statement(_typical_n(rows, cells), alpha, paired=any(c.discordant is not None for c in comparisons))
+        if include_power and per_cell else None,
         not_counted=tuple(_not_counted(columns, rows, grouped)),
         drilldowns=tuple(sorted(drilldowns, key=lambda d: (int(d.column.id[1:]), int(d.row.id[1:])))),
     )

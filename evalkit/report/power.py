@@ -1,4 +1,5 @@
-"""The power statement: what a comparison of two cells with N runs each can and cannot detect."""
+"""The power statement: what a comparison of two cells with N runs each can and cannot detect, for
+the test the comparisons use (McNemar when runs pair, as the gate does; Boschloo otherwise)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ class DetectableLine:
     baseline: float
     boschloo: float | None  # the highest candidate rate detected with 80% power (None: not even 0)
     fisher: float | None
+    mcnemar: float | None  # n independent pairs (the conservative case for paired runs)
+
+    def used(self, paired: bool) -> float | None:
+        return self.mcnemar if paired else self.boschloo
 
 
 @dataclass(frozen=True)
@@ -32,25 +37,32 @@ class PowerStatement:
     n: int
     alpha: float
     power: float
+    paired: bool  # the report's comparisons pair runs (same seeds), so they use McNemar
     detectable: tuple[DetectableLine, ...]
     needed: tuple[NeededLine, ...]
 
     @property
     def summary(self) -> str:
         first = self.detectable[0]
-        if first.boschloo is None:
+        rate = first.used(self.paired)
+        if rate is None:
             return (f"With {self.n} runs per cell, not even a drop from {first.baseline:.0%} to 0% is detected "
-                    f"with {self.power:.0%} power at α={self.alpha}.")
-        return (f"With {self.n} runs per cell, a cell that always passed must fall to {first.boschloo:.0%} or "
-                f"below for a one-sided Boschloo test at α={self.alpha} to catch it with {self.power:.0%} "
+                    f"with {self.power:.0%} power at α={self.alpha} by {self.test}.")
+        return (f"With {self.n} runs per cell, a cell that always passed must fall to {rate:.0%} or "
+                f"below for a one-sided {self.test} at α={self.alpha} to catch it with {self.power:.0%} "
                 "power; smaller drops mostly go unseen.")
 
+    @property
+    def test(self) -> str:
+        return "exact McNemar test on paired runs" if self.paired else "Boschloo test"
 
-def power_statement(n: int, alpha: float = 0.05) -> PowerStatement:
+
+def power_statement(n: int, alpha: float = 0.05, *, paired: bool = False) -> PowerStatement:
     return PowerStatement(
-        n=n, alpha=alpha, power=POWER,
+        n=n, alpha=alpha, power=POWER, paired=paired,
         detectable=tuple(DetectableLine(b, detectable_rate(n, b, alpha=alpha, power=POWER),
-                                        detectable_rate(n, b, alpha=alpha, power=POWER, test="fisher"))
+                                        detectable_rate(n, b, alpha=alpha, power=POWER, test="fisher"),
+                                        detectable_rate(n, b, alpha=alpha, power=POWER, test="mcnemar"))
                          for b in BASELINES),
         needed=tuple(NeededLine(b, c, n_needed(b, c, alpha=alpha, power=POWER)) for b, c in DROPS),
     )

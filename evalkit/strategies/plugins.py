@@ -88,7 +88,7 @@ def _check_source(target: str, source: str, attr: str) -> None:
             raise ConfigError(f"plugin {target!r}: {attr!r} is a function; a plugin must be a Strategy class")
         if _binds(stmt, attr):
             return  # bound some other way (an import, an assignment): the class is checked at run time
-    raise ConfigError(f"plugin {target!r}: module has no {attr!r}")  # as seen in its source
+    raise ConfigError(f"plugin {target!r}: module {target.partition(':')[0]!r} has no {attr!r}")  # in its source
 
 
 def _check_source_size(target: str, filename: str) -> None:
@@ -106,9 +106,11 @@ def check_plugin(target: str) -> None:
     """Check, without running any of its code, that `module:Class` names a class that can be loaded."""
     module_name, attr = _split(target)
     spec = _find_spec(target, module_name)
-    if spec.origin in ("built-in", "frozen"):
-        # part of the Python interpreter itself: importing it runs no user code
-        module = importlib.import_module(module_name)
+    module = sys.modules.get(module_name)  # already imported: looking at it runs nothing
+    if module is None and spec.origin in ("built-in", "frozen"):
+        module = importlib.import_module(module_name)  # part of the interpreter itself: runs no user code
+    if module is not None:
+        # what the name is bound to, not what the source says: `os:system` comes from `from posix import *`
         if not hasattr(module, attr):
             raise ConfigError(f"plugin {target!r}: module {module_name!r} has no {attr!r}")
         check_strategy_class(target, getattr(module, attr))
@@ -129,7 +131,9 @@ def check_plugin(target: str) -> None:
 def check_strategy_class(target: str, cls: Any) -> type[Any]:
     """`cls` if it is a class with the Strategy protocol's members, else a ConfigError."""
     if not isinstance(cls, type):
-        raise ConfigError(f"plugin {target!r}: {type(cls).__name__} is not a class; a plugin must be a Strategy class")
+        attr = target.partition(":")[2]
+        what = "a function" if callable(cls) else f"a {type(cls).__name__}, not a class"
+        raise ConfigError(f"plugin {target!r}: {attr!r} is {what}; a plugin must be a Strategy class")
     missing = [m for m in _PROTOCOL_METHODS if not callable(getattr(cls, m, None))]
     if missing or not isinstance(getattr(cls, "name", None), str):
         lacking = ", ".join(missing + ([] if isinstance(getattr(cls, "name", None), str) else ["name"]))

@@ -302,6 +302,9 @@ def test_power_statement_for_the_typical_n(sim_run: SimRun) -> None:
     for line in power.detectable:
         assert line.boschloo == stats.detectable_rate(RUNS, line.baseline)
         assert line.fisher == stats.detectable_rate(RUNS, line.baseline, test="fisher")
+        assert line.mcnemar == stats.detectable_rate(RUNS, line.baseline, test="mcnemar")
+    # the simulated runs pair across strategies (same seeds), so comparisons and power use McNemar
+    assert power.paired and "McNemar" in power.summary
     assert [(line.baseline, line.candidate, line.needed) for line in power.needed] == [
         (b, c, stats.n_needed(b, c)) for b, c in DROPS]
     assert build_report(sim_run.results, include_power=False).power is None
@@ -313,7 +316,17 @@ def test_power_statement_at_25_runs_matches_the_reference_values() -> None:
     assert power.detectable[0].fisher == pytest.approx(0.746, abs=0.002)
     needed = {(line.baseline, line.candidate): line.needed for line in power.needed}
     assert needed[(1.0, 0.8)].n == 27 and needed[(1.0, 0.8)].exact
-    assert "With 25 runs per cell" in power.summary and "79%" in power.summary
+    assert "With 25 runs per cell" in power.summary and "79%" in power.summary and "Boschloo" in power.summary
+
+
+def test_power_statement_on_paired_runs_uses_the_gates_mcnemar_power() -> None:
+    # issue 8: the report gave Boschloo's power (0.766 at 1.0 -> 0.8, N = 25) where the gate uses
+    # McNemar on paired runs (0.579)
+    paired = power_statement(25, paired=True)
+    rate = paired.detectable[0].mcnemar
+    assert rate is not None and stats.mcnemar_power(25, 1.0, rate) >= 0.8 > stats.mcnemar_power(25, 1.0, rate + 0.01)
+    assert stats.mcnemar_power(25, 1.0, 0.8) == pytest.approx(0.579, abs=0.001)
+    assert f"{rate:.0%}" in paired.summary and "McNemar" in paired.summary
 
 
 def test_infra_errors_and_unsupported_runs_are_counted_apart() -> None:
