@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -224,15 +225,22 @@ def mcnemar_power(n: int, p_base: float, p_cand: float, *, alpha: float = 0.05) 
     lost, gained = p_base * (1 - p_cand), (1 - p_base) * p_cand
     if lost + gained == 0:
         return 0.0
-    d = np.arange(n + 1)
-    total = 0.0
-    for discordant, weight in zip(d, sps.binom.pmf(d, n, lost + gained), strict=True):
-        if discordant == 0 or weight == 0:
-            continue
-        b = np.arange(discordant + 1)
-        rejects = sps.binom.sf(b - 1, discordant, 0.5) <= alpha
-        total += weight * float(sps.binom.pmf(b, discordant, lost / (lost + gained))[rejects].sum())
-    return total
+    d = np.arange(1, n + 1)
+    critical = _mcnemar_critical(n, alpha)  # for d discordant pairs: reject when d_lost ≥ critical[d - 1]
+    reject = sps.binom.sf(critical - 1, d, lost / (lost + gained))
+    return float((sps.binom.pmf(d, n, lost + gained) * reject).sum())
+
+
+@lru_cache(maxsize=64)
+def _mcnemar_critical(n: int, alpha: float) -> np.ndarray:
+    """For d = 1..n discordant pairs, the least b with P(Binom(d, ½) ≥ b) ≤ α (d + 1: never).
+    `isf` gives it to within its search tolerance; the two steps below make it exact."""
+    d = np.arange(1, n + 1)
+    b = np.minimum(sps.binom.isf(alpha, d, 0.5) + 1, d + 1)
+    b = np.where(sps.binom.sf(b - 1, d, 0.5) > alpha, b + 1, b)  # P(X ≥ b) still above α: one more
+    b = np.where((b > 0) & (sps.binom.sf(b - 2, d, 0.5) <= alpha), b - 1, b)  # b − 1 already rejects
+    critical: np.ndarray = b
+    return critical
 
 
 @dataclass(frozen=True)

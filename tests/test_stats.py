@@ -114,6 +114,27 @@ def test_bootstrap_by_value_counts_agrees_with_scipy_resampling_runs() -> None:
     assert ours.low == pytest.approx(theirs.low, abs=0.02) and ours.high == pytest.approx(theirs.high, abs=0.02)
 
 
+def _mcnemar_power_by_enumeration(n: int, p_base: float, p_cand: float, alpha: float) -> float:
+    """Every discordant count d, every split of it: the definition, one table at a time."""
+    from scipy.stats import binom
+
+    lost, gained = p_base * (1 - p_cand), (1 - p_base) * p_cand
+    total = 0.0
+    for d in range(1, n + 1):
+        for b in range(d + 1):
+            if binom.sf(b - 1, d, 0.5) <= alpha:
+                total += binom.pmf(d, n, lost + gained) * binom.pmf(b, d, lost / (lost + gained))
+    return total
+
+
+@pytest.mark.parametrize("n", [1, 7, 25, 60])
+def test_mcnemar_power_matches_enumerating_the_tables(n: int) -> None:
+    for p_base, p_cand in [(1.0, 0.8), (0.95, 0.7), (0.9, 0.3), (0.6, 0.55)]:
+        for alpha in (0.01, 0.05, 0.2):
+            assert stats.mcnemar_power(n, p_base, p_cand, alpha=alpha) == pytest.approx(
+                _mcnemar_power_by_enumeration(n, p_base, p_cand, alpha), abs=1e-12)
+
+
 def test_pass_hat_k_tau_bench() -> None:
     counts = [(25, 25), (20, 25)]
     assert stats.pass_hat_k(counts, 1) == pytest.approx(0.9)
