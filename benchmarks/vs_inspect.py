@@ -21,6 +21,7 @@ import argparse
 import importlib.util
 import json
 import multiprocessing as mp
+import os
 import queue
 import sys
 import tempfile
@@ -147,6 +148,8 @@ def main() -> None:
     harnesses = ["evalkit"]
     if importlib.util.find_spec("inspect_ai") and importlib.util.find_spec("openai"):
         harnesses.append("inspect_ai")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"machine: {os.cpu_count()} cores, load average {load} (1/5/15 min) at the start")
     with StubServer(SCENARIO) as stub:
         print(f"stub ceiling: {stub.ceiling():.0f} requests/s (raw keep-alive sockets, 8 connections)", flush=True)
         measures = {}
@@ -159,8 +162,9 @@ def main() -> None:
         return
     for concurrency in args.concurrency:
         ours, theirs = measures["evalkit", concurrency], measures["inspect_ai", concurrency]
+        cpu_ratio = ours.cpu_ms_per_call / theirs.cpu_ms_per_call
         print(f"evalkit/inspect_ai at concurrency {concurrency:>2}: {ours.runs_per_s / theirs.runs_per_s:.1f}x runs/s, "
-              f"{ours.cpu_ms_per_call / theirs.cpu_ms_per_call:.2f}x CPU per call")
+              f"{cpu_ratio:.3f}x CPU per call (inspect_ai spends {1 / cpu_ratio:.1f}x evalkit's)")
 
 
 if __name__ == "__main__":
