@@ -151,12 +151,15 @@ def main() -> None:
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"machine: {os.cpu_count()} cores, load average {load} (1/5/15 min) at the start")
     with StubServer(SCENARIO) as stub:
-        print(f"stub ceiling: {stub.ceiling():.0f} requests/s (raw keep-alive sockets, 8 connections)", flush=True)
+        ceiling = stub.ceiling()
+        print(f"stub ceiling: {ceiling:.0f} requests/s (raw keep-alive sockets, 8 connections)", flush=True)
         measures = {}
         for harness in harnesses:
             for m in measure(harness, stub.url, runs, args.concurrency):
                 measures[harness, m.concurrency] = m
                 print(_line(m), flush=True)
+    busiest = max(m.requests / m.wall_s for m in measures.values())
+    print(f"stub load: at most {busiest:.0f} requests/s, {busiest / ceiling:.1%} of its ceiling")
     if "inspect_ai" not in harnesses:
         print("inspect_ai: skipped (not installed; pip install inspect_ai openai)")
         return
