@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from evalkit.errors import ResultsError
 from evalkit.gate import compare
+from evalkit.gate_config import GateConfig
 from evalkit.report import build_report
 from evalkit.report.transcripts import pick_failed, pick_passing, transcript
 from evalkit.results import FAILURE_CATEGORIES, RunRecord, load_results
@@ -56,6 +57,12 @@ def test_the_scan_keeps_few_whole_records_and_rows_without_transcripts(sim_file:
         build_report(results, max_failed_transcripts=2)
 
 
+def test_without_failed_transcripts_only_the_first_passing_run_stays_whole(sim_file: Path) -> None:
+    kept = scan_results([sim_file], transcripts=0).transcripts
+    assert kept is not None and all(len(runs) <= 1 and all(r.correct for r in runs) for runs in kept.values())
+    assert any(kept.values())
+
+
 def test_rows_keep_what_the_statistics_read(sim_file: Path) -> None:
     fields = ("run_id", "cell", "index", "seed", "simulated", "outcome", "completed", "correct", "failure",
               "first_try", "retries", "guard_fires", "model_calls", "iterations", "ideal_iterations",
@@ -76,8 +83,9 @@ def test_the_gate_decides_the_same_on_scanned_rows(sim_file: Path, tmp_path: Pat
             data.update(completed=False, correct=False, failure="wrong_answer", outcome="failed")
         flipped.append(json.dumps(data) + "\n")
     worse.write_text("".join(flipped))
-    whole = compare(load_results([sim_file]), load_results([worse]))
-    scanned = compare(scan_results([sim_file]), scan_results([worse]))
+    pooled = GateConfig(level="cell")  # 6 runs per scenario are too few for a verdict per scenario
+    whole = compare(load_results([sim_file]), load_results([worse]), pooled)
+    scanned = compare(scan_results([sim_file], transcripts=0), scan_results([worse], transcripts=0), pooled)
     assert scanned == whole and not scanned.passed
 
 
