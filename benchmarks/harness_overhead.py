@@ -11,8 +11,8 @@ Runs a 4-step scenario (seq-medication-chain) under `trust_text`, in one process
    requests the stub counted. The stub's own ceiling (requests/s to raw sockets) is printed beside it,
    so the stub is never the bottleneck unnoticed.
 
-Results are written to a temporary file, as a real run does. inspect_ai, when installed, is not
-driven from here yet: the figures are evalkit's alone.
+Results are written to a temporary file, as a real run does. The figures are evalkit's alone:
+`benchmarks/vs_inspect.py` runs inspect_ai beside it against the same stub.
 
     python benchmarks/harness_overhead.py [--runs 2000] [--http-runs 300]
 """
