@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalkit.errors import ResultsError
-from evalkit.results import Header, ResultsWriter, RunRecord, iter_records
+from evalkit.results import Header, RunRecord, iter_records
+from evalkit.results_writer import ResultsWriter
 from evalkit.shards import Shard, parse_shard
 
 __all__ = ["MergeReport", "expected_run_ids", "merge_results"]

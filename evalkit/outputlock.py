@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from evalkit.errors import ResultsError
-from evalkit.results import output_error
+from evalkit.results_writer import output_error
 
 __all__ = ["OutputLock", "hold_outputs"]
 

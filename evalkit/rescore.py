@@ -24,7 +24,8 @@ from evalkit.checks import judge_run
 from evalkit.config import parse_strategy_specs
 from evalkit.errors import ResultsError
 from evalkit.loop import run_loop
-from evalkit.results import Header, ResultsWriter, RunRecord, iter_records
+from evalkit.results import Header, RunRecord, iter_records
+from evalkit.results_writer import ResultsWriter
 from evalkit.scenario import Scenario
 from evalkit.strategies import build_stack
 

@@ -34,7 +34,8 @@ from evalkit.errors import ConfigError, ResultsError
 from evalkit.loop import run_loop
 from evalkit.outputlock import hold_outputs
 from evalkit.preflight import check_output_path, check_resumable, config_scenarios, discard_empty_leftover, preflight
-from evalkit.results import Cell, Footer, Header, Opener, ResultsWriter, RunRecord, finished_runs, truncate_partial_line
+from evalkit.results import Cell, Footer, Header, RunRecord
+from evalkit.results_writer import Opener, ResultsWriter, finished_runs, truncate_partial_line
 from evalkit.scenario import Scenario
 from evalkit.secrets import public_config
 from evalkit.shards import Shard, check_resume_shard

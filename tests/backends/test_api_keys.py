@@ -19,7 +19,8 @@ from evalkit.backends.recording import RecordingBackend
 from evalkit.chat import Sampling
 from evalkit.errors import BackendError, ConfigError
 from evalkit.loop import run_loop
-from evalkit.results import Header, ResultsWriter, RunRecord
+from evalkit.results import Header, RunRecord
+from evalkit.results_writer import ResultsWriter
 from evalkit.strategies import build_stack
 from tests.backends import CONTEXT, WEATHER, MockServer, arun, entry, payload, request
 

@@ -7,7 +7,7 @@ import io
 from pathlib import Path
 
 from evalkit.cli.run_cmd import ProgressBar
-from evalkit.results import ResultsWriter
+from evalkit.results_writer import ResultsWriter
 from evalkit.stats import wilson
 from evalkit.summary import WIDTH, summary_table
 from tests.report import records
