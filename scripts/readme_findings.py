@@ -2,7 +2,7 @@
 
 The README's "Reproducing ADR-013" and "Compare models before deployment" sections hold blocks
 between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; each block is written here from
-a results file (a correct-rate table per family and the findings summary's sentences), never typed.
+results files (a correct-rate table per family and the findings summary's sentences), never typed.
 tests/report/test_readme_findings.py fails when the README and the results disagree.
 
     python scripts/readme_findings.py          # rewrite the blocks in README.md
@@ -22,18 +22,18 @@ README = ROOT / "README.md"
 _BLOCK = re.compile(r"(<!-- generated:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
 
 
-def _data(results: str):  # type: ignore[no-untyped-def]  # ReportData; imported late to keep --help fast
+def _data(*results: str):  # type: ignore[no-untyped-def]  # ReportData; imported late to keep --help fast
     from evalkit.report import build_report
     from evalkit.results import load_results
 
-    return build_report(load_results([ROOT / results]), include_power=False)
+    return build_report(load_results([ROOT / r for r in results]), include_power=False)
 
 
-def matrix(results: str) -> str:
+def matrix(*results: str) -> str:
     """Correct rate per family (columns) for every backend · mode · strategy (rows)."""
     from evalkit.report.markdown import cell_text, escape_cell
 
-    data = _data(results)
+    data = _data(*results)
     families = [r for r in data.rows if r.kind == "family"]
     lines = ["| model (mode) | strategy | " + " | ".join(escape_cell(r.family) for r in families) + " |",
              "|---|---|" + "---|" * len(families)]
@@ -45,18 +45,23 @@ def matrix(results: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def findings(results: str) -> str:
+def findings(*results: str) -> str:
     """One bullet per model and family: the best stack by correct, its rivals and its cost."""
     from evalkit.report.markdown import escape_cell
 
-    return "".join(f"- {escape_cell(f.sentence)}\n" for f in _data(results).findings)
+    return "".join(f"- {escape_cell(f.sentence)}\n" for f in _data(*results).findings)
 
+
+# the grammar stack ran as a second config (a results file keeps its config); runs pair across the two
+COMPARE_BFCL = ("results/compare-models-bfcl.jsonl", "results/compare-models-bfcl-grammar.jsonl")
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "adr013-matrix": lambda: matrix("results/adr013.jsonl"),
     "adr013-findings": lambda: findings("results/adr013.jsonl"),
     "compare-models-matrix": lambda: matrix("results/compare-models.jsonl"),
     "compare-models-findings": lambda: findings("results/compare-models.jsonl"),
+    "compare-models-bfcl-matrix": lambda: matrix(*COMPARE_BFCL),
+    "compare-models-bfcl-findings": lambda: findings(*COMPARE_BFCL),
 }
 
 

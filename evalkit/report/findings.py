@@ -61,6 +61,11 @@ def _cost(c: Candidate) -> str:
             f"{c.cost.latency_median_s:.1f} s median latency per run")
 
 
+def _names(candidates: Sequence[Candidate]) -> str:
+    return "; ".join(f"{c.stack} {c.correct.value:.0%} ({c.correct.x}/{c.correct.n}, {c.retries_mean:.1f} retries)"
+                     for c in candidates)
+
+
 def finding_sentence(f: Finding) -> str:
     best = f.best
     others = len(f.not_worse) + len(f.worse)
@@ -70,9 +75,9 @@ def finding_sentence(f: Finding) -> str:
                 f"(0/{best.correct.n} for each of {others + 1}); nothing to ship.")
     text = f"{model}, {f.family}: best is {best.stack}, correct {_pct(best.correct)}, at {_cost(best)}."
     if f.not_worse:
-        names = "; ".join(f"{c.stack} {c.correct.value:.0%} ({c.correct.x}/{c.correct.n}, "
-                          f"{c.retries_mean:.1f} retries)" for c in f.not_worse)
-        text += f" Not significantly worse (one-sided, Holm, α = {f.alpha}): {names}."
+        text += f" Not significantly worse (one-sided, Holm, α = {f.alpha}): {_names(f.not_worse)}."
+        if f.worse:  # named too: a reader should not have to find them by elimination
+            text += f" Significantly worse: {_names(f.worse)}."
     elif others:
         text += f" {'The other stack is' if others == 1 else f'All {others} other stacks are'} significantly worse."
     else:

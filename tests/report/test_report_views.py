@@ -47,7 +47,7 @@ def test_findings_name_the_best_stack_and_those_the_data_cannot_tell_from_it() -
     assert finding.sentence == (
         "sim, fam: best is native · a, correct 100% [72–100%] (10/10), at 0.0 retries, 3.0 model calls and "
         "5.5 s median latency per run. Not significantly worse (one-sided, Holm, α = 0.05): "
-        "native · c 90% (9/10, 0.0 retries).")
+        "native · c 90% (9/10, 0.0 retries). Significantly worse: native · b 20% (2/10, 0.0 retries).")
 
 
 def test_findings_break_ties_by_cost_and_say_when_nothing_is_correct() -> None:
