@@ -100,21 +100,27 @@ class _PoolShards(httpx.AsyncBaseTransport):
 
 
 def pooled_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
-    """A client with one keep-alive connection per concurrent request, in pools of at most POOL_SIZE.
+    """A client with one keep-alive connection per concurrent request.
 
-    With a proxy set in the environment, one pool: httpx applies environment proxies only to a
-    client that builds its own transport. A pool may open a connection beyond its share rather than
-    make a request wait (a rare, short-lived extra).
+    `http://` goes through `KeepAliveTransport` (a lean HTTP/1.1 path: httpcore's CPU per call was
+    most of the harness's against a local server); `https://` through httpx's own transports, in
+    pools of at most POOL_SIZE. With a proxy set in the environment, httpx's client alone: httpx
+    applies environment proxies only to a client that builds its own transport. A pool may open a
+    connection beyond its share rather than make a request wait (a rare, short-lived extra).
     """
     from urllib.request import getproxies
 
+    from evalkit.backends._keepalive import KeepAliveTransport
+
     shards = -(-concurrency // POOL_SIZE)
-    if shards == 1 or getproxies():
+    if getproxies():
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         return httpx.AsyncClient(timeout=timeout_s, limits=limits)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=-(-concurrency // shards))
-    transport = _PoolShards([httpx.AsyncHTTPTransport(limits=limits) for _ in range(shards)])
-    return httpx.AsyncClient(timeout=timeout_s, transport=transport)
+    secure: httpx.AsyncBaseTransport = (
+        httpx.AsyncHTTPTransport(limits=limits) if shards == 1
+        else _PoolShards([httpx.AsyncHTTPTransport(limits=limits) for _ in range(shards)]))
+    return httpx.AsyncClient(timeout=timeout_s, transport=KeepAliveTransport(secure, max_idle=concurrency))
 
 
 def url_problem(url: str) -> str | None:
