@@ -9,7 +9,8 @@ Runs a 4-step scenario (seq-medication-chain) under `trust_text`, in one process
    scenario's reference calls) through `kind: openai`, at concurrency 1 and 32: the whole HTTP path
    (payload, httpx, response parsing). CPU per call is this process's user+system CPU over the
    requests the stub counted. The stub's own ceiling (requests/s to raw sockets) is printed beside it,
-   so the stub is never the bottleneck unnoticed.
+   so the stub is never the bottleneck unnoticed. Then the transport alone: CPU per JSON call on
+   httpx's own transport beside evalkit's `KeepAliveTransport`, alternating in the same run.
 
 Results are written to a temporary file, as a real run does. The figures are evalkit's alone:
 `benchmarks/vs_inspect.py` runs inspect_ai beside it against the same stub.
@@ -25,6 +26,7 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from evalkit.config import RunConfig
@@ -71,6 +73,35 @@ def http_path(runs: int) -> None:
             requests = stub.requests() - before
             print(f"HTTP, concurrency {concurrency:>2}: {runs / wall:6.1f} scenario runs/s, {requests / wall:6.0f} "
                   f"requests/s, {cpu / requests * 1e3:.2f} ms CPU per call ({requests} requests)")
+        transports(stub.url)
+
+
+def transports(url: str, calls: int = 2000) -> None:
+    """The transport alone: CPU per `post_json` call on httpx's own transport and on evalkit's
+    `KeepAliveTransport` (what `pooled_client` uses for http://), alternating, in this one run."""
+    import httpx
+
+    from evalkit.backends._http import pooled_client, post_json
+
+    payload = {"model": "stub", "messages": [{"role": "user", "content": "hi"}], "temperature": 0.0}
+
+    async def cpu_per_call(make: Callable[[], httpx.AsyncClient]) -> float:
+        client = make()
+        await post_json(client, url + "/chat/completions", payload)  # connect outside the timing
+        cpu = _cpu()
+        for _ in range(calls):
+            await post_json(client, url + "/chat/completions", payload)
+        cpu = _cpu() - cpu
+        await client.aclose()
+        return cpu / calls
+
+    found: dict[str, list[float]] = {"httpx": [], "keepalive": []}
+    for _ in range(3):
+        found["httpx"].append(asyncio.run(cpu_per_call(lambda: httpx.AsyncClient(timeout=30))))
+        found["keepalive"].append(asyncio.run(cpu_per_call(lambda: pooled_client(1, 30))))
+    plain, lean = min(found["httpx"]), min(found["keepalive"])
+    print(f"transport alone:     httpx {plain * 1e3:.2f} ms, KeepAliveTransport {lean * 1e3:.2f} ms CPU per call "
+          f"(best of 3 x {calls}): {plain / lean:.2f}x less")
 
 
 def backend_only_seconds(results_path: Path) -> float:
