@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evalkit.backends import DEFAULT_KEY_ENV, key_required
 from evalkit.backends.sim_profile import load_profile
-from evalkit.config import RunConfig
+from evalkit.config import BackendEntry, RunConfig
 from evalkit.errors import BackendError, ConfigError, ResultsError
 from evalkit.results import Header, Results
 from evalkit.scenario import FAMILIES, Scenario, load_scenarios
@@ -71,11 +71,27 @@ def _check_backends(config: RunConfig, where: str) -> None:
         if env_name and key_required(entry) and not os.environ.get(env_name):
             raise ConfigError(f"{field}.api_key_env: environment variable {env_name} is not set "
                               f"(backend {entry.label!r} needs an API key)")
+        if entry.serve is not None:
+            _check_serve(config, entry, field)
         if entry.kind == "sim":  # its model is a profile: shipped, or a YAML file
             try:
                 load_profile(entry.model)
             except ConfigError as exc:
                 raise ConfigError(f"{field}.model: {exc}") from exc
+
+
+def _check_serve(config: RunConfig, entry: BackendEntry, field: str) -> None:
+    """The template file and the model a `serve:` entry starts, resolved as the runner will (no server starts)."""
+    from evalkit.serve import ServerUnavailable, check_model  # httpx and subprocess: only for serve entries
+
+    assert entry.serve is not None
+    template = entry.serve.template
+    if template not in ("project", "model") and not (Path(config.base_dir or ".") / template).is_file():
+        raise ConfigError(f"{field}.serve.template: {template} does not exist")
+    try:
+        check_model(entry.serve.model or entry.model)
+    except (ConfigError, ServerUnavailable) as exc:
+        raise ConfigError(f"{field}.serve.model: {exc}") from exc
 
 
 def check_output_path(output: Path, record_dir: Path | None = None) -> None:

