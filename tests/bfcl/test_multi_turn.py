@@ -109,3 +109,47 @@ def test_simulated_model_acting_on_its_skill_is_caught(tmp_path: Path) -> None:
     wrong = [r for r in runs if not r["correct"]]
     assert len(wrong) >= 10
     assert all(any(i["item"].startswith("turn ") and not i["passed"] for i in r["check"]) for r in wrong)
+
+
+REAL_RESULTS = Path(__file__).resolve().parents[2] / "results/bfcl-miss-param.jsonl"
+
+
+def _calls_per_turn(messages: list[Any]) -> dict[int, list[str]]:
+    """The tools called (not `respond`) during each user turn, numbered from 1 as the check items are."""
+    turn, made = 0, {}
+    for message in messages:
+        if message.role == "user" and message.origin == "scenario":
+            turn += 1
+        elif message.role == "assistant":
+            made.setdefault(turn, []).extend(c.name for c in message.tool_calls if c.name != "respond")
+    return made
+
+
+def test_real_runs_that_act_before_the_datum_arrives_are_caught(tmp_path: Path) -> None:
+    """REAL: SmolLM2's committed runs (configs/bfcl-miss-param.yaml), re-judged by today's loop and checker.
+    Which turn a call was made in is read from the transcript, apart from the checker's own items."""
+    from evalkit.rescore import rescore_results
+    from evalkit.results import load_results
+    from evalkit.scenario import load_scenarios
+
+    scenarios = {s.id: s for s in load_scenarios(sorted(REAL_RESULTS.parents[1].glob(
+        "scenarios/bfcl/multi_turn_miss_param/*.yaml")))}
+    rescored = tmp_path / "rescored.jsonl"
+    rescore_results(REAL_RESULTS, rescored, list(scenarios.values()))
+    stored = load_results([REAL_RESULTS])
+    runs = load_results([rescored]).runs
+    assert not any(run.simulated for run in stored.runs) and len(runs) == len(stored.runs) == 20
+    assert {r.run_id: r.correct for r in runs} == {r.run_id: r.correct for r in stored.runs}
+    acted_early = 0
+    for run in runs:
+        turns = scenarios[run.cell.scenario].turns
+        gaps = [i + 1 for i, turn in enumerate(turns) if turn.check is not None and turn.check.no_tool_calls]
+        assert gaps, run.cell.scenario
+        made = _calls_per_turn(run.messages)
+        for gap in gaps:
+            failed = {i.item for i in run.check if not i.passed}
+            assert (f"turn {gap}: no tool calls" in failed) == bool(made.get(gap)), (run.run_id, made)
+        if any(made.get(gap) for gap in gaps):
+            acted_early += 1
+            assert not run.correct, run.run_id
+    assert acted_early >= 1  # the real model does act on a guess, and every such run fails
