@@ -24,7 +24,7 @@ from evalkit.matching import mentions, mismatch
 from evalkit.results import CheckItem, FailureCategory, Outcome
 from evalkit.scenario import CallCheck, Check, Scenario
 from evalkit.strategies.base import ExecutedCall
-from evalkit.turncheck import state_item, turn_items
+from evalkit.turncheck import state_items, turn_items
 
 __all__ = ["Verdict", "judge_run"]
 
@@ -194,7 +194,7 @@ def judge_run(scenario: Scenario, outcome: Outcome, calls: list[ExecutedCall], r
     each turn's answer, for v2 per-turn checks)."""
     items = _items(scenario, calls, reply, scenario.check)
     if scenario.check.state_as_reference:
-        items.append(state_item(scenario, calls, len(scenario.turns) - 1))
+        items += state_items(scenario, calls, len(scenario.turns) - 1)
     items += turn_items(scenario, calls, turn_replies or [], _items)
     structural_ok = all(i.passed for i in items if i.structural)
     completed = outcome in _ENDED_NORMALLY and structural_ok

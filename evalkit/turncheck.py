@@ -2,35 +2,63 @@
 
 A turn's check sees only the calls made during that turn and that turn's answer, so a model that acts
 on a missing datum before the user supplies it fails the turn where it acted, even when the run as a
-whole ends in the right place. `state_as_reference` compares the mocks' state after the turn with
-the state the reference calls of all turns so far reach (BFCL's multi-turn state check).
+whole ends in the right place. `state_as_reference` holds the turn to BFCL's two multi-turn checks:
+the mocks' state after the turn equals the state the reference calls of all turns so far reach
+(`state_checker`), and every result the turn's reference calls return is among the results of the
+model's calls so far (`response_checker`: a turn that only reads, as `ls`, leaves the state alone,
+and a model that skips it must still fail).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from typing import Any
 
 from evalkit.results import CheckItem
 from evalkit.scenario import Check, Scenario
 from evalkit.statemocks import StatefulMocks
 from evalkit.strategies.base import ExecutedCall
 
-__all__ = ["state_item", "turn_items"]
+__all__ = ["state_items", "turn_items"]
 
 ItemBuilder = Callable[[Scenario, list[ExecutedCall], "str | None", Check], list[CheckItem]]
 
 
-def state_item(scenario: Scenario, calls: list[ExecutedCall], upto_turn: int) -> CheckItem:
+def state_items(scenario: Scenario, calls: list[ExecutedCall], upto_turn: int) -> list[CheckItem]:
+    """The state and results items for the turns up to `upto_turn` (0-based)."""
     model, reference = StatefulMocks(scenario), StatefulMocks(scenario)
     reference.replay(scenario.reference.calls)
+    produced: list[str] = []  # every result of the model's calls so far (BFCL: all turns, not only this one)
+    expected: list[str] = []
     for index in range(upto_turn + 1):
         for done in calls:
             if done.turn == index and done.known_tool and not done.call.malformed:
-                model.call(done.call.name, done.call.arguments or {})
-        reference.replay(scenario.turns[index].reference)
+                produced.append(_result_key(model.call(done.call.name, done.call.arguments or {})))
+        expected = [_result_key(reference.call(c.name, c.arguments)) for c in scenario.turns[index].reference]
     differ = model.differences(reference)
-    return CheckItem(item="state as the reference reaches", passed=not differ, structural=False,
-                     detail=f"differs in {differ}" if differ else "")
+    missing = _missing(expected, produced)
+    return [CheckItem(item="state as the reference reaches", passed=not differ, structural=False,
+                      detail=f"differs in {differ}" if differ else ""),
+            CheckItem(item="state: results include the reference's", passed=not missing, structural=False,
+                      detail=f"{len(missing)} of the turn's reference results not produced, first {missing[0][:120]}"
+                      if missing else "")]
+
+
+def _result_key(outcome: tuple[Any, str | None]) -> str:
+    return json.dumps(outcome, sort_keys=True, default=str)
+
+
+def _missing(expected: list[str], produced: list[str]) -> list[str]:
+    """`expected` items not in `produced`, one occurrence consumed per match (BFCL's unordered subsequence)."""
+    left = list(produced)
+    missing = []
+    for item in expected:
+        if item in left:
+            left.remove(item)
+        else:
+            missing.append(item)
+    return missing
 
 
 def turn_items(scenario: Scenario, calls: list[ExecutedCall], replies: list[str | None],
@@ -44,7 +72,7 @@ def turn_items(scenario: Scenario, calls: list[ExecutedCall], replies: list[str 
         reply = replies[index] if index < len(replies) else None
         found = build(scenario, mine, reply, turn.check)
         if turn.check.state_as_reference:
-            found.append(state_item(scenario, calls, index))
+            found += state_items(scenario, calls, index)
         items += [CheckItem(item=f"turn {index + 1}: {i.item}", passed=i.passed, structural=i.structural,
                             detail=i.detail) for i in found]
     return items

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -153,3 +154,43 @@ def test_real_runs_that_act_before_the_datum_arrives_are_caught(tmp_path: Path) 
             acted_early += 1
             assert not run.correct, run.run_id
     assert acted_early >= 1  # the real model does act on a guess, and every such run fails
+
+
+def _bfcl_valid(turn_calls: list[list[ToolCall]], tag: str) -> bool:
+    """BFCL's own multi-turn checker on the same calls, one step per turn (call strings, as it decodes them)."""
+    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
+
+    case, answer = next((c, a) for c, a in load_category("multi_turn_miss_param") if c["id"] == CASE)
+    decoded = [[[f"{c.name}({', '.join(f'{k}={v!r}' for k, v in (c.arguments or {}).items())})" for c in calls]]
+               if calls else [] for calls in turn_calls]
+    return bool(multi_turn_checker(decoded, answer["ground_truth"], case, "multi_turn_miss_param",
+                                   f"evalkit-test-{tag}")["valid"])
+
+
+@pytest.mark.parametrize("behaviour", ["follows the reference", "skips the turn that only reads",
+                                       "lists the folder after a pwd", "reads something else (pwd)"])
+def test_evalkit_and_bfcl_agree_on_a_multi_turn_case(behaviour: str) -> None:
+    """`ls` changes no state, so the state check alone passed a model that did nothing on turn 1; BFCL's
+    response checker requires the reference's results among the model's, and so does evalkit now."""
+    scenario = _scenario()
+    assert [c.name for c in scenario.turns[0].reference] == ["ls"]
+    turn_calls: list[list[ToolCall]] = []
+    for index, turn in enumerate(scenario.turns):
+        calls = [ToolCall(id=f"t{index}-{i}", name=c.name, arguments=c.arguments) for i, c in enumerate(turn.reference)]
+        if index == 0 and behaviour == "skips the turn that only reads":
+            calls = []
+        elif index == 0 and behaviour == "lists the folder after a pwd":
+            calls = [ToolCall(id="p", name="pwd", arguments={}), *calls]
+        elif index == 0 and behaviour == "reads something else (pwd)":
+            calls = [ToolCall(id="p", name="pwd", arguments={})]
+        turn_calls.append(calls)
+    script: list[Completion] = []
+    for calls in turn_calls:
+        script += [_reply(calls), text("Done.")] if calls else [text("How many lines should I show?")]
+    verdict = _run(scenario, script)
+    assert verdict.correct == _bfcl_valid(turn_calls, re.sub(r"\W+", "-", behaviour))
+    expected = behaviour in ("follows the reference", "lists the folder after a pwd")
+    assert verdict.correct is expected, [i for i in verdict.items if not i.passed]
+    if behaviour == "skips the turn that only reads":
+        assert [i.item for i in verdict.items if not i.passed] == ["turn 1: state: results include the reference's"]
+        assert verdict.failure == "wrong_arguments"
