@@ -75,7 +75,8 @@ class Difference:
     high: float
 
 
-def _z(confidence: float) -> float:
+@lru_cache(maxsize=8)
+def _z(confidence: float) -> float:  # scipy's ppf costs ~0.2 ms a call; a report makes thousands
     return float(sps.norm.ppf(1 - (1 - confidence) / 2))
 
 

@@ -96,8 +96,9 @@ def _correct_rate(runs: Sequence[RunRecord], confidence: float) -> Rate | None:
 def _compare(kind: ComparisonKind, group: str, scope: str, sides: dict[str, list[RunRecord]],
              confidence: float, pairs: DiscordantPairs) -> list[Comparison]:
     out = []
+    rates = {label: _correct_rate(runs, confidence) for label, runs in sides.items()}  # once per side, not per pair
     for a, b in combinations(sides, 2):
-        ra, rb = _correct_rate(sides[a], confidence), _correct_rate(sides[b], confidence)
+        ra, rb = rates[a], rates[b]
         if ra is None or rb is None:
             continue
         test, discordant, p = _test(sides[a], sides[b], ra, rb, pairs)
