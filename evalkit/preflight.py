@@ -82,12 +82,13 @@ def _check_backends(config: RunConfig, where: str) -> None:
 
 def _check_serve(config: RunConfig, entry: BackendEntry, field: str) -> None:
     """The template file and the model a `serve:` entry starts, resolved as the runner will (no server starts)."""
-    from evalkit.serve import ServerUnavailable, check_model  # httpx and subprocess: only for serve entries
+    from evalkit.serve import ServerUnavailable, check_model, template_path  # httpx, subprocess: serve entries only
 
     assert entry.serve is not None
-    template = entry.serve.template
-    if template not in ("project", "model") and not (Path(config.base_dir or ".") / template).is_file():
-        raise ConfigError(f"{field}.serve.template: {template} does not exist")
+    try:
+        template_path(entry.serve.template, Path(config.base_dir or "."))
+    except ConfigError as exc:  # its message starts with "serve.template:"
+        raise ConfigError(f"{field}.{exc}") from exc
     try:
         check_model(entry.serve.model or entry.model)
     except (ConfigError, ServerUnavailable) as exc:

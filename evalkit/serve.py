@@ -52,6 +52,7 @@ __all__ = [
     "resolve_model",
     "server_for",
     "sha256_file",
+    "template_path",
 ]
 
 _PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
@@ -357,17 +358,21 @@ class LlamaServer:
         self.stop()
 
 
+def template_path(template: str, base_dir: Path) -> Path | None:
+    """The chat template a `serve:` entry names: ours (`project`), the GGUF's own (`model`: None), or a file."""
+    if template == "project":
+        return CHAT_TEMPLATE
+    if template == "model":
+        return None
+    path = (base_dir / template).resolve()
+    if not path.is_file():
+        raise ConfigError(f"serve.template: {path} does not exist")
+    return path
+
+
 def server_for(settings: ServeSettings, model: str, base_dir: Path) -> LlamaServer:
     """The (not yet started) server a config entry's `serve:` block asks for, on a free loopback port."""
-    template: Path | None
-    if settings.template == "project":
-        template = CHAT_TEMPLATE
-    elif settings.template == "model":
-        template = None
-    else:
-        template = (base_dir / settings.template).resolve()
-        if not template.is_file():
-            raise ConfigError(f"serve.template: {template} does not exist")
+    template = template_path(settings.template, base_dir)
     return LlamaServer(settings.model or model, template=template, parallel=settings.parallel,
                        ctx_size=settings.ctx_size, seed=settings.seed, threads=settings.threads,
                        startup_timeout_s=settings.startup_timeout_s)

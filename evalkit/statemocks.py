@@ -65,6 +65,6 @@ class StatefulMocks:
                     if not attr.startswith("_") and getattr(mine, attr, None) != getattr(theirs, attr)]
         return out
 
-    def replay(self, calls: list[CallCheck]) -> None:
-        for call in calls:
-            self.call(call.name, call.arguments)
+    def replay(self, calls: list[CallCheck]) -> list[tuple[Any, str | None]]:
+        """Run `calls` in order; their (result, error) pairs."""
+        return [self.call(call.name, call.arguments) for call in calls]

@@ -30,14 +30,14 @@ def state_items(scenario: Scenario, calls: list[ExecutedCall], upto_turn: int) -
     model, reference = StatefulMocks(scenario), StatefulMocks(scenario)
     reference.replay(scenario.reference.calls)
     produced: list[str] = []  # every result of the model's calls so far (BFCL: all turns, not only this one)
-    expected: list[str] = []
+    turn_results: list[tuple[Any, str | None]] = []
     for index in range(upto_turn + 1):
         for done in calls:
             if done.turn == index and done.known_tool and not done.call.malformed:
                 produced.append(_result_key(model.call(done.call.name, done.call.arguments or {})))
-        expected = [_result_key(reference.call(c.name, c.arguments)) for c in scenario.turns[index].reference]
+        turn_results = reference.replay(scenario.turns[index].reference)
     differ = model.differences(reference)
-    missing = _missing(expected, produced)
+    missing = _missing([_result_key(r) for r in turn_results], produced)
     return [CheckItem(item="state as the reference reaches", passed=not differ, structural=False,
                       detail=f"differs in {differ}" if differ else ""),
             CheckItem(item="state: results include the reference's", passed=not missing, structural=False,

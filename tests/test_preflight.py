@@ -7,7 +7,6 @@ code) and through the Python API. Runs are on the simulated backend, a few runs 
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 from typing import Any
 
@@ -261,11 +260,11 @@ def test_validate_names_the_file_and_field_of_a_bad_backend(case: str, tmp_path:
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
 def test_a_hosted_api_without_its_default_key_fails_validate_and_run(kind: str, tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+                                                                     capsys: pytest.CaptureFixture[str],
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     # issue 9 item 14: Anthropic with no key did not fail fast as OpenAI does
     variable = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}[kind]
-    if os.environ.get(variable):
-        pytest.skip(f"{variable} is set here")
+    monkeypatch.delenv(variable, raising=False)  # a key set on this machine must not turn the test into a skip
     cfg = write_config(tmp_path / "c.yaml", backends=[{"label": "hosted", "kind": kind, "model": "m"}])
     assert main(["validate", str(cfg)]) == 1
     line = one_line(capsys.readouterr().err)
