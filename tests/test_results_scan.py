@@ -13,14 +13,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalkit.chat import Message
 from evalkit.errors import ResultsError
 from evalkit.gate import compare
 from evalkit.gate_config import GateConfig
 from evalkit.report import build_report
 from evalkit.report.transcripts import pick_failed, pick_passing, transcript
-from evalkit.results import FAILURE_CATEGORIES, RunRecord, load_results
+from evalkit.results import FAILURE_CATEGORIES, CheckItem, Intervention, RunRecord, load_results
 from evalkit.runner import run_config
-from evalkit.scan import RunSummary, scan_results
+from evalkit.scan import RunSummary, _head, _RunHead, scan_results
 from tests.report import records
 from tests.test_runner import config
 
@@ -128,3 +129,46 @@ def test_the_sample_holds_every_run_a_drilldown_picks(runs: list[tuple[bool, boo
     assert pick_failed(sample, limit) == pick_failed(every, limit)
     assert pick_passing(sample) == pick_passing(every)
     assert len(sample) <= limit + len(FAILURE_CATEGORIES) + 1
+
+
+# JSON-hostile text: quotes, backslashes, braces and the very keys `_head` looks for
+_hostile = st.lists(st.sampled_from(['"', "\\", "{", "}", "[", "]", ",", ":", "a", "é", "\n",
+                                     ',"calls":[', '],"calls":[', ',"error":', ',"interventions":[']),
+                    max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(run_id=_hostile, error=st.none() | _hostile, reason=_hostile, detail=_hostile, content=_hostile)
+def test_a_writer_line_read_up_to_its_calls_gives_what_the_whole_line_gives(
+        run_id: str, error: str | None, reason: str, detail: str, content: str) -> None:
+    base = records.run(error=error, messages=[Message(role="user", content=content)],
+                       interventions=[Intervention(strategy="s", action="retry", reason=reason, call_index=0)])
+    record = base.model_copy(update={
+        "run_id": run_id, "check": [CheckItem(item=detail, passed=False, structural=True, detail=detail)]})
+    line = record.model_dump_json() + "\n"
+    head = _head(line)
+    assert head != line and len(head) < line.index('"messages":')  # the transcript is cut off, always
+    assert _RunHead.model_validate_json(head) == _RunHead.model_validate_json(line)
+
+
+def test_a_line_laid_out_otherwise_is_read_whole(tmp_path: Path) -> None:
+    """Fields after `calls` (not the writer's order) would be lost by the cut: such a line is read whole."""
+    data = records.run(outcome="infra_error", error="HTTP 503").model_dump(mode="json")
+    error = data.pop("error")
+    reordered = json.dumps({**data, "error": error}, separators=(",", ":")) + "\n"
+    assert _head(reordered) == reordered
+    path = tmp_path / "r.jsonl"
+    lines = records.write_results(path, [records.run(index=1)]).read_text().splitlines(keepends=True)
+    path.write_text("".join([lines[0], reordered, *lines[1:]]))
+    assert [r.error for r in scan_results([path]).runs] == ["HTTP 503", None]
+
+
+def test_damage_inside_an_unshown_transcript_is_seen_only_by_a_whole_read(tmp_path: Path) -> None:
+    """What the cut gives up, pinned: the JSON past `calls` of a run no drill-down shows is not parsed."""
+    path = records.write_results(tmp_path / "r.jsonl", [records.run(index=i) for i in range(3)])
+    lines = path.read_text().splitlines(keepends=True)
+    lines[3] = lines[3].replace('"messages":[', '"messages":[{oops', 1)  # run 2: never shown (run 0 passes first)
+    path.write_text("".join(lines))
+    assert len(scan_results([path]).runs) == 3
+    with pytest.raises(ResultsError, match=r"r.jsonl:4: not JSON"):
+        load_results([path])

@@ -12,6 +12,12 @@ __all__ = ["DetectableLine", "NeededLine", "PowerStatement", "power_statement"]
 BASELINES = (1.0, 0.95, 0.9)
 DROPS = ((1.0, 0.9), (1.0, 0.8), (0.95, 0.8), (0.9, 0.7))
 POWER = 0.8
+# `n_needed` for DROPS at the report's default α and POWER: each is a search over exact Boschloo regions
+# (about 0.3 s together, a tenth of a report's fixed cost). tests/report/test_report_data.py recomputes them.
+NEEDED_AT_DEFAULTS: dict[tuple[float, float], tuple[SampleSize, ...]] = {
+    (0.05, POWER): (SampleSize(54, 0.8015415165816413, True), SampleSize(27, 0.8177166537612319, True),
+                    SampleSize(61, 0.8070932862839967, True), SampleSize(50, 0.8077519374314593, True)),
+}
 
 
 @dataclass(frozen=True)
@@ -64,5 +70,10 @@ def power_statement(n: int, alpha: float = 0.05, *, paired: bool = False) -> Pow
                                         detectable_rate(n, b, alpha=alpha, power=POWER, test="fisher"),
                                         detectable_rate(n, b, alpha=alpha, power=POWER, test="mcnemar"))
                          for b in BASELINES),
-        needed=tuple(NeededLine(b, c, n_needed(b, c, alpha=alpha, power=POWER)) for b, c in DROPS),
+        needed=tuple(NeededLine(b, c, size) for (b, c), size in zip(DROPS, _needed(alpha), strict=True)),
     )
+
+
+def _needed(alpha: float) -> tuple[SampleSize, ...]:
+    known = NEEDED_AT_DEFAULTS.get((alpha, POWER))
+    return known or tuple(n_needed(b, c, alpha=alpha, power=POWER) for b, c in DROPS)
