@@ -12,7 +12,6 @@ Everything a report, a statistic or the gate shows is rebuilt from these records
 
 from __future__ import annotations
 
-import contextlib
 import json
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -257,8 +256,10 @@ def parse_record(path: str, lineno: int, line: str, parse_run: RunParser | None 
     `parse_run` reads the writer's own run lines (by default: the whole record, validated from JSON
     in one step); when it raises a `ValidationError`, the general path finds the field to name."""
     if line.startswith('{"type":"run"'):
-        with contextlib.suppress(ValidationError):
+        try:
             return parse_run(path, lineno, line) if parse_run else RunRecord.model_validate_json(line)
+        except ValidationError:
+            pass
     try:
         data = json.loads(line)
         kind = data.get("type") if isinstance(data, dict) else None
@@ -281,7 +282,7 @@ def iter_records(path: str | Path, parse_run: RunParser | None = None) -> Iterat
     try:
         with open(path, encoding="utf-8") as fh:
             for lineno, line in enumerate(fh, start=1):
-                if not line.strip():
+                if line.isspace():  # not `strip()`: that copies every line
                     continue
                 if not line.endswith("\n"):
                     warnings.warn(f"{path}:{lineno}: skipping a record cut short by an interruption", stacklevel=2)

@@ -15,11 +15,14 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from scipy import stats as sps
+from scipy import special
 
 from evalkit.stats_exact import (
     BOSCHLOO_MAX_TABLES,
     TwoSampleTest,
+    binom_cdf,
+    binom_pmf,
+    binom_sf,
     boschloo_pvalues,
     boschloo_rejection,
     boschloo_table,
@@ -76,8 +79,8 @@ class Difference:
 
 
 @lru_cache(maxsize=8)
-def _z(confidence: float) -> float:  # scipy's ppf costs ~0.2 ms a call; a report makes thousands
-    return float(sps.norm.ppf(1 - (1 - confidence) / 2))
+def _z(confidence: float) -> float:
+    return float(special.ndtri(1 - (1 - confidence) / 2))  # the normal quantile (scipy.stats.norm.ppf's)
 
 
 def _check_counts(x: int, n: int) -> None:
@@ -101,6 +104,8 @@ def wilson(x: int, n: int, confidence: float = 0.95) -> Interval:
 def clopper_pearson(x: int, n: int, confidence: float = 0.95) -> Interval:
     """Exact (conservative) interval from beta quantiles."""
     _check_counts(x, n)
+    from scipy import stats as sps  # not the default method: scipy.stats stays out of a report's start-up
+
     a = 1 - confidence
     low = 0.0 if x == 0 else float(sps.beta.ppf(a / 2, x, n - x + 1))
     high = 1.0 if x == n else float(sps.beta.ppf(1 - a / 2, x + 1, n - x))
@@ -133,12 +138,16 @@ def _table(x1: int, n1: int, x2: int, n2: int) -> list[list[int]]:
 
 
 def fisher(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "greater") -> float:
+    from scipy import stats as sps  # the gate's `test: fisher` only
+
     return float(sps.fisher_exact(_table(x1, n1, x2, n2), alternative=alternative).pvalue)
 
 
 def boschloo(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "greater") -> float:
-    """Boschloo's exact test; uniformly more powerful than Fisher's. One-sided: `evalkit.stats_exact`
-    (one matrix product per distinct table; Fisher mid-p above BOSCHLOO_MAX_TABLES); two-sided: scipy."""
+    """Boschloo's exact test; uniformly more powerful than Fisher's, by `evalkit.stats_exact` (one
+    matrix product per distinct table; Fisher mid-p above BOSCHLOO_MAX_TABLES). Two-sided: twice the
+    smaller one-sided p-value, as scipy's `boschloo_exact` defines it (whose cost, about n^2.7, made a
+    report on unpaired cells of thousands of runs take hours)."""
     _table(x1, n1, x2, n2)
     if (x1 + x2) in (0, n1 + n2):
         return 1.0  # no information about a difference; scipy returns nan here
@@ -146,23 +155,28 @@ def boschloo(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "gre
         return boschloo_table(x1, n1, x2, n2)
     if alternative == "less":
         return boschloo_table(x2, n2, x1, n1)
-    result = sps.boschloo_exact(_table(x1, n1, x2, n2), alternative=alternative)
-    return float(min(1.0, result.pvalue))
+    return min(1.0, 2 * min(boschloo_table(x1, n1, x2, n2), boschloo_table(x2, n2, x1, n1)))
 
 
 def floor_pvalue(x: int, n: int, floor: float) -> float:
     """One-sided exact binomial p-value of H₀ "rate ≥ floor" against "rate < floor" for x of n."""
     _check_counts(x, n)
-    return 1.0 if floor <= 0 else float(sps.binom.cdf(x, n, floor))
+    return 1.0 if floor <= 0 else float(binom_cdf(x, n, floor))
 
 
 def mcnemar(b: int, c: int, alternative: Alternative = "greater") -> float:
     """Exact McNemar on discordant pairs: b = reference passed and other failed, c = the reverse."""
     if b < 0 or c < 0:
         raise ValueError("discordant counts must be non-negative")
-    if b + c == 0:
+    n = b + c
+    if n == 0:
         return 1.0
-    return float(sps.binomtest(b, b + c, 0.5, alternative=alternative).pvalue)
+    if alternative == "greater":
+        return float(binom_sf(b - 1, n, 0.5))
+    if alternative == "less":
+        return float(binom_cdf(b, n, 0.5))
+    # scipy's binomtest, two-sided: the outcomes no likelier than b; at p = ½ the mirror tail, twice
+    return 1.0 if b == c else min(1.0, 2 * float(binom_cdf(min(b, c), n, 0.5)))
 
 
 def holm(pvalues: Sequence[float]) -> list[float]:
@@ -216,7 +230,7 @@ def two_sample_power(n: int, p_base: float, p_cand: float, *, alpha: float = 0.0
     BOSCHLOO_MAX_TABLES that is Fisher's mid-p, as in `boschloo`); returns (power, exact=True).
     Σ over tables of P(x₁) region[x₁, x₂] P(x₂), as two matrix-vector products."""
     ks = np.arange(n + 1)
-    power = sps.binom.pmf(ks, n, p_base) @ _rejects(n, alpha, test) @ sps.binom.pmf(ks, n, p_cand)
+    power = binom_pmf(ks, n, p_base) @ _rejects(n, alpha, test) @ binom_pmf(ks, n, p_cand)
     return float(power), True
 
 
@@ -229,20 +243,22 @@ def mcnemar_power(n: int, p_base: float, p_cand: float, *, alpha: float = 0.05) 
         return 0.0
     d = np.arange(1, n + 1)
     critical = _mcnemar_critical(n, alpha)  # for d discordant pairs: reject when d_lost ≥ critical[d - 1]
-    reject = sps.binom.sf(critical - 1, d, lost / (lost + gained))
-    return float((sps.binom.pmf(d, n, lost + gained) * reject).sum())
+    reject = binom_sf(critical - 1, d, lost / (lost + gained))
+    return float((binom_pmf(d, n, lost + gained) * reject).sum())
 
 
 @lru_cache(maxsize=64)
 def _mcnemar_critical(n: int, alpha: float) -> np.ndarray:
-    """For d = 1..n discordant pairs, the least b with P(Binom(d, ½) ≥ b) ≤ α (d + 1: never).
-    `isf` gives it to within its search tolerance; the two steps below make it exact."""
+    """For d = 1..n discordant pairs, the least b with P(Binom(d, ½) ≥ b) ≤ α (d + 1: never), by a
+    bisection over b for every d at once (the tail falls as b rises). A tail within rounding of α
+    (they are multiples of 2⁻ᵈ: α = ½ meets one) counts as α."""
     d = np.arange(1, n + 1)
-    b = np.minimum(sps.binom.isf(alpha, d, 0.5) + 1, d + 1)
-    b = np.where(sps.binom.sf(b - 1, d, 0.5) > alpha, b + 1, b)  # P(X ≥ b) still above α: one more
-    b = np.where((b > 0) & (sps.binom.sf(b - 2, d, 0.5) <= alpha), b - 1, b)  # b − 1 already rejects
-    critical: np.ndarray = b
-    return critical
+    low, high = np.zeros_like(d), d + 1  # P(X ≥ low) > α (low = 0: 1 > α); high rejects, or is "never"
+    while np.any(high - low > 1):
+        middle = (low + high) // 2
+        rejects = binom_sf(middle - 1, d, 0.5) <= alpha * (1 + _TIE)
+        low, high = np.where(rejects, low, middle), np.where(rejects, middle, high)
+    return high
 
 
 @dataclass(frozen=True)
@@ -260,7 +276,7 @@ def approx_n(p_base: float, p_cand: float, *, alpha: float = 0.05, power: float 
     if delta <= 0:
         raise ValueError("the candidate rate must be below the baseline rate")
     pbar = (p_base + p_cand) / 2
-    z_a, z_b = float(sps.norm.ppf(1 - alpha)), float(sps.norm.ppf(power))
+    z_a, z_b = float(special.ndtri(1 - alpha)), float(special.ndtri(power))
     root = z_a * math.sqrt(2 * pbar * (1 - pbar)) + z_b * math.sqrt(
         p_base * (1 - p_base) + p_cand * (1 - p_cand))
     return max(2, math.ceil((root / delta) ** 2))

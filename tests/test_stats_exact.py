@@ -4,9 +4,13 @@ mid-p grids, exact power (unpaired and McNemar) by brute-force enumeration, the 
 from __future__ import annotations
 
 import itertools
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 
 from evalkit import stats
@@ -87,3 +91,58 @@ def test_above_the_size_limit_mid_p_stands_in_within_the_stated_tolerance() -> N
     assert checked >= 5
     assert stats.boschloo(480, 501, 470, 501) == pytest.approx(float(se.midp_grid(501, 501)[480, 470]), rel=1e-9)
     assert stats.boschloo(6500, 6800, 6400, 6800) == pytest.approx(se.midp(6500, 6800, 6400, 6800))  # no grid
+
+
+# --- the binomial without scipy.stats (a report and the gate do not import it) ------------------
+
+@settings(max_examples=300, deadline=None)
+@given(n=st.integers(0, 3000), k=st.integers(-2, 3002), p=st.floats(0.0, 1.0) | st.sampled_from([0.0, 0.5, 1.0]))
+def test_the_binomial_matches_scipy_stats(n: int, k: int, p: float) -> None:
+    assert se.binom_sf(k, n, p) == pytest.approx(sps.binom.sf(k, n, p), rel=1e-10, abs=1e-300)
+    assert se.binom_cdf(k, n, p) == pytest.approx(sps.binom.cdf(k, n, p), rel=1e-10, abs=1e-300)
+    if 0 <= k <= n:
+        assert se.binom_pmf(k, n, p) == pytest.approx(sps.binom.pmf(k, n, p), rel=1e-11, abs=1e-300)
+
+
+@settings(max_examples=300, deadline=None)
+@given(b=st.integers(0, 600), c=st.integers(0, 600), alternative=st.sampled_from(["greater", "less", "two-sided"]))
+def test_mcnemar_is_scipys_exact_binomial_test(b: int, c: int, alternative: str) -> None:
+    expected = 1.0 if b + c == 0 else sps.binomtest(b, b + c, 0.5, alternative=alternative).pvalue
+    assert stats.mcnemar(b, c, alternative) == pytest.approx(expected, rel=1e-10, abs=1e-300)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.01, 0.5, 0.0625, 0.25])
+def test_mcnemar_critical_values_are_exact_even_where_a_tail_equals_alpha(alpha: float) -> None:
+    """Tails of Binom(d, ½) are multiples of 2⁻ᵈ: at α = ½ (d = 35, b = 18) scipy's isf route gave 19,
+    one above the least b whose tail is at most α, computed here in exact fractions."""
+    critical = stats._mcnemar_critical(80, alpha)
+    for d in range(1, 81):
+        tails = [Fraction(sum(math.comb(d, k) for k in range(b, d + 1)), 2 ** d) for b in range(d + 1)]
+        expected = next((b for b, tail in enumerate(tails) if tail <= Fraction(alpha)), d + 1)
+        assert critical[d - 1] == expected, (d, alpha)
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(6, 6), (9, 7)])
+def test_two_sided_boschloo_is_scipys_definition(n1: int, n2: int) -> None:
+    """Twice the smaller one-sided p-value (scipy's `boschloo_exact`, whose cost is about n^2.7)."""
+    for x1, x2 in itertools.product(range(n1 + 1), range(n2 + 1)):
+        if 0 < x1 + x2 < n1 + n2:
+            expected = sps.boschloo_exact([[x1, x2], [n1 - x1, n2 - x2]], alternative="two-sided").pvalue
+            assert stats.boschloo(x1, n1, x2, n2, "two-sided") == pytest.approx(expected, rel=1e-6, abs=1e-12)
+
+
+def test_two_sided_boschloo_on_pooled_cells_of_thousands_of_runs() -> None:
+    """Regression: a report on unpaired runs compared pooled cells with scipy's two-sided Boschloo
+    (13.6 s at 800 runs a side, hours at the default matrix's 6,800); above BOSCHLOO_MAX_TABLES it is
+    Fisher's mid-p, twice the smaller side, as the gate's one-sided test."""
+    p = stats.boschloo(5000, 6800, 4700, 6800, "two-sided")
+    assert p == pytest.approx(2 * se.midp(5000, 6800, 4700, 6800), rel=1e-12)
+    assert stats.boschloo(4700, 6800, 5000, 6800, "two-sided") == p
+
+
+@settings(max_examples=200, deadline=None)
+@given(n1=st.integers(1, 900), n2=st.integers(1, 900), data=st.data())
+def test_mid_p_matches_scipys_hypergeometric(n1: int, n2: int, data: st.DataObject) -> None:
+    x1, x2 = data.draw(st.integers(0, n1)), data.draw(st.integers(0, n2))
+    dist = sps.hypergeom(n1 + n2, x1 + x2, n1)
+    assert se.midp(x1, n1, x2, n2) == pytest.approx(min(1.0, dist.sf(x1) + dist.pmf(x1) / 2), rel=1e-9, abs=1e-300)
