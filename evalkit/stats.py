@@ -9,10 +9,10 @@ candidate); "greater" asks whether arm 1's rate is higher, i.e. whether the cand
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from scipy import special
@@ -191,18 +191,23 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def bootstrap_mean(values: Sequence[float], rng: np.random.Generator, *, resamples: int = 2000,
+def bootstrap_mean(values: Sequence[float] | Mapping[Any, int], rng: np.random.Generator, *, resamples: int = 2000,
                    confidence: float = 0.95) -> Interval:
-    """Percentile bootstrap interval for a mean (retries per run are skewed and bounded).
+    """Percentile bootstrap interval for a mean (retries per run are skewed and bounded); `values` may
+    be given as value → how many times it occurs.
 
     A resample of n values with replacement holds each distinct value a Multinomial(n, share) number
     of times, so the resamples are drawn as counts of the distinct values: the same distribution as
     drawing n indices each time, at a cost that does not grow with n (retries take a few values)."""
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
+    if isinstance(values, Mapping):
+        pairs = sorted((float(v), k) for v, k in values.items() if k)
+        distinct, counts = np.array([v for v, _ in pairs]), np.array([k for _, k in pairs], dtype=np.int64)
+    else:
+        distinct, counts = np.unique(np.asarray(values, dtype=float), return_counts=True)
+    size = int(counts.sum())
+    if size == 0:
         raise ValueError("bootstrap of an empty sample")
-    distinct, counts = np.unique(data, return_counts=True)
-    means = rng.multinomial(data.size, counts / data.size, size=resamples) @ distinct / data.size
+    means = rng.multinomial(size, counts / size, size=resamples) @ distinct / size
     a = (1 - confidence) / 2
     low, high = np.quantile(means, [a, 1 - a])
     return Interval(float(low), float(high))

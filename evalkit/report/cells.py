@@ -6,16 +6,16 @@ whatever it said) is the structural rate shown beside it.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from evalkit.results import RunRecord
 from evalkit.stats import Interval, IntervalMethod, bootstrap_mean, pass_hat_k, proportion_interval
 
-__all__ = ["PASS_K", "CellStats", "Cost", "Rate", "cell_stats", "cost", "rate"]
+__all__ = ["PASS_K", "CellStats", "Cost", "Rate", "Tally", "cell_stats", "rate"]
 
 PASS_K = (1, 2, 3, 4, 5)
 
@@ -53,20 +53,6 @@ class Cost:
     tokens_mean: float  # prompt + completion tokens per run
 
 
-def cost(counted: Sequence[RunRecord]) -> Cost | None:
-    if not counted:
-        return None
-    latency = np.array([r.latency_s for r in counted])
-    return Cost(
-        latency_mean_s=float(np.mean(latency)),
-        latency_median_s=float(np.median(latency)),
-        latency_p90_s=float(np.quantile(latency, 0.9)),
-        model_calls_mean=sum(r.model_calls for r in counted) / len(counted),
-        wasted_calls_mean=sum(r.wasted_calls for r in counted) / len(counted),
-        tokens_mean=sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in counted) / len(counted),
-    )
-
-
 @dataclass(frozen=True)
 class CellStats:
     """Everything the matrix, the plots and the drill-down show for one group of runs.
@@ -96,51 +82,106 @@ class CellStats:
         return self.runs > 0 and self.unsupported == self.runs
 
 
-def _histogram(values: Sequence[int]) -> tuple[int, ...]:
-    if not values:
-        return ()
-    counts = Counter(values)
-    return tuple(counts.get(i, 0) for i in range(max(values) + 1))
+@dataclass
+class Tally:
+    """What a cell's statistics read from its runs, in sums: a family's or the overall row's tally is
+    the sum of its scenarios' (`Tally.total`), so a report reads each run once, not once per row."""
+
+    runs: int = 0
+    infra_errors: int = 0
+    unsupported: int = 0
+    completed: int = 0
+    correct: int = 0
+    first_try: int = 0
+    guard_fired: int = 0
+    retries: Counter[int] = field(default_factory=Counter)  # retries → counted runs
+    failures: Counter[str] = field(default_factory=Counter)  # category → counted runs that were not correct
+    per_scenario: dict[str, list[int]] = field(default_factory=dict)  # scenario → [correct, counted]
+    latency: list[float] = field(default_factory=list)
+    model_calls: int = 0
+    wasted_calls: int = 0
+    tokens: int = 0
+    simulated: bool = False
+
+    @property
+    def counted(self) -> int:
+        return len(self.latency)
+
+    @classmethod
+    def of(cls, runs: Sequence[RunRecord]) -> Tally:
+        tally = cls(runs=len(runs), simulated=any(r.simulated for r in runs))
+        for r in runs:
+            if not r.counted:
+                tally.infra_errors += r.outcome == "infra_error"
+                tally.unsupported += r.outcome == "unsupported"
+                continue
+            tally.completed += r.completed
+            tally.correct += r.correct
+            tally.first_try += r.first_try
+            tally.guard_fired += r.guard_fires > 0
+            tally.retries[r.retries] += 1
+            if r.failure:
+                tally.failures[r.failure] += 1
+            scenario = tally.per_scenario.setdefault(r.cell.scenario, [0, 0])
+            scenario[0] += r.correct
+            scenario[1] += 1
+            tally.latency.append(r.latency_s)
+            tally.model_calls += r.model_calls
+            tally.wasted_calls += r.wasted_calls
+            tally.tokens += r.usage.prompt_tokens + r.usage.completion_tokens
+        return tally
+
+    @classmethod
+    def total(cls, parts: Sequence[Tally]) -> Tally:
+        out = cls()
+        for part in parts:
+            for name in _SUMMED:
+                setattr(out, name, getattr(out, name) + getattr(part, name))
+            out.retries.update(part.retries)
+            out.failures.update(part.failures)
+            for scenario, (correct, counted) in part.per_scenario.items():
+                both = out.per_scenario.setdefault(scenario, [0, 0])
+                both[0] += correct
+                both[1] += counted
+            out.latency += part.latency
+            out.simulated = out.simulated or part.simulated
+        return out
 
 
-def _pass_k(counted: Sequence[RunRecord]) -> tuple[float | None, ...]:
-    per_scenario: dict[str, list[bool]] = defaultdict(list)
-    for run in counted:
-        per_scenario[run.cell.scenario].append(run.correct)
-    counts = [(sum(v), len(v)) for v in per_scenario.values()]
-    return tuple(pass_hat_k(counts, k) for k in PASS_K)
+_SUMMED = ("runs", "infra_errors", "unsupported", "completed", "correct", "first_try", "guard_fired", "model_calls",
+           "wasted_calls", "tokens")
 
 
-def cell_stats(runs: Sequence[RunRecord], rng: np.random.Generator, *, confidence: float = 0.95,
+def _cost(tally: Tally) -> Cost | None:
+    n = tally.counted
+    if not n:
+        return None
+    latency = np.array(tally.latency)
+    return Cost(latency_mean_s=float(np.mean(latency)), latency_median_s=float(np.median(latency)),
+                latency_p90_s=float(np.quantile(latency, 0.9)), model_calls_mean=tally.model_calls / n,
+                wasted_calls_mean=tally.wasted_calls / n, tokens_mean=tally.tokens / n)
+
+
+def cell_stats(runs: Sequence[RunRecord] | Tally, rng: np.random.Generator, *, confidence: float = 0.95,
                method: IntervalMethod = "wilson") -> CellStats:
-    counted = [r for r in runs if r.counted]
-    n = len(counted)
-    completed = correct = first_try = guard_fired = 0
-    retries: list[int] = []
-    failures: Counter[str] = Counter()  # set on every run that is not correct
-    for r in counted:  # one pass: a pooled cell of the default matrix at N = 400 holds 6,800 runs
-        completed += r.completed
-        correct += r.correct
-        first_try += r.first_try
-        guard_fired += r.guard_fires > 0
-        retries.append(r.retries)
-        if r.failure:
-            failures[r.failure] += 1
-    outcomes = Counter(r.outcome for r in runs)
+    """A cell's statistics, from its runs or from their tally (`Tally.of`, or a `Tally.total`)."""
+    tally = runs if isinstance(runs, Tally) else Tally.of(runs)
+    n = tally.counted
+    hist = tuple(tally.retries.get(i, 0) for i in range(max(tally.retries) + 1)) if tally.retries else ()
     return CellStats(
-        runs=len(runs),
+        runs=tally.runs,
         counted=n,
-        infra_errors=outcomes["infra_error"],
-        unsupported=outcomes["unsupported"],
-        completed=rate(completed, n, confidence, method),
-        correct=rate(correct, n, confidence, method),
-        first_try=rate(first_try, n, confidence, method),
-        guard_fired=rate(guard_fired, n, confidence, method),
-        retries_mean=sum(retries) / n if n else None,
-        retries_interval=bootstrap_mean(retries, rng, confidence=confidence) if n else None,
-        retries_hist=_histogram(retries),
-        failures=tuple(sorted(failures.items(), key=lambda kv: (-kv[1], kv[0]))),
-        pass_k=_pass_k(counted),
-        simulated=any(r.simulated for r in runs),
-        cost=cost(counted),
+        infra_errors=tally.infra_errors,
+        unsupported=tally.unsupported,
+        completed=rate(tally.completed, n, confidence, method),
+        correct=rate(tally.correct, n, confidence, method),
+        first_try=rate(tally.first_try, n, confidence, method),
+        guard_fired=rate(tally.guard_fired, n, confidence, method),
+        retries_mean=sum(k * v for k, v in tally.retries.items()) / n if n else None,
+        retries_interval=bootstrap_mean(tally.retries, rng, confidence=confidence) if n else None,
+        retries_hist=hist,
+        failures=tuple(sorted(tally.failures.items(), key=lambda kv: (-kv[1], kv[0]))),
+        pass_k=tuple(pass_hat_k([(c, k) for c, k in tally.per_scenario.values()], k) for k in PASS_K),
+        simulated=tally.simulated,
+        cost=_cost(tally),
     )

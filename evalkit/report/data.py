@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from evalkit.report.cells import CellStats, cell_stats
+from evalkit.report.cells import CellStats, Tally, cell_stats
 from evalkit.report.comparisons import Comparison, ComparisonKind, compare
 from evalkit.report.findings import Finding, find
 from evalkit.report.power import PowerStatement, power_statement
@@ -171,6 +171,18 @@ def _group_runs(results: Results, columns: Sequence[Column], rows: Sequence[Row]
     return {key: grouped[key] for key in sorted(grouped, key=order.__getitem__)}
 
 
+def _tallies(rows: Sequence[Row], grouped: dict[tuple[str, str], list[RunRecord]]) -> dict[tuple[str, str], Tally]:
+    """Scenario cells tally their runs; a family's cells and the overall row's add up their scenarios'."""
+    family_row = {r.family: r.id for r in rows if r.kind == "family"}
+    scenario_rows = {r.id: r for r in rows if r.kind == "scenario"}
+    tallies = {key: Tally.of(runs) for key, runs in grouped.items() if key[0] in scenario_rows}
+    pooled: dict[tuple[str, str], list[Tally]] = defaultdict(list)
+    for (row_id, column_id), tally in tallies.items():
+        pooled[(family_row[scenario_rows[row_id].family], column_id)].append(tally)
+        pooled[(rows[0].id, column_id)].append(tally)
+    return tallies | {key: Tally.total(parts) for key, parts in pooled.items()}
+
+
 def _comparison_groups(columns: Sequence[Column], rows: Sequence[Row],
                        grouped: dict[tuple[str, str], list[RunRecord]]
                        ) -> dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]]:
@@ -222,11 +234,12 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
     `root` is the project directory: paths under it are shown relative to it."""
     columns, rows = _columns(results), _rows(results)
     grouped = _group_runs(results, columns, rows)
+    tallies = _tallies(rows, grouped)
     cells: dict[str, dict[str, CellStats]] = defaultdict(dict)
     drilldowns = []
     for (row_id, column_id), runs in grouped.items():
         ri, ci = int(row_id[1:]), int(column_id[1:])
-        stats = cell_stats(runs, np.random.default_rng([seed, ri, ci]), confidence=confidence,
+        stats = cell_stats(tallies[(row_id, column_id)], np.random.default_rng([seed, ri, ci]), confidence=confidence,
                            method=interval_method)
         cells[row_id][column_id] = stats
         if rows[ri].kind == "scenario":

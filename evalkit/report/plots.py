@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import matplotlib
@@ -19,6 +20,7 @@ from matplotlib.figure import Figure
 
 from evalkit.report.cells import CellStats
 from evalkit.report.data import Column, ReportData, Row
+from evalkit.report.forked import draw
 from evalkit.report.style import FAILURE_COLOURS, failure_colour
 
 __all__ = ["PLOTS", "failure_breakdown", "forest_plots", "heatmap", "render_plots", "retries_distribution", "tradeoff"]
@@ -80,11 +82,11 @@ def _forest(data: ReportData, row: Row, name: str) -> str:
     return _to_svg(fig, name)
 
 
-def forest_plots(data: ReportData) -> dict[str, str]:
+def forest_plots(data: ReportData) -> dict[str, Callable[[], str]]:
     """Correct rate with its interval per column, one plot per family (pooling greetings with
-    workflows into one number would hide which family a guard helps)."""
+    workflows into one number would hide which family a guard helps); each plot to be drawn."""
     families = [r for r in data.rows if r.kind == "family"]
-    return {f"forest-{i}": _forest(data, row, f"forest-{i}") for i, row in enumerate(families)}
+    return {f"forest-{i}": partial(_forest, data, row, f"forest-{i}") for i, row in enumerate(families)}
 
 
 def tradeoff(data: ReportData) -> str:
@@ -191,9 +193,9 @@ PLOTS: dict[str, Callable[[ReportData], str]] = {
 }
 
 
-def render_plots(data: ReportData) -> dict[str, str]:
+def render_plots(data: ReportData, *, fork: bool | None = None) -> dict[str, str]:
     """Every plot as SVG text (the per-family forest plots first), or an empty dict when there is
-    nothing to plot."""
+    nothing to plot. `fork`: see `evalkit.report.forked.draw`."""
     if not _overall(data):
         return {}
-    return forest_plots(data) | {name: plot(data) for name, plot in PLOTS.items()}
+    return draw(forest_plots(data) | {name: partial(plot, data) for name, plot in PLOTS.items()}, fork=fork)
