@@ -3,6 +3,7 @@ bounded sample of whole records per cell, and build exactly what they built from
 
 from __future__ import annotations
 
+import gc
 import json
 import random
 import re
@@ -21,7 +22,7 @@ from evalkit.report import build_report
 from evalkit.report.transcripts import pick_failed, pick_passing, transcript
 from evalkit.results import FAILURE_CATEGORIES, CheckItem, Intervention, RunRecord, load_results
 from evalkit.runner import run_config
-from evalkit.scan import RunSummary, _head, _RunHead, scan_results
+from evalkit.scan import RunSummary, _head, _RunHead, rows_held, scan_results
 from tests.report import records
 from tests.test_runner import config
 
@@ -172,3 +173,10 @@ def test_damage_inside_an_unshown_transcript_is_seen_only_by_a_whole_read(tmp_pa
     assert len(scan_results([path]).runs) == 3
     with pytest.raises(ResultsError, match=r"r.jsonl:4: not JSON"):
         load_results([path])
+
+
+def test_rows_held_hides_what_is_alive_from_the_collector_until_the_command_ends() -> None:
+    before = gc.get_freeze_count()
+    with rows_held():
+        assert gc.get_freeze_count() > before
+    assert gc.get_freeze_count() == before  # a caller in the same process keeps its collector

@@ -10,7 +10,6 @@ a CI step summary is shared by several steps. Options given on the command line 
 from __future__ import annotations
 
 import argparse
-import gc
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -20,6 +19,7 @@ from evalkit.gate import compare
 from evalkit.gate_config import GateConfig, load_gate_config
 from evalkit.gate_render import error_junit, error_markdown, render_junit, render_markdown, render_text
 from evalkit.integrity import load_checked
+from evalkit.scan import rows_held
 
 __all__ = ["add_parser", "run"]
 
@@ -102,8 +102,8 @@ def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
 
 def _fixed(args: argparse.Namespace, settings: GateConfig) -> int:
     baseline, candidate = load_checked(args.baseline, transcripts=0), load_checked(args.candidate, transcripts=0)
-    gc.freeze()  # the rows (no cycles) live to the end: the collector's full passes need not walk them again
-    result = compare(baseline, candidate, settings)
+    with rows_held():
+        result = compare(baseline, candidate, settings)
     print(render_text(result, verbose=args.verbose))
     _write_outputs(args, render_markdown(result), render_junit(result))
     return 0 if result.passed else 1

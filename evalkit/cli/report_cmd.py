@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import gc
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evalkit.results import Results
 
 __all__ = ["add_parser", "run"]
 
@@ -30,10 +33,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     from evalkit.integrity import load_checked
-    from evalkit.report import build_report, render, write_report  # scipy, matplotlib: not for --help
+    from evalkit.scan import rows_held
 
     results = load_checked(args.results, transcripts=max(args.transcripts, 0))
-    gc.freeze()  # the rows (no cycles) live to the end: the collector's full passes need not walk them again
+    with rows_held():
+        return _report(args, results)
+
+
+def _report(args: argparse.Namespace, results: Results) -> int:
+    from evalkit.report import build_report, render, write_report  # scipy, matplotlib: not for --help
+
     data = build_report(results, title=args.title, interval_method=args.interval, alpha=args.alpha,
                         seed=args.seed, max_failed_transcripts=args.transcripts,
                         generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
