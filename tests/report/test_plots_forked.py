@@ -1,14 +1,21 @@
-"""Plots drawn on two cores (`evalkit.report.forked`): the same SVGs as drawn in one process, in the
-same order, and the parent draws whatever a failed child did not send."""
+"""Drawing the plots: on two cores (`evalkit.report.forked`) the same SVGs as in one process, in the
+same order, with the parent drawing whatever a failed child did not send; each plot drawn once and
+cropped as matplotlib's `bbox_inches="tight"` crops."""
 
 from __future__ import annotations
 
+import io
 import os
+import re
 import threading
+from xml.etree import ElementTree
+
+import pytest
+from matplotlib.figure import Figure
 
 from evalkit.report import build_report
 from evalkit.report.forked import can_fork, draw
-from evalkit.report.plots import render_plots
+from evalkit.report.plots import _to_svg, render_plots
 from tests.report import records
 
 
@@ -48,3 +55,23 @@ def test_no_fork_while_another_thread_runs() -> None:
     finally:
         release.set()
         other.join()
+
+
+def test_a_plot_drawn_once_is_cropped_to_matplotlibs_tight_box() -> None:
+    """`_to_svg` measures the box inside its one draw; `bbox_inches="tight"` measures it in a dry run."""
+    fig = Figure(figsize=(5, 2))
+    ax = fig.add_subplot()
+    ax.barh([0, 1], [0.3, 0.6], label="a legend entry right of the axes")
+    ax.set_yticks([0, 1], ["a label far longer than the figure's left margin", "short"])
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    tight = io.StringIO()
+    fig.savefig(tight, format="svg", bbox_inches="tight")
+    ours = _to_svg(fig, "t")
+    size = re.compile(r'<svg[^>]* width="([\d.]+)pt" height="([\d.]+)pt" viewBox="(-?[\d.]+) (-?[\d.]+) ')
+    expected, got = size.search(tight.getvalue()), size.search(ours)
+    assert expected is not None and got is not None
+    assert [float(v) for v in got.groups()[:2]] == pytest.approx([float(v) for v in expected.groups()[:2]], abs=1e-3)
+    assert float(got.group(3)) < 0  # the long label lies left of the figure: the viewport reaches it
+    root = ElementTree.fromstring(ours)
+    background = root.find("{http://www.w3.org/2000/svg}rect")
+    assert background is not None and background.get("fill") == "#ffffff"
