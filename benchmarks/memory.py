@@ -6,6 +6,8 @@ and `gate` (the file against itself: paired) read it. Each command runs in a chi
 own, and its peak RSS is the child's `ru_maxrss` from `os.wait4`. Beside them: the time of a plain
 `json.loads` pass over the file (this process), the ratio of `report` to it, and the marginal ratio
 against the smallest N (what the growth of the file costs `report`, against what it costs `json.loads`).
+`report` runs twice: as it runs here (where the machine has a second CPU, a forked process draws half
+of its plots) and with all its plots drawn in one process, as on a machine with one CPU.
 
     python benchmarks/memory.py                 # N = 25 and 100
     python benchmarks/memory.py --large         # also N = 400 (81,600 runs, ~400 MB; several minutes)
@@ -36,11 +38,18 @@ class Measure:
     wall_s: float
 
 
-def _child(args: list[str], cwd: Path) -> Measure:
+# `evalkit` with a second thread alive, so that `report` draws all its plots in one process
+# (evalkit.report.forked forks only when no other thread runs): its time on a machine with one CPU
+_ONE_PROCESS = ("import sys, threading; threading.Thread(target=threading.Event().wait, daemon=True).start(); "
+                "from evalkit.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def _child(args: list[str], cwd: Path, *, one_process: bool = False) -> Measure:
     """Run `python -m evalkit ARGS` and return its own peak RSS (not the largest child's so far)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "evalkit", *args], cwd=cwd, env=env,
+    launcher = ["-c", _ONE_PROCESS] if one_process else ["-m", "evalkit"]
+    proc = subprocess.Popen([sys.executable, *launcher, *args], cwd=cwd, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = start + TIMEOUT_S
     while True:
@@ -74,6 +83,7 @@ class Row:
     file_mb: float
     run: Measure
     report: Measure
+    report_one: Measure  # report drawing its plots in one process
     gate: Measure
     json_s: float
 
@@ -82,10 +92,11 @@ def measure(n: int, workdir: Path) -> Row:
     results = workdir / f"default-n{n}.jsonl"
     run = _child(["run", str(CONFIG), "-n", str(n), "-o", str(results), "--no-progress"], workdir)
     report = _child(["report", str(results), "-o", str(workdir / f"report-n{n}.html")], workdir)
+    report_one = _child(["report", str(results), "-o", str(workdir / f"report-n{n}.html")], workdir, one_process=True)
     gate = _child(["gate", "--baseline", str(results), "--candidate", str(results)], workdir)
     with open(results, encoding="utf-8") as fh:
         runs = sum(1 for line in fh if line.startswith('{"type":"run"'))
-    row = Row(n, runs, results.stat().st_size / 1e6, run, report, gate, _json_pass(results))
+    row = Row(n, runs, results.stat().st_size / 1e6, run, report, report_one, gate, _json_pass(results))
     results.unlink()  # the next N needs the space more than this file
     return row
 
@@ -99,7 +110,8 @@ def _line(row: Row, first: Row | None) -> str:
             f"{row.run.peak_mb:>7.0f} {row.run.wall_s:>6.1f} "
             f"{row.report.peak_mb:>7.0f} {row.report.wall_s:>6.1f} "
             f"{row.gate.peak_mb:>7.0f} {row.gate.wall_s:>6.1f} "
-            f"{row.json_s:>6.2f} {ratio:>6.1f} {marginal:>7}")
+            f"{row.json_s:>6.2f} {ratio:>6.2f} {marginal:>7} "
+            f"{row.report_one.wall_s:>6.1f} {row.report_one.wall_s / row.json_s:>6.2f}")
 
 
 def main() -> int:
@@ -111,7 +123,7 @@ def main() -> int:
     print("default matrix, simulated backend (SIMULATED results); peak RSS of each command's own process")
     if LARGE not in sizes:
         print(f"skipped N = {LARGE} (pass --large to include it)")
-    print("   N    runs file_MB run_MB  run_s rep_MB  rep_s gateMB gate_s json_s rep/js  margin")
+    print("   N    runs file_MB run_MB  run_s rep_MB  rep_s gateMB gate_s json_s rep/js  margin  rep1_s r1/js")
     first: Row | None = None
     with tempfile.TemporaryDirectory(prefix="evalkit-memory-") as tmp:
         for n in sizes:
@@ -119,7 +131,8 @@ def main() -> int:
             print(_line(row, first), flush=True)
             first = first or row
     print("rep/js: report wall time / a json.loads pass over the file; margin: the same for the growth "
-          "from the smallest N (report's added time / json.loads's added time)")
+          "from the smallest N (report's added time / json.loads's added time); rep1_s, r1/js: report with "
+          "its plots drawn in one process (as on a machine with one CPU)")
     return 0
 
 

@@ -31,6 +31,7 @@ _GROUP_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564
 _RETRY_BUCKETS = ("0", "1", "2", "3", "4+")
 _SVG_ID = re.compile(r'(\sid=")')
 _SVG_REF = re.compile(r'(url\(#|href="#)')
+_PAD_INCHES = 0.1  # around the tight box: savefig's default `pad_inches`
 _SVG_VIEWPORT = re.compile(r'(<svg[^>]*?) width="[^"]*" height="[^"]*" viewBox="[^"]*"([^>]*)>')
 
 
@@ -48,7 +49,7 @@ def _to_svg(fig: Figure, name: str) -> str:
             fig.savefig(buf, format="svg", metadata={"Date": None})
     finally:
         fig.canvas.mpl_disconnect(hook)
-    text = _cropped(buf.getvalue(), fig, boxes[-1].padded(matplotlib.rcParams["savefig.pad_inches"]))
+    text = _cropped(buf.getvalue(), fig, boxes[-1].padded(_PAD_INCHES))
     # matplotlib numbers its element ids per figure (figure_1, patch_1, ...), and the salt only reaches
     # the hashed ones: prefix every id and every in-document reference, so that no id repeats in the page
     svg = _SVG_ID.sub(lambda m: f"{m.group(1)}{name}-", text[text.index("<svg"):])
