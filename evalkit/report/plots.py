@@ -37,7 +37,7 @@ _SVG_VIEWPORT = re.compile(r'(<svg[^>]*?) width="[^"]*" height="[^"]*" viewBox="
 
 def _to_svg(fig: Figure, name: str) -> str:
     """The figure as SVG text, cropped as `bbox_inches="tight"` would crop it but drawn once: that option
-    draws every figure twice (a dry run to measure, then the real one), a third of a report's plot time.
+    draws every figure twice (a dry run to measure, then the real one), a quarter of a report's plot time.
     Here the box is measured inside the one draw, with its renderer, and the SVG's viewport is set to it;
     a background rectangle covers what lies outside the figure (the labels left of the axes, a legend
     right of them), which matplotlib draws but its figure patch does not cover."""
