@@ -63,14 +63,19 @@ def _conditional(n1: int, n2: int) -> tuple[np.ndarray, np.ndarray]:
     per table is the slow part of a large grid)."""
     x1 = np.arange(n1 + 1)[:, None]
     x2 = np.arange(n2 + 1)[None, :]
-    log_pmf = (_log_comb(n1, x1) + _log_comb(n2, x2) - _log_comb(n1 + n2, x1 + x2))
-    pmf = np.exp(log_pmf)
+    pmf = _hypergeom_pmf(x1, n1, x2, n2)
     above = np.zeros_like(pmf)
     for total in range(n1 + n2 + 1):  # along the margin x₁ + x₂ = total, from the largest x₁ down
         rows = np.arange(min(total, n1), max(0, total - n2) - 1, -1)
         values = pmf[rows, total - rows]
         above[rows, total - rows] = np.concatenate(([0.0], np.cumsum(values)[:-1]))
     return pmf, above
+
+
+def _hypergeom_pmf(x1: np.ndarray, n1: int, x2: np.ndarray, n2: int) -> np.ndarray:
+    """P(X₁ = x₁ | X₁ + X₂ = x₁ + x₂) for two binomial arms of n₁ and n₂ runs (Fisher's conditional law)."""
+    out: np.ndarray = np.exp(_log_comb(n1, x1) + _log_comb(n2, x2) - _log_comb(n1 + n2, x1 + x2))
+    return out
 
 
 def _log_comb(n: int, k: np.ndarray) -> np.ndarray:
@@ -131,7 +136,7 @@ def midp(x1: int, n1: int, x2: int, n2: int) -> float:
     """Fisher's mid-p of one table, without building the grid (memory linear in n)."""
     total = x1 + x2
     k = np.arange(x1, min(n1, total) + 1)  # arm 1's successes at least as extreme as x₁, given the margins
-    pmf = np.exp(_log_comb(n1, k) + _log_comb(n2, total - k) - _log_comb(n1 + n2, np.asarray(total)))
+    pmf = _hypergeom_pmf(k, n1, total - k, n2)
     return float(min(1.0, pmf[1:].sum() + 0.5 * pmf[0]))
 
 
