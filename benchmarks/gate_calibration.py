@@ -114,8 +114,10 @@ def _sequential_run(rule: CellRule, row: np.ndarray) -> bool:
 
 def false_alarms(reps: int, rng: np.random.Generator) -> list[str]:
     tables = {"mcnemar": mcnemar_table(N)}
-    lines = [f"{'cells':>5} {'true rate':>9}  {'fixed, pairs':>12} {'(simulated)':>11}  {'fixed, unpaired':>15}  "
-             f"{'sequential':>10} {'(simulated)':>11}  check"]
+    lines = [
+        f"{'cells':>5} {'true rate':>9}  {'fixed, pairs':>12} {'(simulated)':>11}  {'fixed, unpaired':>15}  "
+        f"{'sequential':>10} {'(simulated)':>11}  check"
+    ]
     for m in CELLS:
         for p in RATES:
             paired = 1 - (1 - fixed_cell_size(p, m, True)) ** m
@@ -132,8 +134,11 @@ def false_alarms(reps: int, rng: np.random.Generator) -> list[str]:
 
 
 def column(config: RunConfig, variant: bool) -> RunConfig:
-    nudge: list[object] = (["retry_nudge"] if not variant else
-                           [{"retry_nudge": {"max_retries": 1, "message": "That was not a tool call. Use a tool."}}])
+    nudge: list[object] = (
+        ["retry_nudge"]
+        if not variant
+        else [{"retry_nudge": {"max_retries": 1, "message": "That was not a tool call. Use a tool."}}]
+    )
     return config.model_copy(update={"strategies": {"retry_nudge": nudge}, "name": "one-retry" if variant else "base"})
 
 
@@ -147,16 +152,23 @@ def holm_fails(result_p: list[float], m: int) -> bool:
 
 
 def with_infra(results: Results, scenario: str) -> Results:
-    runs = [r.model_copy(update={"outcome": "infra_error", "completed": False, "correct": False, "failure": None})
-            if r.cell.scenario == scenario else r for r in results.runs]
+    runs = [
+        r.model_copy(update={"outcome": "infra_error", "completed": False, "correct": False, "failure": None})
+        if r.cell.scenario == scenario
+        else r
+        for r in results.runs
+    ]
     return Results(headers=results.headers, runs=runs, paths=results.paths)
 
 
 def infra_failures(base: Results, other: Results) -> int:
     """Gates (paired and unpaired × 3 levels) that fail when one scenario's baseline runs are infra errors."""
     broken = with_infra(base, "seq-shipping-eta")
-    return sum(not compare(broken, candidate, GateConfig(level=level)).passed
-               for candidate in (base, other) for level in ("scenario", "family", "cell"))
+    return sum(
+        not compare(broken, candidate, GateConfig(level=level)).passed
+        for candidate in (base, other)
+        for level in ("scenario", "family", "cell")
+    )
 
 
 def end_to_end(seeds: int, infra_seeds: int, seed: int) -> list[str]:
@@ -171,11 +183,13 @@ def end_to_end(seeds: int, infra_seeds: int, seed: int) -> list[str]:
             if k < infra_seeds:
                 infra_fail += infra_failures(base, run_column(base_cfg, seed + k + 10_000, Path(tmp)))
     low, high = (stats.wilson(caught, seeds).low, stats.wilson(caught, seeds).high)
-    return [f"2. max_retries: 1 candidate, default gate (scenario cells, correct, Holm across {MATRIX_CELLS}): "
-            f"caught in {caught} of {seeds} seeds = {caught / seeds:.2f} (95% Wilson [{low:.2f}, {high:.2f}])",
-            f"3. infra errors in one scenario (all 50 seq-shipping-eta baseline runs): the gate failed "
-            f"{infra_fail} of {6 * infra_seeds} comparisons (paired and unpaired × 3 levels × {infra_seeds} seeds)"
-            + (" — ok: no false failure" if infra_fail == 0 else " — FALSE FAILURES")]
+    return [
+        f"2. max_retries: 1 candidate, default gate (scenario cells, correct, Holm across {MATRIX_CELLS}): "
+        f"caught in {caught} of {seeds} seeds = {caught / seeds:.2f} (95% Wilson [{low:.2f}, {high:.2f}])",
+        f"3. infra errors in one scenario (all 50 seq-shipping-eta baseline runs): the gate failed "
+        f"{infra_fail} of {6 * infra_seeds} comparisons (paired and unpaired × 3 levels × {infra_seeds} seeds)"
+        + (" — ok: no false failure" if infra_fail == 0 else " — FALSE FAILURES"),
+    ]
 
 
 # --- 4 and 5 -------------------------------------------------------------------------------------------
@@ -184,28 +198,37 @@ def end_to_end(seeds: int, infra_seeds: int, seed: int) -> list[str]:
 def exact_power_line() -> str:
     power, _ = stats.two_sample_power(343, 0.95, 0.9)
     needed = stats.n_needed(0.95, 0.9)
-    return (f"4. 0.95 → 0.9, Boschloo one-sided at α = {ALPHA}: exact power at N = 343 is {power:.3f} (the normal "
-            f"approximation's N = {stats.approx_n(0.95, 0.9)} claims 0.80); {needed.n} runs per side reach "
-            f"{needed.power:.3f}")
+    return (
+        f"4. 0.95 → 0.9, Boschloo one-sided at α = {ALPHA}: exact power at N = 343 is {power:.3f} (the normal "
+        f"approximation's N = {stats.approx_n(0.95, 0.9)} claims 0.80); {needed.n} runs per side reach "
+        f"{needed.power:.3f}"
+    )
 
 
 def fixed_power(p_base: float, p_cand: float, m: int) -> float:
     """Power of the fixed-N test the sequential gate curtails: 25 baseline runs, 50 candidate runs, α/m."""
     grid = unpaired_pvalues(N, MAX_RUNS) <= ALPHA / m
-    return float(np.outer(sps.binom.pmf(range(N + 1), N, p_base),
-                          sps.binom.pmf(range(MAX_RUNS + 1), MAX_RUNS, p_cand))[grid].sum())
+    return float(
+        np.outer(sps.binom.pmf(range(N + 1), N, p_base), sps.binom.pmf(range(MAX_RUNS + 1), MAX_RUNS, p_cand))[
+            grid
+        ].sum()
+    )
 
 
 def sequential_lines() -> list[str]:
-    lines = [f"{'cells':>5} {'baseline':>8} {'drop':>5}  {'runs, no change':>15} {'ratio':>6}  {'runs, drop':>10} "
-             f"{'ratio':>6}  {'power seq.':>10} {'power fixed':>11}"]
+    lines = [
+        f"{'cells':>5} {'baseline':>8} {'drop':>5}  {'runs, no change':>15} {'ratio':>6}  {'runs, drop':>10} "
+        f"{'ratio':>6}  {'power seq.':>10} {'power fixed':>11}"
+    ]
     for m in CELLS:
         for p in (0.95, 1.0):
             _, same = sequential_cell(p, p, m)
             for drop in DROPS:
                 power, dropped = sequential_cell(p, p - drop, m)
-                lines.append(f"{m:5d} {p:8.2f} {drop:5.2f}  {same:15.1f} {same / MAX_RUNS:6.2f}  {dropped:10.1f} "
-                             f"{dropped / MAX_RUNS:6.2f}  {power:10.3f} {fixed_power(p, p - drop, m):11.3f}")
+                lines.append(
+                    f"{m:5d} {p:8.2f} {drop:5.2f}  {same:15.1f} {same / MAX_RUNS:6.2f}  {dropped:10.1f} "
+                    f"{dropped / MAX_RUNS:6.2f}  {power:10.3f} {fixed_power(p, p - drop, m):11.3f}"
+                )
     return lines
 
 
@@ -231,8 +254,10 @@ def main() -> None:
     print()
     print(exact_power_line())
     print()
-    print(f"5. --sequential (batches of {BATCH}, verdict of the fixed-N test at {MAX_RUNS} runs, futility 0.1): "
-          "average runs per cell to a verdict, exact; ratio = runs / the fixed-N test's 50")
+    print(
+        f"5. --sequential (batches of {BATCH}, verdict of the fixed-N test at {MAX_RUNS} runs, futility 0.1): "
+        "average runs per cell to a verdict, exact; ratio = runs / the fixed-N test's 50"
+    )
     print("\n".join(timed("sequential", sequential_lines)))
 
 

@@ -38,17 +38,55 @@ def records(n: int, seed_offset: int, rng: np.random.Generator, model: str = "m"
     for mode in MODES:
         for strategy in STRATEGIES:
             for scenario in SCENARIOS:
-                cell = Cell(backend="sim", model=model, mode=mode, strategy=strategy, scenario=scenario,
-                            family=f"f{int(scenario[1:]) % 4}")
+                cell = Cell(
+                    backend="sim",
+                    model=model,
+                    mode=mode,
+                    strategy=strategy,
+                    scenario=scenario,
+                    family=f"f{int(scenario[1:]) % 4}",
+                )
                 for i, ok in enumerate(rng.random(n) < 0.8):
-                    runs.append(RunRecord.model_construct(
-                        run_id=f"{model}/{mode}/{strategy}/{scenario}/{i}", cell=cell, index=i, seed=i + seed_offset,
-                        simulated=True, outcome="terminal_tool" if ok else "final_answer", completed=bool(ok),
-                        correct=bool(ok), failure=None, first_try=bool(ok), retries=0, guard_fires=0, model_calls=1,
-                        iterations=1, ideal_iterations=1, wasted_calls=0, usage=Usage(), latency_s=0.0, wall_s=0.0,
-                        sampling=Sampling(), check=[], interventions=[], calls=[], messages=[]))
-    header = Header(evalkit_version="bench", git_sha="-", started_at="-", config_name="bench", config_hash="-",
-                    config={}, seed=seed_offset, runs_per_cell=n, simulated=True, backends={})
+                    runs.append(
+                        RunRecord.model_construct(
+                            run_id=f"{model}/{mode}/{strategy}/{scenario}/{i}",
+                            cell=cell,
+                            index=i,
+                            seed=i + seed_offset,
+                            simulated=True,
+                            outcome="terminal_tool" if ok else "final_answer",
+                            completed=bool(ok),
+                            correct=bool(ok),
+                            failure=None,
+                            first_try=bool(ok),
+                            retries=0,
+                            guard_fires=0,
+                            model_calls=1,
+                            iterations=1,
+                            ideal_iterations=1,
+                            wasted_calls=0,
+                            usage=Usage(),
+                            latency_s=0.0,
+                            wall_s=0.0,
+                            sampling=Sampling(),
+                            check=[],
+                            interventions=[],
+                            calls=[],
+                            messages=[],
+                        )
+                    )
+    header = Header(
+        evalkit_version="bench",
+        git_sha="-",
+        started_at="-",
+        config_name="bench",
+        config_hash="-",
+        config={},
+        seed=seed_offset,
+        runs_per_cell=n,
+        simulated=True,
+        backends={},
+    )
     return Results(headers=[header], runs=runs, paths=["synthetic"])
 
 

@@ -38,20 +38,29 @@ SCENARIO = ROOT / "scenarios/sequential_reasoning/medication_chain.yaml"
 
 
 def bench_config(runs: int) -> RunConfig:
-    return RunConfig.model_validate({
-        "name": "bench", "seed": 1, "runs": runs,
-        "scenarios": [str(SCENARIO)],
-        "backends": [{"label": "sim", "kind": "sim", "model": "strong", "concurrency": 1}],
-        "strategies": {"trust_text": ["trust_text"]},
-    })
+    return RunConfig.model_validate(
+        {
+            "name": "bench",
+            "seed": 1,
+            "runs": runs,
+            "scenarios": [str(SCENARIO)],
+            "backends": [{"label": "sim", "kind": "sim", "model": "strong", "concurrency": 1}],
+            "strategies": {"trust_text": ["trust_text"]},
+        }
+    )
 
 
 def http_config(url: str, runs: int, concurrency: int) -> RunConfig:
-    return RunConfig.model_validate({
-        "name": "bench-http", "seed": 1, "runs": runs, "scenarios": [str(SCENARIO)],
-        "backends": [{"label": "stub", "kind": "openai", "model": "stub", "url": url, "concurrency": concurrency}],
-        "strategies": {"trust_text": ["trust_text"]},
-    })
+    return RunConfig.model_validate(
+        {
+            "name": "bench-http",
+            "seed": 1,
+            "runs": runs,
+            "scenarios": [str(SCENARIO)],
+            "backends": [{"label": "stub", "kind": "openai", "model": "stub", "url": url, "concurrency": concurrency}],
+            "strategies": {"trust_text": ["trust_text"]},
+        }
+    )
 
 
 def _cpu() -> float:
@@ -71,8 +80,10 @@ def http_path(runs: int) -> None:
             run_config(http_config(stub.url, runs, concurrency), Path(tmp) / f"http-{concurrency}.jsonl")
             wall, cpu = time.perf_counter() - started, _cpu() - cpu
             requests = stub.requests() - before
-            print(f"HTTP, concurrency {concurrency:>2}: {runs / wall:6.1f} scenario runs/s, {requests / wall:6.0f} "
-                  f"requests/s, {cpu / requests * 1e3:.2f} ms CPU per call ({requests} requests)")
+            print(
+                f"HTTP, concurrency {concurrency:>2}: {runs / wall:6.1f} scenario runs/s, {requests / wall:6.0f} "
+                f"requests/s, {cpu / requests * 1e3:.2f} ms CPU per call ({requests} requests)"
+            )
         transports(stub.url)
 
 
@@ -100,8 +111,10 @@ def transports(url: str, calls: int = 2000) -> None:
         found["httpx"].append(asyncio.run(cpu_per_call(lambda: httpx.AsyncClient(timeout=30))))
         found["keepalive"].append(asyncio.run(cpu_per_call(lambda: pooled_client(1, 30))))
     plain, lean = min(found["httpx"]), min(found["keepalive"])
-    print(f"transport alone:     httpx {plain * 1e3:.2f} ms, KeepAliveTransport {lean * 1e3:.2f} ms CPU per call "
-          f"(best of 3 x {calls}): {plain / lean:.2f}x less")
+    print(
+        f"transport alone:     httpx {plain * 1e3:.2f} ms, KeepAliveTransport {lean * 1e3:.2f} ms CPU per call "
+        f"(best of 3 x {calls}): {plain / lean:.2f}x less"
+    )
 
 
 def backend_only_seconds(results_path: Path) -> float:
@@ -119,8 +132,9 @@ def backend_only_seconds(results_path: Path) -> float:
         history = [m for m in run.messages]
         for call in run.calls:
             request = ChatRequest(messages=history[: call.n_messages], tools=tools)
-            context = CallContext(run_id=run.run_id, seed=run.seed, call_index=call.index, offered_tools=tools,
-                                  skill=scenario.skill())
+            context = CallContext(
+                run_id=run.run_id, seed=run.seed, call_index=call.index, offered_tools=tools, skill=scenario.skill()
+            )
             jobs.append((request, context))
 
     async def go() -> None:

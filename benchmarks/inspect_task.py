@@ -38,13 +38,16 @@ def _mock_tool(tool: ScenarioTool) -> ToolDef:
     schema = json.loads(json.dumps(tool.parameters))
     for name, prop in schema.get("properties", {}).items():
         prop.setdefault("description", name)
-    return ToolDef(execute, name=tool.name, description=tool.description,
-                   parameters=ToolParams.model_validate(schema))
+    return ToolDef(execute, name=tool.name, description=tool.description, parameters=ToolParams.model_validate(schema))
 
 
 def _called(state: TaskState) -> list[tuple[str, dict[str, Any]]]:
-    return [(call.function, call.arguments) for message in state.messages
-            if isinstance(message, ChatMessageAssistant) for call in message.tool_calls or []]
+    return [
+        (call.function, call.arguments)
+        for message in state.messages
+        if isinstance(message, ChatMessageAssistant)
+        for call in message.tool_calls or []
+    ]
 
 
 @solver
@@ -76,8 +79,11 @@ def reference_calls(scenario: Scenario):  # type: ignore[no-untyped-def]
 def scenario_task(path: Path, samples: int) -> Task:
     """`samples` identical samples of the scenario (one inspect sample = one evalkit run)."""
     scenario = load_scenario(path)
-    dataset = [Sample(id=i, input=[ChatMessageSystem(content=scenario.system or ""),
-                                   ChatMessageUser(content=scenario.user_text(0))])
-               for i in range(samples)]
-    return Task(dataset=dataset, solver=scenario_agent(scenario), scorer=reference_calls(scenario),
-                name=scenario.id)
+    dataset = [
+        Sample(
+            id=i,
+            input=[ChatMessageSystem(content=scenario.system or ""), ChatMessageUser(content=scenario.user_text(0))],
+        )
+        for i in range(samples)
+    ]
+    return Task(dataset=dataset, solver=scenario_agent(scenario), scorer=reference_calls(scenario), name=scenario.id)

@@ -40,8 +40,10 @@ class Measure:
 
 # `evalkit` with a second thread alive, so that `report` draws all its plots in one process
 # (evalkit.report.forked forks only when no other thread runs): its time on a machine with one CPU
-_ONE_PROCESS = ("import sys, threading; threading.Thread(target=threading.Event().wait, daemon=True).start(); "
-                "from evalkit.cli import main; sys.exit(main(sys.argv[1:]))")
+_ONE_PROCESS = (
+    "import sys, threading; threading.Thread(target=threading.Event().wait, daemon=True).start(); "
+    "from evalkit.cli import main; sys.exit(main(sys.argv[1:]))"
+)
 
 
 def _child(args: list[str], cwd: Path, *, one_process: bool = False) -> Measure:
@@ -49,8 +51,9 @@ def _child(args: list[str], cwd: Path, *, one_process: bool = False) -> Measure:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     start = time.perf_counter()
     launcher = ["-c", _ONE_PROCESS] if one_process else ["-m", "evalkit"]
-    proc = subprocess.Popen([sys.executable, *launcher, *args], cwd=cwd, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, *launcher, *args], cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = start + TIMEOUT_S
     while True:
         pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -106,12 +109,14 @@ def _line(row: Row, first: Row | None) -> str:
     marginal = ""
     if first is not None and row.json_s > first.json_s:
         marginal = f"{(row.report.wall_s - first.report.wall_s) / (row.json_s - first.json_s):7.2f}"
-    return (f"{row.n:>4} {row.runs:>7} {row.file_mb:>7.0f} "
-            f"{row.run.peak_mb:>7.0f} {row.run.wall_s:>6.1f} "
-            f"{row.report.peak_mb:>7.0f} {row.report.wall_s:>6.1f} "
-            f"{row.gate.peak_mb:>7.0f} {row.gate.wall_s:>6.1f} "
-            f"{row.json_s:>6.2f} {ratio:>6.2f} {marginal:>7} "
-            f"{row.report_one.wall_s:>6.1f} {row.report_one.wall_s / row.json_s:>6.2f}")
+    return (
+        f"{row.n:>4} {row.runs:>7} {row.file_mb:>7.0f} "
+        f"{row.run.peak_mb:>7.0f} {row.run.wall_s:>6.1f} "
+        f"{row.report.peak_mb:>7.0f} {row.report.wall_s:>6.1f} "
+        f"{row.gate.peak_mb:>7.0f} {row.gate.wall_s:>6.1f} "
+        f"{row.json_s:>6.2f} {ratio:>6.2f} {marginal:>7} "
+        f"{row.report_one.wall_s:>6.1f} {row.report_one.wall_s / row.json_s:>6.2f}"
+    )
 
 
 def main() -> int:
@@ -130,9 +135,11 @@ def main() -> int:
             row = measure(n, Path(tmp))
             print(_line(row, first), flush=True)
             first = first or row
-    print("rep/js: report wall time / a json.loads pass over the file; margin: the same for the growth "
-          "from the smallest N (report's added time / json.loads's added time); rep1_s, r1/js: report with "
-          "its plots drawn in one process (as on a machine with one CPU)")
+    print(
+        "rep/js: report wall time / a json.loads pass over the file; margin: the same for the growth "
+        "from the smallest N (report's added time / json.loads's added time); rep1_s, r1/js: report with "
+        "its plots drawn in one process (as on a machine with one CPU)"
+    )
     return 0
 
 

@@ -29,9 +29,11 @@ COMMANDS = {
     "validate configs/default.yaml": ["-m", "evalkit", "validate", str(ROOT / "configs" / "default.yaml")],
 }
 # what a command imported, printed by the interpreter at exit
-_PROBE = ("import atexit, sys; atexit.register(lambda: print('HEAVY', *sorted({m.split('.')[0] for m in sys.modules} "
-          "& set(sys.argv.pop(1).split(','))), file=sys.stderr)); import runpy; sys.argv[0] = 'evalkit'; "
-          "runpy.run_module('evalkit', run_name='__main__')")
+_PROBE = (
+    "import atexit, sys; atexit.register(lambda: print('HEAVY', *sorted({m.split('.')[0] for m in sys.modules} "
+    "& set(sys.argv.pop(1).split(','))), file=sys.stderr)); import runpy; sys.argv[0] = 'evalkit'; "
+    "runpy.run_module('evalkit', run_name='__main__')"
+)
 
 
 def _time(args: list[str], repeat: int) -> float:
@@ -46,8 +48,14 @@ def _time(args: list[str], repeat: int) -> float:
 
 def _heavy(args: list[str]) -> str:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-c", _PROBE, ",".join(HEAVY), *args[2:]], cwd=ROOT, env=env,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, ",".join(HEAVY), *args[2:]],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     lines = [line for line in done.stderr.splitlines() if line.startswith("HEAVY")]
     return " ".join(lines[-1].split()[1:]) if lines else "?"
 

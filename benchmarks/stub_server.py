@@ -29,19 +29,34 @@ def _responses(scenario_path: Path) -> list[bytes]:
     scenario = load_scenario(scenario_path)
     bodies: list[dict[str, Any]] = []
     for i, call in enumerate(scenario.reference.calls):
-        message = {"role": "assistant", "content": None, "tool_calls": [{
-            "id": f"call_{i}", "type": "function",
-            "function": {"name": call.name, "arguments": json.dumps(call.arguments)}}]}
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_{i}",
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                }
+            ],
+        }
         bodies.append({"message": message, "finish_reason": "tool_calls"})
-    bodies.append({"message": {"role": "assistant", "content": scenario.reference.reply or "Done."},
-                   "finish_reason": "stop"})
+    bodies.append(
+        {"message": {"role": "assistant", "content": scenario.reference.reply or "Done."}, "finish_reason": "stop"}
+    )
     out = []
     for choice in bodies:
-        doc = {"id": "chatcmpl-stub", "object": "chat.completion", "model": "stub", "choices": [{"index": 0, **choice}],
-               "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}}
+        doc = {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "model": "stub",
+            "choices": [{"index": 0, **choice}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        }
         body = json.dumps(doc).encode()
-        out.append(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                   % (len(body), body))
+        out.append(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
     return out
 
 
@@ -67,21 +82,23 @@ class _Stub(asyncio.Protocol):
                     length = int(line[15:])
             if len(self.buffer) < end + 4 + length:
                 return
-            body = self.buffer[end + 4:end + 4 + length]
-            self.buffer = self.buffer[end + 4 + length:]
+            body = self.buffer[end + 4 : end + 4 + length]
+            self.buffer = self.buffer[end + 4 + length :]
             self._answer(head, body)
 
     def _answer(self, head: bytes, body: bytes) -> None:
         assert self.transport is not None
         if head.startswith(b"GET /stats"):
             doc = json.dumps(self.stats).encode()
-            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                                 % (len(doc), doc))
+            self.transport.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(doc), doc)
+            )
             return
         if head.startswith(b"GET "):  # /v1/models and the like: an empty listing
             doc = b'{"object": "list", "data": []}'
-            self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
-                                 % (len(doc), doc))
+            self.transport.write(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(doc), doc)
+            )
             return
         self.stats["requests"] += 1
         step = sum(body.count(marker) for marker in _ASSISTANT)
@@ -130,8 +147,10 @@ class StubServer:
     def ceiling(self, *, requests: int = 4000, connections: int = 8) -> float:
         """Requests per second the stub serves to raw keep-alive sockets (no HTTP library)."""
         body = b'{"messages":[{"role":"user","content":"hi"}]}'
-        request = (b"POST /v1/chat/completions HTTP/1.1\r\nHost: stub\r\nContent-Type: application/json\r\n"
-                   b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        request = (
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: stub\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+        )
 
         async def client(n: int) -> None:
             reader, writer = await asyncio.open_connection("127.0.0.1", self.port)

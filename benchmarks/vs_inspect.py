@@ -81,13 +81,18 @@ def _inspect_runs(url: str, runs: int, concurrency: int, tmp: Path) -> int:
     from inspect_task import scenario_task
 
     model = get_model("openai-api/stub/stub", base_url=url, api_key="stub", memoize=False)
-    [log] = inspect_eval(scenario_task(SCENARIO, runs), model=model, log_dir=str(tmp / f"inspect-{concurrency}"),
-                         display="none", max_connections=concurrency, max_samples=concurrency)
+    [log] = inspect_eval(
+        scenario_task(SCENARIO, runs),
+        model=model,
+        log_dir=str(tmp / f"inspect-{concurrency}"),
+        display="none",
+        max_connections=concurrency,
+        max_samples=concurrency,
+    )
     if log.status != "success":
         message = log.error.message if log.error else "no error recorded"
         raise RuntimeError(f"inspect_ai eval ended {log.status}: {message}")
-    return sum(1 for sample in log.samples or [] if sample.scores and
-               next(iter(sample.scores.values())).value == "C")
+    return sum(1 for sample in log.samples or [] if sample.scores and next(iter(sample.scores.values())).value == "C")
 
 
 _DRIVERS = {"evalkit": _evalkit_runs, "inspect_ai": _inspect_runs}
@@ -132,8 +137,10 @@ def measure(harness: str, url: str, runs: int, concurrencies: list[int]) -> list
 
 
 def _line(m: Measure) -> str:
-    return (f"{m.harness:<10} concurrency {m.concurrency:>2}: {m.runs_per_s:6.1f} runs/s, {m.requests:>5} requests "
-            f"at the stub, {m.cpu_ms_per_call:5.2f} ms CPU per call, {m.correct}/{m.runs} correct")
+    return (
+        f"{m.harness:<10} concurrency {m.concurrency:>2}: {m.runs_per_s:6.1f} runs/s, {m.requests:>5} requests "
+        f"at the stub, {m.cpu_ms_per_call:5.2f} ms CPU per call, {m.correct}/{m.runs} correct"
+    )
 
 
 def main() -> None:
@@ -166,8 +173,10 @@ def main() -> None:
     for concurrency in args.concurrency:
         ours, theirs = measures["evalkit", concurrency], measures["inspect_ai", concurrency]
         cpu_ratio = ours.cpu_ms_per_call / theirs.cpu_ms_per_call
-        print(f"evalkit/inspect_ai at concurrency {concurrency:>2}: {ours.runs_per_s / theirs.runs_per_s:.1f}x runs/s, "
-              f"{cpu_ratio:.3f}x CPU per call (inspect_ai spends {1 / cpu_ratio:.1f}x evalkit's)")
+        print(
+            f"evalkit/inspect_ai at concurrency {concurrency:>2}: {ours.runs_per_s / theirs.runs_per_s:.1f}x runs/s, "
+            f"{cpu_ratio:.3f}x CPU per call (inspect_ai spends {1 / cpu_ratio:.1f}x evalkit's)"
+        )
 
 
 if __name__ == "__main__":

@@ -35,8 +35,9 @@ def match_rules(check: Check) -> MatchRules:
     return MatchRules(normalise=check.match.normalise, strict_types=check.match.strict_types)
 
 
-def _assign(slots: list[CallCheck], pool: list[ExecutedCall], fits: Callable[[CallCheck, ExecutedCall], bool],
-            ordered: bool) -> list[int | None]:
+def _assign(
+    slots: list[CallCheck], pool: list[ExecutedCall], fits: Callable[[CallCheck, ExecutedCall], bool], ordered: bool
+) -> list[int | None]:
     """For each slot, the index of the call it is matched to (one-to-one), or None."""
     if ordered:
         chosen: list[int | None] = []
@@ -63,16 +64,21 @@ def _assign(slots: list[CallCheck], pool: list[ExecutedCall], fits: Callable[[Ca
     return [by_slot.get(index) for index in range(len(slots))]
 
 
-def v2_call_items(scenario: Scenario, calls_check: CallsCheck, rules: MatchRules,
-                  calls: list[ExecutedCall]) -> list[CheckItem]:
+def v2_call_items(
+    scenario: Scenario, calls_check: CallsCheck, rules: MatchRules, calls: list[ExecutedCall]
+) -> list[CheckItem]:
     valid = [c for c in calls if c.known_tool and not c.call.malformed]
     ordered = calls_check.order == "ordered"
 
     def args_fit(want: CallCheck, done: ExecutedCall) -> bool:
         tool = scenario.tool(want.name)
         return done.call.name == want.name and arguments_match(
-            want.arguments, done.call.arguments, rules, extra=want.extra_arguments,
-            schema=tool.parameters if tool else None)
+            want.arguments,
+            done.call.arguments,
+            rules,
+            extra=want.extra_arguments,
+            schema=tool.parameters if tool else None,
+        )
 
     slots = [want for want in calls_check.required for _ in range(want.count or 1)]
     by_name = _assign(slots, valid, lambda want, done: done.call.name == want.name, ordered)
@@ -85,16 +91,34 @@ def v2_call_items(scenario: Scenario, calls_check: CallsCheck, rules: MatchRules
         label = f"called {want.name}" + (" in order" if ordered else "")
         items.append(CheckItem(item=label, passed=all(by_name[i] is not None for i in span), structural=True))
         exact = all(by_args[i] is not None for i in span)
-        items.append(CheckItem(item=f"arguments of {want.name}", passed=exact, structural=False,
-                               detail="" if exact else f"wanted {json.dumps(want.arguments)}"))
+        items.append(
+            CheckItem(
+                item=f"arguments of {want.name}",
+                passed=exact,
+                structural=False,
+                detail="" if exact else f"wanted {json.dumps(want.arguments)}",
+            )
+        )
         if want.count:
             made = sum(args_fit(want, done) for done in valid)
-            items.append(CheckItem(item=f"arguments of {want.name}: exactly {want.count} call(s)",
-                                   passed=made == want.count, structural=False, detail=f"made {made}"))
+            items.append(
+                CheckItem(
+                    item=f"arguments of {want.name}: exactly {want.count} call(s)",
+                    passed=made == want.count,
+                    structural=False,
+                    detail=f"made {made}",
+                )
+            )
     if calls_check.extra_calls == "forbid":
         extra = len(calls) - len(slots)
-        items.append(CheckItem(item="no calls beyond the required ones", passed=extra <= 0, structural=False,
-                               detail=f"{extra} more" if extra > 0 else ""))
+        items.append(
+            CheckItem(
+                item="no calls beyond the required ones",
+                passed=extra <= 0,
+                structural=False,
+                detail=f"{extra} more" if extra > 0 else "",
+            )
+        )
     if calls_check.any_of:
         hit = any(c.call.name in calls_check.any_of for c in valid)
         items.append(CheckItem(item=f"called any of {calls_check.any_of}", passed=hit, structural=True))

@@ -20,16 +20,16 @@ __all__ = ["DELIBERATE_DIFFERENCES", "arguments_match", "type_ok"]
 
 DELIBERATE_DIFFERENCES = {
     "cut_off_call_is_malformed": "a call whose arguments do not parse is a malformed call; BFCL counts output it "
-                                 "cannot decode as 'no call' (so it passes irrelevance)",
+    "cannot decode as 'no call' (so it passes irrelevance)",
     "normalise_at_every_depth": "strings are normalised inside nested lists and objects too; BFCL normalises only "
-                                "one level deep",
+    "one level deep",
     "types_at_every_depth": "with strict types, values are checked against the parameter's JSON Schema at every "
-                            "depth; BFCL checks one level of array items",
+    "depth; BFCL checks one level of array items",
     "one_to_one_is_a_maximum_matching": "required calls are matched to the model's calls by a maximum one-to-one "
-                                        "matching; BFCL matches greedily in answer order, so it can fail an output "
-                                        "that has a valid assignment",
+    "matching; BFCL matches greedily in answer order, so it can fail an output "
+    "that has a valid assignment",
     "degenerate_reply_fails": "a reply evalkit flags as degenerate (chat-template tokens, a loop of lines) fails the "
-                              "run; BFCL asks only whether the reply held a call, so on irrelevance it passes",
+    "run; BFCL asks only whether the reply held a call, so on irrelevance it passes",
 }
 
 _JSON_TYPES: dict[str, Any] = {"string": str, "boolean": bool, "array": list, "object": dict}
@@ -61,14 +61,23 @@ def type_ok(value: Any, schema: dict[str, Any]) -> bool:
     return True
 
 
-def arguments_match(spec: dict[str, Any], arguments: dict[str, Any] | None, rules: MatchRules, *,
-                    extra: Literal["allow", "forbid"] = "allow", schema: dict[str, Any] | None = None) -> bool:
+def arguments_match(
+    spec: dict[str, Any],
+    arguments: dict[str, Any] | None,
+    rules: MatchRules,
+    *,
+    extra: Literal["allow", "forbid"] = "allow",
+    schema: dict[str, Any] | None = None,
+) -> bool:
     """The call's arguments match `spec` under `rules`; with `extra: forbid` no key the spec does not
     name is allowed (at any depth); with strict types every value has its JSON Schema type."""
     if arguments is None:
         return False
     if rules.strict_types and schema is not None and not type_ok(arguments, schema):
         return False
-    call_rules = MatchRules(normalise=rules.normalise, strict_types=rules.strict_types,
-                            extra_keys="forbid" if extra == "forbid" else rules.extra_keys)
+    call_rules = MatchRules(
+        normalise=rules.normalise,
+        strict_types=rules.strict_types,
+        extra_keys="forbid" if extra == "forbid" else rules.extra_keys,
+    )
     return mismatch(spec, arguments, call_rules) is None

@@ -69,14 +69,19 @@ def _assign(wants: list[int], calls: list[int], fits: Callable[[int, int], bool]
 
 def _unordered(wanted: list[CallCheck], calls: list[ExecutedCall]) -> dict[int, int]:
     """Exact matches first, then the rest by name alone among the calls left over."""
+
     def named(w: int, c: int) -> bool:
         return calls[c].call.name == wanted[w].name
 
-    exact = _assign(list(range(len(wanted))), list(range(len(calls))),
-                    lambda w, c: named(w, c) and _arguments_problem(wanted[w], calls[c]) is None)
+    exact = _assign(
+        list(range(len(wanted))),
+        list(range(len(calls))),
+        lambda w, c: named(w, c) and _arguments_problem(wanted[w], calls[c]) is None,
+    )
     used = set(exact.values())
-    rest = _assign([w for w in range(len(wanted)) if w not in exact],
-                   [c for c in range(len(calls)) if c not in used], named)
+    rest = _assign(
+        [w for w in range(len(wanted)) if w not in exact], [c for c in range(len(calls)) if c not in used], named
+    )
     return exact | rest
 
 
@@ -100,12 +105,24 @@ def _required_items(required: list[CallCheck], ordered: bool, calls: list[Execut
     for w, want in enumerate(required):
         call = valid[chosen[w]] if w in chosen else None
         label = f"called {want.name}" + (" in order" if ordered else "")
-        items.append(CheckItem(item=label, passed=call is not None, structural=True,
-                               detail="" if call else "no matching call left (each call counts once)"))
+        items.append(
+            CheckItem(
+                item=label,
+                passed=call is not None,
+                structural=True,
+                detail="" if call else "no matching call left (each call counts once)",
+            )
+        )
         if want.arguments:
             problem = _arguments_problem(want, call) if call else "not called"
-            items.append(CheckItem(item=f"arguments of {want.name}", passed=problem is None, structural=False,
-                                   detail=f"wanted {json.dumps(want.arguments)}: {problem}" if problem else ""))
+            items.append(
+                CheckItem(
+                    item=f"arguments of {want.name}",
+                    passed=problem is None,
+                    structural=False,
+                    detail=f"wanted {json.dumps(want.arguments)}: {problem}" if problem else "",
+                )
+            )
     return items
 
 
@@ -113,11 +130,17 @@ def _terminal_items(scenario: Scenario, check: Check, calls: list[ExecutedCall])
     tool = scenario.terminal_tool or ""
     final = [c for c in _valid(calls) if c.call.name == tool]
     items = [CheckItem(item=f"terminal tool {tool} called", passed=bool(final), structural=True)]
-    for arg, facts in (check.terminal.contains.items() if check.terminal else []):
+    for arg, facts in check.terminal.contains.items() if check.terminal else []:
         value = json.dumps((final[-1].call.arguments or {}).get(arg, "")) if final else ""
         missing = [f for f in facts if not mentions(value, f)]
-        items.append(CheckItem(item=f"{tool}.{arg} mentions {facts}", passed=not missing, structural=False,
-                               detail=f"missing {missing}" if missing else ""))
+        items.append(
+            CheckItem(
+                item=f"{tool}.{arg} mentions {facts}",
+                passed=not missing,
+                structural=False,
+                detail=f"missing {missing}" if missing else "",
+            )
+        )
     return items
 
 
@@ -130,8 +153,9 @@ def _reply_items(check: Check, reply: str | None) -> list[CheckItem]:
         for needle in check.reply.contains:
             items.append(CheckItem(item=f"reply mentions {needle!r}", passed=mentions(text, needle), structural=False))
         for needle in check.reply.not_contains:
-            items.append(CheckItem(item=f"reply avoids {needle!r}", passed=not mentions(text, needle),
-                                   structural=False))
+            items.append(
+                CheckItem(item=f"reply avoids {needle!r}", passed=not mentions(text, needle), structural=False)
+            )
     if check.asks_user:
         items.append(CheckItem(item="asks the user", passed="?" in text, structural=True))
         wanted = check.asks_user.mentions
@@ -155,8 +179,11 @@ def _items(scenario: Scenario, calls: list[ExecutedCall], reply: str | None, che
         items += _terminal_items(scenario, check, calls)
     if check.no_tool_calls:
         names = sorted({c.call.name for c in calls})
-        items.append(CheckItem(item="no tool calls", passed=not calls, structural=True,
-                               detail=f"called {names}" if names else ""))
+        items.append(
+            CheckItem(
+                item="no tool calls", passed=not calls, structural=True, detail=f"called {names}" if names else ""
+            )
+        )
     items += _reply_items(check, reply)
     degenerate = degenerate_reason(reply)
     if degenerate:
@@ -188,8 +215,14 @@ def _category(outcome: Outcome, items: list[CheckItem], calls: list[ExecutedCall
     return "wrong_answer"
 
 
-def judge_run(scenario: Scenario, outcome: Outcome, calls: list[ExecutedCall], reply: str | None, *,
-              turn_replies: list[str | None] | None = None) -> Verdict:
+def judge_run(
+    scenario: Scenario,
+    outcome: Outcome,
+    calls: list[ExecutedCall],
+    reply: str | None,
+    *,
+    turn_replies: list[str | None] | None = None,
+) -> Verdict:
     """Decide a finished run from what happened: its outcome, the executed calls, the last reply (and
     each turn's answer, for v2 per-turn checks)."""
     items = _items(scenario, calls, reply, scenario.check)

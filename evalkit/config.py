@@ -1,15 +1,15 @@
 """The run config: which scenarios, on which backends and models, under which guard stacks, N times.
 
-    name: default
-    seed: 1234
-    runs: 25                       # runs per cell
-    scenarios: ["../scenarios/*/*.yaml"]   # globs, relative to this file
-    modes: [native]                # tool-calling modes: native and/or prompt
-    backends:
-      - {label: sim-small, kind: sim, model: small-local}
-    strategies:                    # label -> stack of guards, applied in order
-      trust_text: [trust_text]
-      respond+nudge: [respond_tool, {retry_nudge: {max_retries: 3}}]
+name: default
+seed: 1234
+runs: 25                       # runs per cell
+scenarios: ["../scenarios/*/*.yaml"]   # globs, relative to this file
+modes: [native]                # tool-calling modes: native and/or prompt
+backends:
+  - {label: sim-small, kind: sim, model: small-local}
+strategies:                    # label -> stack of guards, applied in order
+  trust_text: [trust_text]
+  respond+nudge: [respond_tool, {retry_nudge: {max_retries: 3}}]
 """
 
 from __future__ import annotations
@@ -27,8 +27,15 @@ from evalkit.errors import ConfigError, ScenarioError
 from evalkit.strategies import StrategySpec
 from evalkit.yamlfile import read_yaml
 
-__all__ = ["BackendEntry", "EndpointSettings", "RetrySettings", "RunConfig", "ServeSettings", "load_config",
-           "parse_strategy_specs"]
+__all__ = [
+    "BackendEntry",
+    "EndpointSettings",
+    "RetrySettings",
+    "RunConfig",
+    "ServeSettings",
+    "load_config",
+    "parse_strategy_specs",
+]
 
 
 class _Model(BaseModel):
@@ -195,10 +202,20 @@ class RunConfig(_Model):
 
     def as_replay(self, record_dir: Path) -> RunConfig:
         """This matrix with every backend served back from `record_dir/<label>` (what `--record` wrote)."""
-        entries = [e.model_copy(update={"kind": "replay", "url": None, "urls": None, "endpoints": None, "serve": None,
-                                        "api_key_env": None,
-                                        "options": {"dir": str(record_dir / e.label)}})
-                   for e in self.backends]
+        entries = [
+            e.model_copy(
+                update={
+                    "kind": "replay",
+                    "url": None,
+                    "urls": None,
+                    "endpoints": None,
+                    "serve": None,
+                    "api_key_env": None,
+                    "options": {"dir": str(record_dir / e.label)},
+                }
+            )
+            for e in self.backends
+        ]
         output = Path(self.output).with_suffix("") if self.output else Path("results") / self.name
         return self.model_copy(update={"backends": entries, "output": f"{output}-replay.jsonl"})
 
@@ -234,7 +251,7 @@ def parse_strategy_specs(label: str, specs: list[Any]) -> list[StrategySpec]:
         elif isinstance(item, dict) and set(item) <= {"plugin", "options"} and "plugin" in item:
             out.append((str(item["plugin"]), dict(item.get("options") or {})))
         elif isinstance(item, dict) and len(item) == 1:
-            (name, options), = item.items()
+            ((name, options),) = item.items()
             if not isinstance(options, dict):
                 raise ValueError(f"strategy stack {label!r}: options of {name!r} must be a mapping")
             out.append((str(name), options))

@@ -26,17 +26,18 @@ __all__ = ["degenerate_reason"]
 _OPENERS = re.compile(
     r"<\|im_start\|>|<start_of_turn>|<\|start_header_id\|>|\[INST\]|<\|(?:user|assistant|system)\|>"
     r"|<\|begin_of_text\|>|<\|startoftext\|>",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 # (not `</s>`: HTML's strikethrough closes with it; Mistral's turns are caught by `[INST]`)
-_CLOSERS = re.compile(r"<\|im_end\|>?|<end_of_turn>|<\|eot_id\|>|<\|end\|>|<\|endoftext\|>|\[/INST\]",
-                      re.IGNORECASE)
+_CLOSERS = re.compile(r"<\|im_end\|>?|<end_of_turn>|<\|eot_id\|>|<\|end\|>|<\|endoftext\|>|\[/INST\]", re.IGNORECASE)
 # Every control token: the openers, closers and specials of those families, any <|name|>, and the
 # broken halves that small models emit (``<|im_end|``, ``<|``).
 _CONTROL = re.compile(
     r"<\|[A-Za-z0-9_]*\|?>?|<\|"
     r"|</?(?:start_of_turn|end_of_turn|s|bos|eos|pad|unk)>"
     r"|\[/?(?:INST|SYS|TOOL_CALLS|AVAILABLE_TOOLS|TOOL_RESULTS)\]|<</?SYS>>",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _ROLE_AFTER_TOKEN = re.compile(r"(?<=[>|\]])\s*(?:user|assistant|system|model|tool)\b\|?", re.IGNORECASE)
 _NOTHING_LEFT = re.compile(r"[\W_]*", re.UNICODE)
 _TOKEN_SHARE = 0.25
@@ -61,7 +62,7 @@ def degenerate_reason(text: str | None) -> str | None:
         if opener:
             return f"writes chat-template turns: {opener.group(0)} ({len(tokens)} control tokens: {shown})"
         closer = _CLOSERS.search(text)
-        if closer and not _NOTHING_LEFT.fullmatch(_without_tokens(text[closer.end():])):
+        if closer and not _NOTHING_LEFT.fullmatch(_without_tokens(text[closer.end() :])):
             return f"goes on after the end-of-turn token {closer.group(0)} ({len(tokens)} control tokens: {shown})"
         visible = len(re.sub(r"\s", "", text))
         share = sum(len(t) for t in tokens) / visible

@@ -71,8 +71,10 @@ class CellVerdict:
         """Every coordinate a reader needs to find the cell: family, scenario, model, strategy."""
         scenario = self.scenario or "all scenarios pooled"
         model = self.models[1] if self.models[0] == self.models[1] else f"{self.models[0]} → {self.models[1]}"
-        return (f"family {self.family or 'all'}, scenario {scenario}, model {model}, strategy {self.strategy}, "
-                f"backend {self.backend}, mode {self.mode}")
+        return (
+            f"family {self.family or 'all'}, scenario {scenario}, model {model}, strategy {self.strategy}, "
+            f"backend {self.backend}, mode {self.mode}"
+        )
 
     @property
     def failed(self) -> bool:
@@ -128,11 +130,14 @@ def _check_keys(base: dict[Key, list[RunRecord]], cand: dict[Key, list[RunRecord
         raise GateInputError(f"the {'baseline' if not base else 'candidate'} has no runs")
     only_base = sorted(set(base) - set(cand))
     only_cand = sorted(set(cand) - set(base))
-    problems = [_mismatch(side, keys, config) for side, keys in (("baseline", only_base), ("candidate", only_cand))
-                if keys]
+    problems = [
+        _mismatch(side, keys, config) for side, keys in (("baseline", only_base), ("candidate", only_cand)) if keys
+    ]
     if problems:
-        raise GateInputError("baseline and candidate do not cover the same cells (same backend labels, modes, "
-                             "strategies and scenarios): " + "; ".join(problems))
+        raise GateInputError(
+            "baseline and candidate do not cover the same cells (same backend labels, modes, "
+            "strategies and scenarios): " + "; ".join(problems)
+        )
 
 
 def _test(m: Matched, b: Rate, c: Rate, config: GateConfig) -> tuple[str, float]:
@@ -152,8 +157,11 @@ def _worst_scenarios(m: Matched, limit: int = 3) -> tuple[str, ...]:
             tallies[run.cell.scenario][side] += ok
             tallies[run.cell.scenario][side + 1] += 1
     drops = sorted(((bx / bn - cx / cn, s) for s, (bx, bn, cx, cn) in tallies.items()), reverse=True)
-    return tuple(f"{s} {tallies[s][0]}/{tallies[s][1]} → {tallies[s][2]}/{tallies[s][3]}"
-                 for drop, s in drops[:limit] if drop > 0)
+    return tuple(
+        f"{s} {tallies[s][0]}/{tallies[s][1]} → {tallies[s][2]}/{tallies[s][3]}"
+        for drop, s in drops[:limit]
+        if drop > 0
+    )
 
 
 def _verdict(key: Key, m: Matched, config: GateConfig) -> CellVerdict:
@@ -168,9 +176,27 @@ def _verdict(key: Key, m: Matched, config: GateConfig) -> CellVerdict:
     family = key[3] if config.level != "cell" else ""
     confidence = 1 - 2 * config.alpha
     worst = _worst_scenarios(m) if config.level != "scenario" else ()
-    return CellVerdict(key[0], key[1], key[2], family, scenario, (m.base[0].cell.model, m.cand[0].cell.model),
-                       config.metric, b, c, newcombe(c.x, c.n, b.x, b.n, confidence), confidence, test, p, p,
-                       floor, floor_p, floor_p, (), worst)
+    return CellVerdict(
+        key[0],
+        key[1],
+        key[2],
+        family,
+        scenario,
+        (m.base[0].cell.model, m.cand[0].cell.model),
+        config.metric,
+        b,
+        c,
+        newcombe(c.x, c.n, b.x, b.n, confidence),
+        confidence,
+        test,
+        p,
+        p,
+        floor,
+        floor_p,
+        floor_p,
+        (),
+        worst,
+    )
 
 
 def _pts(value: float) -> str:
@@ -182,13 +208,17 @@ def _reasons(v: CellVerdict, alpha: float) -> tuple[str, ...]:
     out = []
     if v.p_holm <= alpha and v.difference.estimate < 0:
         d = v.difference
-        out.append(f"{v.metric} rate dropped {v.baseline.value:.0%} → {v.candidate.value:.0%} "
-                   f"({_pts(d.estimate)} pts, {v.confidence:.0%} CI [{_pts(d.low)}, {_pts(d.high)}]); "
-                   f"one-sided {v.test} p = {v.p:.4f}, Holm-adjusted {v.p_holm:.4f} ≤ α = {alpha}"
-                   + (f"; largest drops: {', '.join(v.worst)}" if v.worst else ""))
+        out.append(
+            f"{v.metric} rate dropped {v.baseline.value:.0%} → {v.candidate.value:.0%} "
+            f"({_pts(d.estimate)} pts, {v.confidence:.0%} CI [{_pts(d.low)}, {_pts(d.high)}]); "
+            f"one-sided {v.test} p = {v.p:.4f}, Holm-adjusted {v.p_holm:.4f} ≤ α = {alpha}"
+            + (f"; largest drops: {', '.join(v.worst)}" if v.worst else "")
+        )
     if v.floor is not None and v.floor_p_holm is not None and v.floor_p_holm <= alpha:
-        out.append(f"{v.metric} rate {v.candidate.x}/{v.candidate.n} is under the floor {v.floor:.0%}: "
-                   f"one-sided exact binomial p = {v.floor_p:.4f}, Holm-adjusted {v.floor_p_holm:.4f} ≤ α = {alpha}")
+        out.append(
+            f"{v.metric} rate {v.candidate.x}/{v.candidate.n} is under the floor {v.floor:.0%}: "
+            f"one-sided exact binomial p = {v.floor_p:.4f}, Holm-adjusted {v.floor_p_holm:.4f} ≤ α = {alpha}"
+        )
     return tuple(out)
 
 
@@ -206,13 +236,23 @@ def _floor_notes(verdicts: Sequence[CellVerdict], alpha: float) -> tuple[list[st
     if not floored:
         return [], []
     m = len(floored)
-    notes = [f"floor: one-sided exact binomial test of \"rate ≥ floor\" per cell, Holm across {m} cell(s): a "
-             f"cell whose true rate equals its floor fails with probability ≤ {alpha / m:.4g} (≤ α = {alpha} "
-             "for all of them together)"]
-    unreachable = sorted({(v.floor, v.candidate.n) for v in floored
-                          if v.floor is not None and floor_pvalue(0, v.candidate.n, v.floor) > alpha / m})
-    warnings = [f"floor {f:.0%} cannot fail a cell of {n} runs: even 0/{n} is not significantly under it at "
-                f"α/{m}; run more runs per cell" for f, n in unreachable]
+    notes = [
+        f'floor: one-sided exact binomial test of "rate ≥ floor" per cell, Holm across {m} cell(s): a '
+        f"cell whose true rate equals its floor fails with probability ≤ {alpha / m:.4g} (≤ α = {alpha} "
+        "for all of them together)"
+    ]
+    unreachable = sorted(
+        {
+            (v.floor, v.candidate.n)
+            for v in floored
+            if v.floor is not None and floor_pvalue(0, v.candidate.n, v.floor) > alpha / m
+        }
+    )
+    warnings = [
+        f"floor {f:.0%} cannot fail a cell of {n} runs: even 0/{n} is not significantly under it at "
+        f"α/{m}; run more runs per cell"
+        for f, n in unreachable
+    ]
     return notes, warnings
 
 
@@ -231,17 +271,21 @@ def _power_note(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[str
     name = {"mcnemar": "McNemar on pairs", "boschloo": "Boschloo", "fisher": "Fisher"}[test]
     rate = detectable_rate(n_base, 1.0, alpha=alpha, test=test)
     seen = f"to {rate:.0%} or lower" if rate is not None else "not even to 0%"
-    return [f"power: with {n_base} runs per side ({name}, α/m = {alpha:.2g}, the first Holm step) the gate "
-            f"catches a drop from 100% {seen} with 80% probability"]
+    return [
+        f"power: with {n_base} runs per side ({name}, α/m = {alpha:.2g}, the first Holm step) the gate "
+        f"catches a drop from 100% {seen} with 80% probability"
+    ]
 
 
 def _model_notes(verdicts: Sequence[CellVerdict]) -> list[str]:
-    return sorted({f"model changed: {v.models[0]} → {v.models[1]} ({v.backend})"
-                   for v in verdicts if v.models[0] != v.models[1]})
+    return sorted(
+        {f"model changed: {v.models[0]} → {v.models[1]} ({v.backend})" for v in verdicts if v.models[0] != v.models[1]}
+    )
 
 
-def _compare_cell(key: Key, base: list[RunRecord], cand: list[RunRecord], config: GateConfig,
-                  notes: list[str]) -> CellVerdict | str:
+def _compare_cell(
+    key: Key, base: list[RunRecord], cand: list[RunRecord], config: GateConfig, notes: list[str]
+) -> CellVerdict | str:
     """A verdict, or why the cell was not compared."""
     name = _name(key, config)
     unsupported = [all(r.outcome == "unsupported" for r in runs) for runs in (base, cand)]
@@ -272,11 +316,19 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
         else:
             verdicts.append(outcome)
     if not verdicts and any(why != "unsupported on both sides" for _, why in skipped):
-        raise GateInputError("no cell has counted runs on both sides: " +
-                             "; ".join(f"{n}: {why}" for n, why in skipped[:5]))
+        raise GateInputError(
+            "no cell has counted runs on both sides: " + "; ".join(f"{n}: {why}" for n, why in skipped[:5])
+        )
     final = _adjust(verdicts, config.alpha)
     floor_notes, warnings = _floor_notes(final, config.alpha)
     notes = _model_notes(final) + notes + floor_notes + _power_note(final, config)
-    return GateResult(tuple(final), tuple(skipped), tuple(notes),
-                      tuple(warnings), config.alpha, config.level, config.metric,
-                      baseline.simulated or candidate.simulated)
+    return GateResult(
+        tuple(final),
+        tuple(skipped),
+        tuple(notes),
+        tuple(warnings),
+        config.alpha,
+        config.level,
+        config.metric,
+        baseline.simulated or candidate.simulated,
+    )

@@ -59,8 +59,14 @@ class GateConfig(_Model):
 
     def floor_for(self, c: Cell) -> float | None:
         for rule in self.floors:
-            fields = ((rule.backend, c.backend), (rule.model, c.model), (rule.mode, c.mode),
-                      (rule.strategy, c.strategy), (rule.family, c.family), (rule.scenario, c.scenario))
+            fields = (
+                (rule.backend, c.backend),
+                (rule.model, c.model),
+                (rule.mode, c.mode),
+                (rule.strategy, c.strategy),
+                (rule.family, c.family),
+                (rule.scenario, c.scenario),
+            )
             if all(fnmatchcase(value, pattern) for pattern, value in fields):
                 return rule.floor
         return self.floor

@@ -46,8 +46,10 @@ def check_infra(runs: Sequence[RunRecord], side: str, config: GateConfig) -> Non
             t[1] += run.outcome == "infra_error"
     for name, (supported, infra) in sorted(tally.items()):
         if infra / supported > config.max_infra_error_rate:
-            raise GateInputError(f"{name}: {infra} of {supported} {side} runs are infra errors, more than "
-                                 f"max_infra_error_rate {config.max_infra_error_rate:.0%}; fix the backend and rerun")
+            raise GateInputError(
+                f"{name}: {infra} of {supported} {side} runs are infra errors, more than "
+                f"max_infra_error_rate {config.max_infra_error_rate:.0%}; fix the backend and rerun"
+            )
 
 
 def _pair_key(run: RunRecord) -> PairKey:
@@ -70,8 +72,9 @@ def _by_scenario(runs: Sequence[RunRecord]) -> dict[str, list[RunRecord]]:
     return out
 
 
-def _same_mix(base: Sequence[RunRecord], cand: Sequence[RunRecord], pooled: bool
-              ) -> tuple[list[RunRecord], list[RunRecord]]:
+def _same_mix(
+    base: Sequence[RunRecord], cand: Sequence[RunRecord], pooled: bool
+) -> tuple[list[RunRecord], list[RunRecord]]:
     b, c = _by_scenario(base), _by_scenario(cand)
     keep_b: list[RunRecord] = []
     keep_c: list[RunRecord] = []
@@ -87,31 +90,41 @@ def _check_scenarios(name: str, base: Sequence[RunRecord], cand: Sequence[RunRec
     b = {r.cell.scenario for r in base if r.outcome != "unsupported"}
     c = {r.cell.scenario for r in cand if r.outcome != "unsupported"}
     if b != c:
-        parts = [f"only in the {side}: {', '.join(sorted(names)[:5])}" + (" ..." if len(names) > 5 else "")
-                 for side, names in (("baseline", b - c), ("candidate", c - b)) if names]
-        raise GateInputError(f"{name}: baseline and candidate ran different scenarios ({'; '.join(parts)}); "
-                             "pooled rates over different scenarios cannot be compared")
+        parts = [
+            f"only in the {side}: {', '.join(sorted(names)[:5])}" + (" ..." if len(names) > 5 else "")
+            for side, names in (("baseline", b - c), ("candidate", c - b))
+            if names
+        ]
+        raise GateInputError(
+            f"{name}: baseline and candidate ran different scenarios ({'; '.join(parts)}); "
+            "pooled rates over different scenarios cannot be compared"
+        )
 
 
-def _left_out(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], kept: tuple[int, int]
-              ) -> list[str]:
+def _left_out(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], kept: tuple[int, int]) -> list[str]:
     counted = (sum(r.counted for r in base), sum(r.counted for r in cand))
     if counted == kept or not kept[0]:
         return []
     lost = _by_scenario(base).keys() ^ _by_scenario(cand).keys()
     missing = f"; scenarios without counted runs on one side: {', '.join(sorted(lost))}" if lost else ""
-    return [f"{name}: compared {kept[0]} runs per side, like with like; left out {counted[0] - kept[0]} baseline "
-            f"and {counted[1] - kept[1]} candidate counted runs whose counterpart was an infra error{missing}"]
+    return [
+        f"{name}: compared {kept[0]} runs per side, like with like; left out {counted[0] - kept[0]} baseline "
+        f"and {counted[1] - kept[1]} candidate counted runs whose counterpart was an infra error{missing}"
+    ]
 
 
 def _why_empty(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> str:
-    parts = [f"{side}: {sum(r.outcome == 'infra_error' for r in runs)} infra errors of {len(runs)} runs"
-             for side, runs in (("baseline", base), ("candidate", cand)) if not any(r.counted for r in runs)]
+    parts = [
+        f"{side}: {sum(r.outcome == 'infra_error' for r in runs)} infra errors of {len(runs)} runs"
+        for side, runs in (("baseline", base), ("candidate", cand))
+        if not any(r.counted for r in runs)
+    ]
     return "no counted runs on both sides (" + "; ".join(parts or ["no scenario counted on both sides"]) + ")"
 
 
-def match_runs(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], config: GateConfig, *,
-               pooled: bool) -> Matched:
+def match_runs(
+    name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], config: GateConfig, *, pooled: bool
+) -> Matched:
     """The runs of one cell that the gate compares, and the outcomes of `config.metric`."""
     if pooled:
         _check_scenarios(name, base, cand)
@@ -120,6 +133,12 @@ def match_runs(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], 
         raise GateInputError("pairing: paired, but the runs do not pair up by scenario, index and seed")
     kept_b, kept_c = pairs if pairs is not None else _same_mix(base, cand, pooled)
     notes = _left_out(name, base, cand, (len(kept_b), len(kept_c)))
-    return Matched(kept_b, kept_c, [bool(getattr(r, config.metric)) for r in kept_b],
-                   [bool(getattr(r, config.metric)) for r in kept_c], pairs is not None, notes,
-                   "" if kept_b and kept_c else _why_empty(base, cand))
+    return Matched(
+        kept_b,
+        kept_c,
+        [bool(getattr(r, config.metric)) for r in kept_b],
+        [bool(getattr(r, config.metric)) for r in kept_c],
+        pairs is not None,
+        notes,
+        "" if kept_b and kept_c else _why_empty(base, cand),
+    )

@@ -103,8 +103,12 @@ def _normalize_typed(schema: dict[str, Any], kind: Any) -> dict[str, Any]:
         if not isinstance(props, dict):
             return {"type": "object"}  # free-form object
         required = [k for k in schema.get("required", []) if isinstance(k, str) and k in props]
-        return {"type": "object", "properties": {str(k): normalize_schema(v) for k, v in props.items()},
-                "required": required, "additionalProperties": False}
+        return {
+            "type": "object",
+            "properties": {str(k): normalize_schema(v) for k, v in props.items()},
+            "required": required,
+            "additionalProperties": False,
+        }
     if kind == "array":
         items = schema.get("items")
         return {"type": "array", "items": normalize_schema(items)} if isinstance(items, dict) else {"type": "array"}
@@ -118,8 +122,12 @@ def _normalize_typed(schema: dict[str, Any], kind: Any) -> dict[str, Any]:
 
 def _call_schema(tool: ToolSpec, max_string_chars: int | None) -> dict[str, Any]:
     arguments = _limit_strings(normalize_schema(tool.parameters), max_string_chars)
-    return {"type": "object", "properties": {"name": {"const": tool.name}, "arguments": arguments},
-            "required": ["name", "arguments"], "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": {"name": {"const": tool.name}, "arguments": arguments},
+        "required": ["name", "arguments"],
+        "additionalProperties": False,
+    }
 
 
 def _limit_strings(schema: dict[str, Any], limit: int | None) -> dict[str, Any]:
@@ -137,8 +145,9 @@ def _limit_strings(schema: dict[str, Any], limit: int | None) -> dict[str, Any]:
     return out
 
 
-def tool_call_schema(tools: Sequence[ToolSpec], *, parallel: bool = False,
-                     max_string_chars: int | None = None) -> dict[str, Any]:
+def tool_call_schema(
+    tools: Sequence[ToolSpec], *, parallel: bool = False, max_string_chars: int | None = None
+) -> dict[str, Any]:
     """The JSON schema of one call (`oneOf` per tool), or of one call or a non-empty list of calls."""
     if not tools:
         raise ValueError("a tool-call schema needs at least one tool")
@@ -221,8 +230,10 @@ class _Builder:
 
     def start(self, pairs: list[str], flags: list[bool], i: int, hint: str) -> str:
         """A non-empty run of properties starting at index i or later (nothing emitted before it)."""
-        rest = [f'ws "," ws {p}' if required else f'(ws "," ws {p})?'
-                for p, required in zip(pairs[i + 1:], flags[i + 1:], strict=True)]
+        rest = [
+            f'ws "," ws {p}' if required else f'(ws "," ws {p})?'
+            for p, required in zip(pairs[i + 1 :], flags[i + 1 :], strict=True)
+        ]
         here = " ".join([pairs[i], *rest])
         if flags[i] or i + 1 == len(pairs):
             return here
@@ -234,13 +245,16 @@ class _Builder:
 def _call_rule(builder: _Builder, index: int, tool: ToolSpec) -> str:
     hint = f"tool-{index}-{tool.name}"
     arguments = builder.expr(normalize_schema(tool.parameters), f"{hint}-args")
-    body = (f'"{{" ws "\\"name\\"" ws ":" ws {_json_literal(tool.name)} ws "," ws '
-            f'"\\"arguments\\"" ws ":" ws {arguments} ws "}}"')
+    body = (
+        f'"{{" ws "\\"name\\"" ws ":" ws {_json_literal(tool.name)} ws "," ws '
+        f'"\\"arguments\\"" ws ":" ws {arguments} ws "}}"'
+    )
     return builder.add(hint, body)
 
 
-def tool_call_grammar(tools: Sequence[ToolSpec], *, parallel: bool = False, allow_text: bool = False,
-                      max_string_chars: int | None = None) -> str:
+def tool_call_grammar(
+    tools: Sequence[ToolSpec], *, parallel: bool = False, allow_text: bool = False, max_string_chars: int | None = None
+) -> str:
     """A GBNF grammar whose language is exactly the calls of `tools` in the harness format.
 
     `parallel` also allows a JSON list of calls. `allow_text` adds plain text as an alternative
@@ -252,8 +266,8 @@ def tool_call_grammar(tools: Sequence[ToolSpec], *, parallel: bool = False, allo
     builder = _Builder(max_string_chars)
     builder.primitive("ws")
     alternatives = [_call_rule(builder, i, tool) for i, tool in enumerate(tools)]
-    root = ['call', '"[" ws call (ws "," ws call)* ws "]"'] if parallel else ["call"]
+    root = ["call", '"[" ws call (ws "," ws call)* ws "]"'] if parallel else ["call"]
     if allow_text:
-        root.append('[^{[<\\x00-\\x20] [^\\x00]*')
+        root.append("[^{[<\\x00-\\x20] [^\\x00]*")
     head = {"root": " | ".join(root), "call": " | ".join(alternatives)}
     return "".join(f"{name} ::= {body}\n" for name, body in {**head, **builder.rules}.items())

@@ -48,22 +48,38 @@ def check_integrity(results: Results) -> list[Problem]:
         problems.append(Problem("error", f"{where}: no run records (header only): nothing to report"))
     for seg in results.segments:
         if seg.footer is not None and seg.footer.runs_written != seg.runs_present:
-            problems.append(Problem("error", f"{seg.path}: a footer counts {seg.footer.runs_written} runs written "
-                                             f"but its segment holds {seg.runs_present}: "
-                                             + ("records were removed" if seg.runs_present < seg.footer.runs_written
-                                                else "another process wrote into the file")))
+            problems.append(
+                Problem(
+                    "error",
+                    f"{seg.path}: a footer counts {seg.footer.runs_written} runs written "
+                    f"but its segment holds {seg.runs_present}: "
+                    + (
+                        "records were removed"
+                        if seg.runs_present < seg.footer.runs_written
+                        else "another process wrote into the file"
+                    ),
+                )
+            )
     last = {seg.path: seg for seg in results.segments}
-    problems += [Problem("warning", f"{path}: no footer after the last records: the run was killed or is still "
-                                    "running (`run --resume` finishes it)")
-                 for path, seg in last.items() if seg.footer is None]
+    problems += [
+        Problem(
+            "warning",
+            f"{path}: no footer after the last records: the run was killed or is still "
+            "running (`run --resume` finishes it)",
+        )
+        for path, seg in last.items()
+        if seg.footer is None
+    ]
     if results.conflicts:
         more = f" and {len(results.conflicts) - 1} more" if len(results.conflicts) > 1 else ""
-        problems.append(Problem("error", f"{where}: run {results.conflicts[0]}{more} recorded twice with "
-                                         "different verdicts"))
+        problems.append(
+            Problem("error", f"{where}: run {results.conflicts[0]}{more} recorded twice with different verdicts")
+        )
     identical = results.duplicates - len(results.conflicts)
     if identical:
-        problems.append(Problem("warning", f"{where}: {identical} runs recorded twice with the same verdict "
-                                           "(the first is used)"))
+        problems.append(
+            Problem("warning", f"{where}: {identical} runs recorded twice with the same verdict (the first is used)")
+        )
     problems += _missing_runs(results, where)
     return problems
 
@@ -82,8 +98,9 @@ def _missing_runs(results: Results, where: str) -> list[Problem]:
     return [Problem("warning", f"{where}: {total} runs missing against {expected} per cell: {listed}{more}")]
 
 
-def load_checked(paths: Iterable[str | Path], warn: Callable[[str], None] | None = None, *,
-                 transcripts: int = 3) -> Results:
+def load_checked(
+    paths: Iterable[str | Path], warn: Callable[[str], None] | None = None, *, transcripts: int = 3
+) -> Results:
     """`scan_results` (compact rows, and whole records for up to `transcripts` failed runs per cell),
     then `check_integrity`: errors raise `ResultsError`, warnings go to `warn` (standard error by
     default). What reports and the gate read through."""

@@ -63,22 +63,36 @@ def missing_features(backend: Backend, strategies: list[Strategy], mode: ToolMod
 
 
 class _Run:
-    def __init__(self, scenario: Scenario, strategies: list[Strategy], backend: Backend, mode: ToolMode,
-                 sampling: Sampling, run_id: str, seed: int, policy: RetryPolicy):
+    def __init__(
+        self,
+        scenario: Scenario,
+        strategies: list[Strategy],
+        backend: Backend,
+        mode: ToolMode,
+        sampling: Sampling,
+        run_id: str,
+        seed: int,
+        policy: RetryPolicy,
+    ):
         self.scenario, self.strategies, self.backend = scenario, strategies, backend
         self.mode, self.sampling, self.run_id, self.seed, self.policy = mode, sampling, run_id, seed, policy
         self.state = RunState()
         first = [Message(role="system", content=scenario.system)] if scenario.system else []
-        self.view = TurnView(messages=first, tools=[t.spec() for t in scenario.tools], mode=mode,
-                             supports=backend.supports,
-                             mutating_tools=frozenset(t.name for t in scenario.tools if t.mutating))
+        self.view = TurnView(
+            messages=first,
+            tools=[t.spec() for t in scenario.tools],
+            mode=mode,
+            supports=backend.supports,
+            mutating_tools=frozenset(t.name for t in scenario.tools if t.mutating),
+        )
         self.rng = random.Random(seed)  # backoff jitter only
         self.turn = 0
         self.mocks = StatefulMocks(scenario) if scenario.state else None  # one set of instances per run
 
     def intervene(self, strategy: str, action: str, reason: str) -> None:
         self.state.interventions.append(
-            Intervention(strategy=strategy, action=action, reason=reason, call_index=len(self.state.calls)))
+            Intervention(strategy=strategy, action=action, reason=reason, call_index=len(self.state.calls))
+        )
 
     def flush_notes(self, action: str) -> None:
         """Record what strategies noted through `view.note` while preparing or judging."""
@@ -96,10 +110,17 @@ class _Run:
         return request, wire
 
     async def call_model(self, offered: ChatRequest, wire: ChatRequest) -> tuple[Completion, int]:
-        context = CallContext(run_id=self.run_id, seed=self.seed, call_index=len(self.state.calls),
-                              mode=self.mode, offered_tools=offered.tools, skill=self.scenario.skill())
-        completion, retries = await call_with_retries(lambda: self.backend.complete(wire, context), self.policy,
-                                                      rng=self.rng)
+        context = CallContext(
+            run_id=self.run_id,
+            seed=self.seed,
+            call_index=len(self.state.calls),
+            mode=self.mode,
+            offered_tools=offered.tools,
+            skill=self.scenario.skill(),
+        )
+        completion, retries = await call_with_retries(
+            lambda: self.backend.complete(wire, context), self.policy, rng=self.rng
+        )
         if self.mode == "prompt":
             completion = completion.model_copy(update={"tool_calls": parse_strict_calls(completion.text)})
         return completion, retries
@@ -134,8 +155,9 @@ class _Run:
         for call in calls:
             done = dataclasses.replace(execute_call(self.scenario, call, self.mocks), turn=self.turn)
             self.view.executed.append(done)
-            self.view.messages.append(Message(role="tool", content=result_text(done), tool_call_id=call.id,
-                                              name=call.name, origin="mock"))
+            self.view.messages.append(
+                Message(role="tool", content=result_text(done), tool_call_id=call.id, name=call.name, origin="mock")
+            )
             valid = done.known_tool and not call.malformed
             terminal = terminal or (valid and call.name == self.scenario.terminal_tool)
         return terminal
@@ -172,17 +194,27 @@ class _Run:
         except BackendError as exc:
             self.state.outcome, self.state.error = "infra_error", str(exc)
             return "run_done"
-        self.state.usage = Usage(prompt_tokens=self.state.usage.prompt_tokens + reply.usage.prompt_tokens,
-                                 completion_tokens=self.state.usage.completion_tokens + reply.usage.completion_tokens)
+        self.state.usage = Usage(
+            prompt_tokens=self.state.usage.prompt_tokens + reply.usage.prompt_tokens,
+            completion_tokens=self.state.usage.completion_tokens + reply.usage.completion_tokens,
+        )
         self.state.latency_s += reply.latency_s
         raw_reply = reply
         reply, decision = self.judge(reply)
         self.flush_notes("judge")
-        self.state.calls.append(ModelCall(
-            index=len(self.state.calls), n_messages=len(wire.messages), tools=[t.name for t in offered.tools],
-            tool_choice=offered.tool_choice, constraint=_constraint_label(wire), completion=raw_reply,
-            decision=type(decision).__name__.lower(), backend_retries=backend_retries,
-            system_sent=self._system_sent(offered, wire)))
+        self.state.calls.append(
+            ModelCall(
+                index=len(self.state.calls),
+                n_messages=len(wire.messages),
+                tools=[t.name for t in offered.tools],
+                tool_choice=offered.tool_choice,
+                constraint=_constraint_label(wire),
+                completion=raw_reply,
+                decision=type(decision).__name__.lower(),
+                backend_retries=backend_retries,
+                system_sent=self._system_sent(offered, wire),
+            )
+        )
         return self.apply(reply, decision)
 
     def _system_sent(self, offered: ChatRequest, wire: ChatRequest) -> str | None:
@@ -214,8 +246,17 @@ def _calls_as_text(calls: list[ToolCall]) -> str:
     return "; ".join(f"{c.name}({c.raw_arguments or c.arguments})" for c in calls)
 
 
-async def run_loop(scenario: Scenario, strategies: list[Strategy], backend: Backend, *, mode: ToolMode,
-                   sampling: Sampling, run_id: str, seed: int, policy: RetryPolicy) -> tuple[RunState, TurnView]:
+async def run_loop(
+    scenario: Scenario,
+    strategies: list[Strategy],
+    backend: Backend,
+    *,
+    mode: ToolMode,
+    sampling: Sampling,
+    run_id: str,
+    seed: int,
+    policy: RetryPolicy,
+) -> tuple[RunState, TurnView]:
     """Drive one run to its end; returns what happened and the final view (messages, executed calls)."""
     run = _Run(scenario, strategies, backend, mode, sampling, run_id, seed, policy)
     missing = missing_features(backend, strategies, mode, bool(scenario.tools))
@@ -225,4 +266,3 @@ async def run_loop(scenario: Scenario, strategies: list[Strategy], backend: Back
         return run.state, run.view
     state = await run.run()
     return state, run.view
-

@@ -221,8 +221,14 @@ def _literal_mismatch(spec: Any, actual: Any, rules: MatchRules, where: str, nes
     if isinstance(spec, list):
         if not isinstance(actual, list) or len(actual) != len(spec):
             return f"{at}wanted a list of {len(spec)}, got {actual!r}"
-        return next((p for i, (s, a) in enumerate(zip(spec, actual, strict=True))
-                     if (p := inner(s, a, rules, _join(where, i)))), None)
+        return next(
+            (
+                p
+                for i, (s, a) in enumerate(zip(spec, actual, strict=True))
+                if (p := inner(s, a, rules, _join(where, i)))
+            ),
+            None,
+        )
     if isinstance(actual, (dict, list)) or _scalar_differs(spec, actual, rules):
         return f"{at}wanted {spec!r}, got {actual!r}"
     return None

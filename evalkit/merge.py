@@ -55,11 +55,15 @@ class _Scan:
 
 def _check_header(path: Path, header: Header, first: Header, first_path: Path) -> None:
     if header.config_hash != first.config_hash:
-        raise ResultsError(f"{path}: config hash {header.config_hash} differs from {first_path}'s "
-                           f"{first.config_hash}: only shards of one config can be merged")
+        raise ResultsError(
+            f"{path}: config hash {header.config_hash} differs from {first_path}'s "
+            f"{first.config_hash}: only shards of one config can be merged"
+        )
     if header.evalkit_version != first.evalkit_version:
-        raise ResultsError(f"{path}: written by evalkit {header.evalkit_version}, {first_path} by "
-                           f"{first.evalkit_version}: merge shards of one evalkit version")
+        raise ResultsError(
+            f"{path}: written by evalkit {header.evalkit_version}, {first_path} by "
+            f"{first.evalkit_version}: merge shards of one evalkit version"
+        )
 
 
 def _scan(paths: Sequence[Path]) -> _Scan:
@@ -92,8 +96,10 @@ def _take(scan: _Scan, at: int, path: Path, paths: Sequence[Path], record: RunRe
         return
     other = scan.real.get(record.run_id)
     if other is not None and other != at:
-        raise ResultsError(f"run {record.run_id} has a record in both {paths[other]} and {path}: "
-                           "shards must not overlap (only an infra_error may be superseded)")
+        raise ResultsError(
+            f"run {record.run_id} has a record in both {paths[other]} and {path}: "
+            "shards must not overlap (only an infra_error may be superseded)"
+        )
     scan.real[record.run_id] = at
 
 
@@ -107,9 +113,14 @@ def expected_run_ids(header: Header, scenarios: Iterable[str]) -> set[str]:
     labels = [str(b["label"]) for b in config.get("backends", [])]
     modes = [str(m) for m in config.get("modes", [])]
     strategies = [str(s) for s in config.get("strategies", {})]
-    return {f"{label}/{mode}/{strategy}/{scenario}/{i}"
-            for label in labels for mode in modes for strategy in strategies for scenario in scenarios
-            for i in range(header.runs_per_cell)}
+    return {
+        f"{label}/{mode}/{strategy}/{scenario}/{i}"
+        for label in labels
+        for mode in modes
+        for strategy in strategies
+        for scenario in scenarios
+        for i in range(header.runs_per_cell)
+    }
 
 
 def merge_results(paths: Sequence[str | Path], output: str | Path) -> MergeReport:
@@ -122,9 +133,14 @@ def merge_results(paths: Sequence[str | Path], output: str | Path) -> MergeRepor
         raise ResultsError(f"{out}: the output cannot be one of the inputs")
     scan = _scan(inputs)
     present = set(scan.real) | set(scan.infra)
-    report = MergeReport(output=out, inputs=inputs, runs=len(present), shards=sorted(scan.shards),
-                         superseded=sum(1 for run_id in scan.infra if run_id in scan.real),
-                         missing=sorted(expected_run_ids(scan.header, scan.scenarios) - present))
+    report = MergeReport(
+        output=out,
+        inputs=inputs,
+        runs=len(present),
+        shards=sorted(scan.shards),
+        superseded=sum(1 for run_id in scan.infra if run_id in scan.real),
+        missing=sorted(expected_run_ids(scan.header, scan.scenarios) - present),
+    )
     writer = ResultsWriter(out)
     try:
         for path in inputs:

@@ -28,11 +28,13 @@ def execute_call(scenario: Scenario, call: ToolCall, state: StatefulMocks | None
         return ExecutedCall(call=call, result=None, error=error, known_tool=True, mutating=False)
     if state is not None and not tool.results and state.method(call.name) is not None:
         result, failed = state.call(call.name, call.arguments)
-        return ExecutedCall(call=call, result=result, error=failed, known_tool=True,
-                            mutating=tool.mutating and failed is None)
+        return ExecutedCall(
+            call=call, result=result, error=failed, known_tool=True, mutating=tool.mutating and failed is None
+        )
     mock = next((r for r in tool.results if args_match(r.when, call.arguments)), tool.default)
-    return ExecutedCall(call=call, result=mock.returns, error=mock.error, known_tool=True,
-                        mutating=tool.mutating and mock.error is None)
+    return ExecutedCall(
+        call=call, result=mock.returns, error=mock.error, known_tool=True, mutating=tool.mutating and mock.error is None
+    )
 
 
 def result_text(executed: ExecutedCall) -> str:

@@ -39,8 +39,10 @@ class OutputLock:
                 except BlockingIOError:
                     holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
                     os.close(fd)
-                    raise ResultsError(f"{self.target} is in use by another evalkit run (PID {holder}): "
-                                       "wait for it to finish, or write elsewhere") from None
+                    raise ResultsError(
+                        f"{self.target} is in use by another evalkit run (PID {holder}): "
+                        "wait for it to finish, or write elsewhere"
+                    ) from None
                 if self._same_file(fd):
                     os.ftruncate(fd, 0)
                     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

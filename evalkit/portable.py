@@ -26,7 +26,7 @@ def portable_path(path: str | Path, project_root: Path = PROJECT_ROOT) -> str:
     parts = pure.parts
     env = [i for i, part in enumerate(parts) if part in _ENV_DIRS]
     if env:  # the innermost environment: a venv inside the project is still an environment
-        return str(PurePosixPath(*parts[env[-1]:]))
+        return str(PurePosixPath(*parts[env[-1] :]))
     root = PurePosixPath(str(project_root))
     if pure.is_relative_to(root) and pure != root:
         return str(pure.relative_to(root))

@@ -19,8 +19,15 @@ from evalkit.results import Header, Results
 from evalkit.scenario import FAMILIES, Scenario, load_scenarios
 from evalkit.strategies import check_specs
 
-__all__ = ["MAX_PLANNED_RUNS", "check_output_path", "check_resumable", "config_scenarios", "dead_backends",
-           "discard_empty_leftover", "preflight"]
+__all__ = [
+    "MAX_PLANNED_RUNS",
+    "check_output_path",
+    "check_resumable",
+    "config_scenarios",
+    "dead_backends",
+    "discard_empty_leftover",
+    "preflight",
+]
 
 MAX_PLANNED_RUNS = 1_000_000  # a plan is held in memory; beyond this, split the matrix into configs
 
@@ -38,8 +45,10 @@ def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenari
             raise ConfigError(f"{where}: strategies.{label}: {exc}") from exc
     cells = len(config.backends) * len(config.modes) * len(config.strategies) * len(scenarios)
     if cells * config.runs > MAX_PLANNED_RUNS:
-        raise ConfigError(f"{where}: runs: {cells} cells x {config.runs} runs is {cells * config.runs} runs; "
-                          f"the limit for one results file is {MAX_PLANNED_RUNS}")
+        raise ConfigError(
+            f"{where}: runs: {cells} cells x {config.runs} runs is {cells * config.runs} runs; "
+            f"the limit for one results file is {MAX_PLANNED_RUNS}"
+        )
     return scenarios
 
 
@@ -51,15 +60,19 @@ def config_scenarios(config: RunConfig) -> list[Scenario]:
     known = set(FAMILIES) | set(config.custom_families)
     for scenario in scenarios:
         if scenario.family not in known:
-            raise ConfigError(f"{where}: custom_families: {scenario.source} is of family {scenario.family!r}, "
-                              f"neither built in ({', '.join(FAMILIES)}) nor declared here")
+            raise ConfigError(
+                f"{where}: custom_families: {scenario.source} is of family {scenario.family!r}, "
+                f"neither built in ({', '.join(FAMILIES)}) nor declared here"
+            )
     if not config.families:
         return scenarios
     present = {s.family for s in scenarios}
     unknown = [f for f in config.families if f not in present]
     if unknown:
-        raise ConfigError(f"{where}: families: {unknown} match no scenario "
-                          f"(the scenarios' families: {', '.join(sorted(present)) or 'none'})")
+        raise ConfigError(
+            f"{where}: families: {unknown} match no scenario "
+            f"(the scenarios' families: {', '.join(sorted(present)) or 'none'})"
+        )
     return [s for s in scenarios if s.family in config.families]
 
 
@@ -69,8 +82,10 @@ def _check_backends(config: RunConfig, where: str) -> None:
         # kind and url were checked when the config was built; the key is checked now, at run time
         env_name = entry.api_key_env or DEFAULT_KEY_ENV.get(entry.kind)
         if env_name and key_required(entry) and not os.environ.get(env_name):
-            raise ConfigError(f"{field}.api_key_env: environment variable {env_name} is not set "
-                              f"(backend {entry.label!r} needs an API key)")
+            raise ConfigError(
+                f"{field}.api_key_env: environment variable {env_name} is not set "
+                f"(backend {entry.label!r} needs an API key)"
+            )
         if entry.serve is not None:
             _check_serve(config, entry, field)
         if entry.kind == "sim":  # its model is a profile: shipped, or a YAML file
@@ -128,12 +143,16 @@ def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> N
     """A resume needs the file's config, with the same or a larger N (a larger one tops every cell up)."""
     first = headers[0]
     if config.model_copy(update={"runs": first.runs_per_cell}).fingerprint() != first.config_hash:
-        raise ResultsError(f"{output} was written by a different config (hash {first.config_hash}); "
-                           "resume needs the same config (only -n may grow)")
+        raise ResultsError(
+            f"{output} was written by a different config (hash {first.config_hash}); "
+            "resume needs the same config (only -n may grow)"
+        )
     largest = max(h.runs_per_cell for h in headers)
     if config.runs < largest:
-        raise ResultsError(f"{output} has {largest} runs per cell; resuming with {config.runs} would drop runs: "
-                           f"pass -n {largest} (or more, to add runs to every cell)")
+        raise ResultsError(
+            f"{output} has {largest} runs per cell; resuming with {config.runs} would drop runs: "
+            f"pass -n {largest} (or more, to add runs to every cell)"
+        )
 
 
 def dead_backends(results: Results) -> BackendError | None:
@@ -142,9 +161,15 @@ def dead_backends(results: Results) -> BackendError | None:
     for run in results.runs:
         if run.outcome != "unsupported":
             runs_by_backend.setdefault(run.cell.backend, []).append((run.outcome, run.error))
-    dead = {label: next((e.splitlines()[0] for _, e in runs if e and e.strip()), "no error text")
-            for label, runs in runs_by_backend.items() if runs and all(o == "infra_error" for o, _ in runs)}
+    dead = {
+        label: next((e.splitlines()[0] for _, e in runs if e and e.strip()), "no error text")
+        for label, runs in runs_by_backend.items()
+        if runs and all(o == "infra_error" for o, _ in runs)
+    }
     if not dead:
         return None
-    return BackendError("; ".join(f"backend {label!r}: every run failed (infra_error): {error}"
-                                  for label, error in sorted(dead.items())))
+    return BackendError(
+        "; ".join(
+            f"backend {label!r}: every run failed (infra_error): {error}" for label, error in sorted(dead.items())
+        )
+    )

@@ -41,8 +41,10 @@ def _as_wire_message(message: Message) -> Message:
     if message.role == "tool":
         return Message(role="user", content=f"Result of {message.name}: {message.content}", origin=message.origin)
     if message.role == "assistant" and message.tool_calls:
-        calls = [{"name": c.name, "arguments": c.arguments if c.arguments is not None else c.raw_arguments}
-                 for c in message.tool_calls]
+        calls = [
+            {"name": c.name, "arguments": c.arguments if c.arguments is not None else c.raw_arguments}
+            for c in message.tool_calls
+        ]
         text = json.dumps(calls[0] if len(calls) == 1 else calls)
         return Message(role="assistant", content=text, origin=message.origin)
     return message
@@ -76,9 +78,8 @@ def _untag(text: str) -> tuple[str, bool]:
     Plain string tests: the regex this replaces backtracked quadratically on a long run of spaces.
     """
     stripped = text.strip()
-    if (len(stripped) >= len(_OPEN) + len(_CLOSE) and stripped.startswith(_OPEN)
-            and stripped.endswith(_CLOSE)):
-        return stripped[len(_OPEN):-len(_CLOSE)].strip(), True
+    if len(stripped) >= len(_OPEN) + len(_CLOSE) and stripped.startswith(_OPEN) and stripped.endswith(_CLOSE):
+        return stripped[len(_OPEN) : -len(_CLOSE)].strip(), True
     return stripped, False
 
 

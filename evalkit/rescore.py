@@ -72,33 +72,65 @@ class _StoredCompletions:
 
 async def _rejudge(run: RunRecord, scenario: Scenario, stack: list[tuple[str, dict[str, Any]]]) -> RunRecord:
     try:
-        state, view = await run_loop(scenario, build_stack(stack), _StoredCompletions(run), mode=run.cell.mode,
-                                     sampling=run.sampling, run_id=run.run_id, seed=run.seed, policy=_ONCE)
+        state, view = await run_loop(
+            scenario,
+            build_stack(stack),
+            _StoredCompletions(run),
+            mode=run.cell.mode,
+            sampling=run.sampling,
+            run_id=run.run_id,
+            seed=run.seed,
+            policy=_ONCE,
+        )
     except _OutOfOutputs:
-        raise ResultsError(f"run {run.run_id}: the current loop needs more model calls than the "
-                           f"{len(run.calls)} recorded; re-run it instead") from None
+        raise ResultsError(
+            f"run {run.run_id}: the current loop needs more model calls than the "
+            f"{len(run.calls)} recorded; re-run it instead"
+        ) from None
     verdict = judge_run(scenario, state.outcome, view.executed, state.reply)
-    used = run.calls[:len(state.calls)]
-    calls = [new.model_copy(update={"backend_retries": old.backend_retries})
-             for old, new in zip(used, state.calls, strict=True)]
-    usage = run.usage.model_copy(update={
-        "prompt_tokens": sum(c.completion.usage.prompt_tokens for c in used),
-        "completion_tokens": sum(c.completion.usage.completion_tokens for c in used)})
-    return run.model_copy(update={
-        "outcome": state.outcome, "completed": verdict.completed, "correct": verdict.correct,
-        "failure": verdict.failure, "first_try": verdict.correct and state.retries == 0, "retries": state.retries,
-        "guard_fires": sum(1 for i in state.interventions if i.action != "prepare"),
-        "model_calls": len(calls), "iterations": len(calls), "ideal_iterations": scenario.ideal_iterations,
-        "wasted_calls": max(0, len(calls) - scenario.ideal_iterations), "usage": usage, "check": verdict.items,
-        "interventions": state.interventions, "calls": calls, "messages": view.messages})
+    used = run.calls[: len(state.calls)]
+    calls = [
+        new.model_copy(update={"backend_retries": old.backend_retries})
+        for old, new in zip(used, state.calls, strict=True)
+    ]
+    usage = run.usage.model_copy(
+        update={
+            "prompt_tokens": sum(c.completion.usage.prompt_tokens for c in used),
+            "completion_tokens": sum(c.completion.usage.completion_tokens for c in used),
+        }
+    )
+    return run.model_copy(
+        update={
+            "outcome": state.outcome,
+            "completed": verdict.completed,
+            "correct": verdict.correct,
+            "failure": verdict.failure,
+            "first_try": verdict.correct and state.retries == 0,
+            "retries": state.retries,
+            "guard_fires": sum(1 for i in state.interventions if i.action != "prepare"),
+            "model_calls": len(calls),
+            "iterations": len(calls),
+            "ideal_iterations": scenario.ideal_iterations,
+            "wasted_calls": max(0, len(calls) - scenario.ideal_iterations),
+            "usage": usage,
+            "check": verdict.items,
+            "interventions": state.interventions,
+            "calls": calls,
+            "messages": view.messages,
+        }
+    )
 
 
 def _stamp(header: Header, source: str) -> Header:
     from evalkit import __version__
     from evalkit.runner import _git_sha
 
-    stamp = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "evalkit_version": __version__,
-             "git_sha": _git_sha(), "from": Path(source).name}
+    stamp = {
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "evalkit_version": __version__,
+        "git_sha": _git_sha(),
+        "from": Path(source).name,
+    }
     return header.model_copy(update={"rescored": stamp})
 
 
@@ -113,8 +145,10 @@ def rescore_results(source: str | Path, output: str | Path, scenarios: list[Scen
     try:
         for record in iter_records(source):
             if isinstance(record, Header):
-                stacks = {label: parse_strategy_specs(label, specs)
-                          for label, specs in record.config.get("strategies", {}).items()}
+                stacks = {
+                    label: parse_strategy_specs(label, specs)
+                    for label, specs in record.config.get("strategies", {}).items()
+                }
                 record = _stamp(record, str(source))
             elif isinstance(record, RunRecord):
                 summary.runs += 1
@@ -129,8 +163,12 @@ def rescore_results(source: str | Path, output: str | Path, scenarios: list[Scen
     return summary
 
 
-def _rescored(run: RunRecord, by_id: dict[str, Scenario], stacks: dict[str, list[tuple[str, dict[str, Any]]]],
-              summary: RescoreSummary) -> RunRecord:
+def _rescored(
+    run: RunRecord,
+    by_id: dict[str, Scenario],
+    stacks: dict[str, list[tuple[str, dict[str, Any]]]],
+    summary: RescoreSummary,
+) -> RunRecord:
     if not run.counted or not run.calls:
         return run
     scenario = by_id.get(run.cell.scenario)

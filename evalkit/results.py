@@ -234,9 +234,26 @@ class Results:
 
 def _flat_row(run: RunRecord) -> dict[str, Any]:
     row: dict[str, Any] = dict(run.cell.model_dump())
-    keep = ("run_id", "index", "seed", "simulated", "outcome", "completed", "correct", "failure",
-            "first_try", "retries", "guard_fires", "model_calls", "iterations", "ideal_iterations",
-            "wasted_calls", "latency_s", "wall_s", "error")
+    keep = (
+        "run_id",
+        "index",
+        "seed",
+        "simulated",
+        "outcome",
+        "completed",
+        "correct",
+        "failure",
+        "first_try",
+        "retries",
+        "guard_fires",
+        "model_calls",
+        "iterations",
+        "ideal_iterations",
+        "wasted_calls",
+        "latency_s",
+        "wall_s",
+        "error",
+    )
     row.update({k: getattr(run, k) for k in keep})
     row["prompt_tokens"] = run.usage.prompt_tokens
     row["completion_tokens"] = run.usage.completion_tokens
@@ -343,8 +360,7 @@ def load_results(paths: Iterable[str | Path], reader: RunReader | None = None) -
                 else:
                     results.duplicates += 1
                     if _verdict(results.runs[at]) != _verdict(record):
-                        results.conflicts.append(
-                            f"{record.run_id} ({results.runs[at].outcome} then {record.outcome})")
+                        results.conflicts.append(f"{record.run_id} ({results.runs[at].outcome} then {record.outcome})")
     if not results.headers:
         raise ResultsError(f"{', '.join(results.paths)}: no header record: not an evalkit results file")
     return results

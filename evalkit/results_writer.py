@@ -27,8 +27,10 @@ def _open_unbuffered(path: Path, mode: str) -> BinaryIO:
 
 def output_error(path: Path, exc: OSError) -> ResultsError:
     """A one-line error for a results or recordings file that cannot be written (read-only, full)."""
-    return ResultsError(f"{exc.filename or path}: cannot write: {exc.strerror or exc}; what was written before "
-                        "is intact: fix this, then continue with `run --resume`")
+    return ResultsError(
+        f"{exc.filename or path}: cannot write: {exc.strerror or exc}; what was written before "
+        "is intact: fix this, then continue with `run --resume`"
+    )
 
 
 class ResultsWriter:
@@ -62,7 +64,7 @@ class ResultsWriter:
         try:
             view = memoryview(data)
             while view:
-                view = view[self._fh.write(view) or 0:]
+                view = view[self._fh.write(view) or 0 :]
         except OSError as exc:
             self.broken = True
             # cutting back needs no space; the partial line must not stay for the next append

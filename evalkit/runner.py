@@ -86,8 +86,14 @@ def iter_runs(config: RunConfig, scenarios: list[Scenario], labels: set[str] | N
         for mode in config.modes:
             for label, stack in specs.items():
                 for scenario in scenarios:
-                    cell = Cell(backend=entry.label, model=entry.model, mode=mode, strategy=label,
-                                scenario=scenario.id, family=scenario.family)
+                    cell = Cell(
+                        backend=entry.label,
+                        model=entry.model,
+                        mode=mode,
+                        strategy=label,
+                        scenario=scenario.id,
+                        family=scenario.family,
+                    )
                     for i in range(config.runs):
                         run_id = f"{entry.label}/{mode}/{label}/{scenario.id}/{i}"
                         seed = run_seed(config.seed, entry.label, scenario.id, i)
@@ -101,25 +107,57 @@ def plan_runs(config: RunConfig, scenarios: list[Scenario]) -> list[RunSpec]:
 async def execute_run(spec: RunSpec, backend: Backend, config: RunConfig) -> RunRecord:
     sampling = config.sampling.model_copy(update={"seed": spec.seed})
     policy = RetryPolicy(spec.entry.retry.attempts, spec.entry.retry.base_delay_s, spec.entry.retry.max_delay_s)
-    state, view = await run_loop(spec.scenario, build_stack(spec.stack), backend, mode=spec.cell.mode,
-                                 sampling=sampling, run_id=spec.run_id, seed=spec.seed, policy=policy)
+    state, view = await run_loop(
+        spec.scenario,
+        build_stack(spec.stack),
+        backend,
+        mode=spec.cell.mode,
+        sampling=sampling,
+        run_id=spec.run_id,
+        seed=spec.seed,
+        policy=policy,
+    )
     verdict = judge_run(spec.scenario, state.outcome, view.executed, state.reply, turn_replies=state.turn_replies)
     ideal = spec.scenario.ideal_iterations
     return RunRecord(
-        run_id=spec.run_id, cell=spec.cell, index=spec.index, seed=spec.seed, simulated=backend.simulated,
-        outcome=state.outcome, completed=verdict.completed, correct=verdict.correct, failure=verdict.failure,
-        first_try=verdict.correct and state.retries == 0, retries=state.retries,
+        run_id=spec.run_id,
+        cell=spec.cell,
+        index=spec.index,
+        seed=spec.seed,
+        simulated=backend.simulated,
+        outcome=state.outcome,
+        completed=verdict.completed,
+        correct=verdict.correct,
+        failure=verdict.failure,
+        first_try=verdict.correct and state.retries == 0,
+        retries=state.retries,
         guard_fires=sum(1 for i in state.interventions if i.action != "prepare"),
-        model_calls=len(state.calls), iterations=len(state.calls), ideal_iterations=ideal,
-        wasted_calls=max(0, len(state.calls) - ideal), usage=state.usage, latency_s=state.latency_s,
-        wall_s=state.wall_s, sampling=sampling, error=state.error, check=verdict.items,
-        interventions=state.interventions, calls=state.calls, messages=view.messages)
+        model_calls=len(state.calls),
+        iterations=len(state.calls),
+        ideal_iterations=ideal,
+        wasted_calls=max(0, len(state.calls) - ideal),
+        usage=state.usage,
+        latency_s=state.latency_s,
+        wall_s=state.wall_s,
+        sampling=sampling,
+        error=state.error,
+        check=verdict.items,
+        interventions=state.interventions,
+        calls=state.calls,
+        messages=view.messages,
+    )
 
 
 def _git_sha() -> str | None:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                             cwd=Path(__file__).resolve().parent, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None
@@ -178,12 +216,22 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
         status: Literal["complete", "interrupted"] = "interrupted"
         written_before = writer.runs_written
         try:
-            writer.write(Header(
-                evalkit_version=__version__, git_sha=_git_sha(), started_at=_now(), config_name=config.name,
-                config_hash=config.fingerprint(), config=public_config(config.model_dump(mode="json")),
-                seed=config.seed, runs_per_cell=config.runs, simulated=phase.simulated,
-                backends=await phase.describe(), resumed=writer.path.stat().st_size > 0,
-                shard=str(job.shard) if job.shard else None))
+            writer.write(
+                Header(
+                    evalkit_version=__version__,
+                    git_sha=_git_sha(),
+                    started_at=_now(),
+                    config_name=config.name,
+                    config_hash=config.fingerprint(),
+                    config=public_config(config.model_dump(mode="json")),
+                    seed=config.seed,
+                    runs_per_cell=config.runs,
+                    simulated=phase.simulated,
+                    backends=await phase.describe(),
+                    resumed=writer.path.stat().st_size > 0,
+                    shard=str(job.shard) if job.shard else None,
+                )
+            )
             pending = {e.label: job.pending({e.label}) for e in entries}
             async with contextlib.aclosing(phase.run(pending)) as records:
                 async for record in records:
@@ -194,8 +242,9 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
             status = "complete"
         finally:
             if not writer.broken:
-                writer.write(Footer(finished_at=_now(), status=status,
-                                    runs_written=writer.runs_written - written_before))
+                writer.write(
+                    Footer(finished_at=_now(), status=status, runs_written=writer.runs_written - written_before)
+                )
 
 
 @contextlib.contextmanager
@@ -231,17 +280,28 @@ def _prepare_recordings(record_dir: Path, labels: set[str], finished: set[str], 
     if not resume:
         used = [label for label in labels if (record_dir / label / RECORDINGS_FILE).exists()]
         if used:
-            raise ResultsError(f"{record_dir / used[0]} already holds recordings: record into a new directory, "
-                               "or pass --resume to continue the results file they belong to")
+            raise ResultsError(
+                f"{record_dir / used[0]} already holds recordings: record into a new directory, "
+                "or pass --resume to continue the results file they belong to"
+            )
         return
     for label in labels:
         prune_unfinished(record_dir / label, finished)
 
 
-async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, record_dir: Path | None = None,
-                      progress: Progress | None = None, only_backends: set[str] | None = None,
-                      retry_infra: bool = False, opener: Opener | None = None, shard: Shard | None = None,
-                      executor: Executor | None = None) -> Path:
+async def arun_config(
+    config: RunConfig,
+    output: Path,
+    *,
+    resume: bool = False,
+    record_dir: Path | None = None,
+    progress: Progress | None = None,
+    only_backends: set[str] | None = None,
+    retry_infra: bool = False,
+    opener: Opener | None = None,
+    shard: Shard | None = None,
+    executor: Executor | None = None,
+) -> Path:
     """Run every pending run of `config`, appending records to `output`; returns the path.
 
     `shard` runs only that deterministic slice of the plan (see `evalkit.shards`). `executor` runs the
@@ -269,8 +329,16 @@ async def arun_config(config: RunConfig, output: Path, *, resume: bool = False, 
             from evalkit.executors.local import LocalExecutor  # it imports this module
 
             executor = LocalExecutor()
-        job = _Job(config, scenarios, finished, ResultsWriter(output, append=output.exists(), opener=opener),
-                   record_dir, progress, executor, shard)
+        job = _Job(
+            config,
+            scenarios,
+            finished,
+            ResultsWriter(output, append=output.exists(), opener=opener),
+            record_dir,
+            progress,
+            executor,
+            shard,
+        )
         busy = Counter(spec.entry.label for spec in job.pending(labels))
         job.total = sum(busy.values())
         try:
@@ -290,15 +358,34 @@ def default_output(config: RunConfig) -> Path:
     return Path(config.output) if config.output else Path("results") / f"{config.name}.jsonl"
 
 
-def run_config(config: RunConfig, output: Path | None = None, *, resume: bool = False,
-               record_dir: Path | None = None, progress: Progress | None = None,
-               only_backends: set[str] | None = None, retry_infra: bool = False,
-               opener: Opener | None = None, shard: Shard | None = None,
-               executor: Executor | None = None) -> Path:
+def run_config(
+    config: RunConfig,
+    output: Path | None = None,
+    *,
+    resume: bool = False,
+    record_dir: Path | None = None,
+    progress: Progress | None = None,
+    only_backends: set[str] | None = None,
+    retry_infra: bool = False,
+    opener: Opener | None = None,
+    shard: Shard | None = None,
+    executor: Executor | None = None,
+) -> Path:
     """Synchronous wrapper around `arun_config`."""
-    return asyncio.run(arun_config(config, output or default_output(config), resume=resume,
-                                   record_dir=record_dir, progress=progress, only_backends=only_backends,
-                                   retry_infra=retry_infra, opener=opener, shard=shard, executor=executor))
+    return asyncio.run(
+        arun_config(
+            config,
+            output or default_output(config),
+            resume=resume,
+            record_dir=record_dir,
+            progress=progress,
+            only_backends=only_backends,
+            retry_infra=retry_infra,
+            opener=opener,
+            shard=shard,
+            executor=executor,
+        )
+    )
 
 
 __all__ += ["check_stacks", "default_output", "load_config_scenarios", "run_seed"]

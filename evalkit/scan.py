@@ -49,9 +49,11 @@ _FIELDS_SET = frozenset(RunRecord.model_fields)
 _EMPTY: list[Any] = []
 _TRANSCRIPT = ("calls", "messages", "check")
 # a run record without its transcript fields, which it ignores unread
-_RunHead = create_model("_RunHead", __config__=ConfigDict(extra="ignore"),
-                        **{name: (info.annotation, info) for name, info in RunRecord.model_fields.items()
-                           if name not in _TRANSCRIPT})  # type: ignore[call-overload]
+_RunHead = create_model(
+    "_RunHead",
+    __config__=ConfigDict(extra="ignore"),
+    **{name: (info.annotation, info) for name, info in RunRecord.model_fields.items() if name not in _TRANSCRIPT},
+)  # type: ignore[call-overload]
 
 
 class _Rows:
@@ -173,7 +175,7 @@ def _head(line: str) -> str:
     error = line.find(',"error":')
     interventions = line.find(',"interventions":[', error) if error > 0 else -1
     calls = line.find('],"calls":[', interventions) if interventions > 0 else -1
-    return line[:calls + 1] + "}" if calls > 0 else line
+    return line[: calls + 1] + "}" if calls > 0 else line
 
 
 def _whole(path: str, lineno: int, line: str) -> RunRecord:

@@ -66,9 +66,7 @@ class ToolDef(ToolSpec):
     """A tool offered to the model, with its mocked behaviour."""
 
     results: list[MockResult] = Field(default_factory=list)
-    default: MockResult = Field(
-        default_factory=lambda: MockResult(error="no data found for these arguments")
-    )
+    default: MockResult = Field(default_factory=lambda: MockResult(error="no data found for these arguments"))
     mutating: bool = False  # writes or edits something (the completion guard looks for these)
 
     def spec(self) -> ToolSpec:
@@ -134,10 +132,12 @@ class Check(_Model):
 
     @model_validator(mode="after")
     def _not_empty(self) -> Check:
-        if not (self.calls or self.terminal or self.no_tool_calls or self.reply or self.asks_user
-                or self.state_as_reference):
-            raise ValueError("a check needs at least one of calls, terminal, no_tool_calls, reply, asks_user, "
-                             "state_as_reference")
+        if not (
+            self.calls or self.terminal or self.no_tool_calls or self.reply or self.asks_user or self.state_as_reference
+        ):
+            raise ValueError(
+                "a check needs at least one of calls, terminal, no_tool_calls, reply, asks_user, state_as_reference"
+            )
         return self
 
 
@@ -216,8 +216,11 @@ class Scenario(_Model):
         if self.terminal_tool:
             refs.append(("terminal_tool", self.terminal_tool))
         refs += [(f"reference.calls.{i}.name", c.name) for i, c in enumerate(self.reference.calls)]
-        refs += [(f"turns.{t}.reference.{i}.name", c.name) for t, turn in enumerate(self.turns)
-                 for i, c in enumerate(turn.reference)]
+        refs += [
+            (f"turns.{t}.reference.{i}.name", c.name)
+            for t, turn in enumerate(self.turns)
+            for i, c in enumerate(turn.reference)
+        ]
         if self.check.calls:
             refs += [(f"check.calls.required.{i}.name", c.name) for i, c in enumerate(self.check.calls.required)]
             refs += [(f"check.calls.forbidden.{i}", n) for i, n in enumerate(self.check.calls.forbidden)]
@@ -241,7 +244,8 @@ class Scenario(_Model):
         for i, ref in enumerate(self.reference.calls):
             where = f"reference.calls.{i}.arguments"
             if problem := literal_problem(ref.arguments, where) or spec_vs_schema_problem(
-                    ref.arguments, schemas[ref.name], where):
+                ref.arguments, schemas[ref.name], where
+            ):
                 return problem
         for i, want in enumerate(self.check.calls.required if self.check.calls else []):
             where = f"check.calls.required.{i}.arguments"
@@ -252,8 +256,9 @@ class Scenario(_Model):
     @property
     def ideal_iterations(self) -> int:
         """Model calls a perfect run needs: one per reference call, plus one reply per turn."""
-        ends_on_terminal = bool(self.terminal_tool and self.reference.calls
-                                and self.reference.calls[-1].name == self.terminal_tool)
+        ends_on_terminal = bool(
+            self.terminal_tool and self.reference.calls and self.reference.calls[-1].name == self.terminal_tool
+        )
         return len(self.skill().calls) + len(self.turns) - (1 if ends_on_terminal else 0)
 
     def user_text(self, index: int) -> str:
@@ -264,10 +269,13 @@ class Scenario(_Model):
 
     def skill(self) -> Skill:
         turn_calls = [c for t in self.turns for c in t.reference]
-        calls = [ToolCall(id=f"ref_{i}", name=c.name, arguments=c.arguments)
-                 for i, c in enumerate(self.reference.calls + turn_calls)]
-        return Skill(calls=calls, reply=self.reference.reply, asks_user=self.reference.asks_user,
-                     parallel=self.end_after_calls)
+        calls = [
+            ToolCall(id=f"ref_{i}", name=c.name, arguments=c.arguments)
+            for i, c in enumerate(self.reference.calls + turn_calls)
+        ]
+        return Skill(
+            calls=calls, reply=self.reference.reply, asks_user=self.reference.asks_user, parallel=self.end_after_calls
+        )
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -294,8 +302,9 @@ def load_scenarios(paths: list[Path] | list[str]) -> list[Scenario]:
     for path in paths:
         scenario = load_scenario(path)
         if scenario.id in seen:
-            raise ScenarioError(str(path), f"duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})",
-                                field="id")
+            raise ScenarioError(
+                str(path), f"duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})", field="id"
+            )
         seen[scenario.id] = str(path)
         scenarios.append(scenario)
     return scenarios

@@ -107,8 +107,9 @@ def public_url(url: str) -> str:
     query = parts.query
     if query:
         pairs = [p.split("=", 1) for p in query.split("&")]
-        query = "&".join(p[0] + ("=" + (REDACTED if _is_secret_param(unquote(p[0])) else p[1]) if len(p) > 1 else "")
-                         for p in pairs)
+        query = "&".join(
+            p[0] + ("=" + (REDACTED if _is_secret_param(unquote(p[0])) else p[1]) if len(p) > 1 else "") for p in pairs
+        )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
@@ -117,6 +118,8 @@ def public_config(config: dict[str, Any]) -> dict[str, Any]:
     backends = config.get("backends")
     if not isinstance(backends, list):
         return config
-    cleaned = [{**b, "url": public_url(b["url"])} if isinstance(b, dict) and isinstance(b.get("url"), str) else b
-               for b in backends]
+    cleaned = [
+        {**b, "url": public_url(b["url"])} if isinstance(b, dict) and isinstance(b.get("url"), str) else b
+        for b in backends
+    ]
     return {**config, "backends": cleaned}

@@ -29,8 +29,11 @@ def reference_problems(scenario: Scenario) -> list[str]:
     mocks = StatefulMocks(scenario) if scenario.state else None
     # v2 turns carry their own reference calls, made during that turn
     refs = [(0, f"reference.calls.{i}", ref) for i, ref in enumerate(scenario.reference.calls)]
-    refs += [(t, f"turns.{t}.reference.{i}", ref) for t, turn in enumerate(scenario.turns)
-             for i, ref in enumerate(turn.reference)]
+    refs += [
+        (t, f"turns.{t}.reference.{i}", ref)
+        for t, turn in enumerate(scenario.turns)
+        for i, ref in enumerate(turn.reference)
+    ]
     for n, (turn, where, ref) in enumerate(refs):
         call = ToolCall(id=f"ref_{n}", name=ref.name, arguments=ref.arguments)
         executed.append(dataclasses.replace(execute_call(scenario, call, mocks), turn=turn))

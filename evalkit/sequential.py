@@ -46,8 +46,10 @@ class SequentialCell:
     @property
     def where(self) -> str:
         backend, mode, strategy, scenario = self.name.split("/", 3)
-        return (f"family {self.family}, scenario {scenario}, model {self.model}, strategy {strategy}, "
-                f"backend {backend}, mode {mode}")
+        return (
+            f"family {self.family}, scenario {scenario}, model {self.model}, strategy {strategy}, "
+            f"backend {backend}, mode {mode}"
+        )
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,15 @@ def _narrowed(config: RunConfig, undecided: set[str], sources: dict[str, str]) -
     """The config restricted to the coordinates of the undecided cells."""
     parts = [name.split("/", 3) for name in undecided]
     backends, modes, strategies, scenarios = ({p[i] for p in parts} for i in range(4))
-    return config.model_copy(update={
-        "backends": [b for b in config.backends if b.label in backends],
-        "modes": [m for m in config.modes if m in modes],
-        "strategies": {k: v for k, v in config.strategies.items() if k in strategies},
-        "scenarios": sorted(sources[s] for s in scenarios), "families": None})
+    return config.model_copy(
+        update={
+            "backends": [b for b in config.backends if b.label in backends],
+            "modes": [m for m in config.modes if m in modes],
+            "strategies": {k: v for k, v in config.strategies.items() if k in strategies},
+            "scenarios": sorted(sources[s] for s in scenarios),
+            "families": None,
+        }
+    )
 
 
 def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[RunRecord]:
@@ -106,12 +112,14 @@ def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[
 def _rules(names: set[str], base: dict[str, tuple[int, int]], gate: GateConfig) -> dict[str, CellRule]:
     missing = sorted(names - base.keys())
     if missing:
-        raise GateInputError(f"{len(missing)} candidate cell(s) have no counted runs in the baseline: "
-                             + ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else ""))
+        raise GateInputError(
+            f"{len(missing)} candidate cell(s) have no counted runs in the baseline: "
+            + ", ".join(missing[:5])
+            + (" ..." if len(missing) > 5 else "")
+        )
     s, alpha = gate.sequential, gate.alpha / len(names)
     looks = -(-s.max_runs // s.batch) - 1  # every batch but the last
-    return {n: cell_rule(*base[n], s.max_runs, alpha, looks=looks, futility=s.futility, test=gate.test)
-            for n in names}
+    return {n: cell_rule(*base[n], s.max_runs, alpha, looks=looks, futility=s.futility, test=gate.test) for n in names}
 
 
 def _short_decision(rule: CellRule, passes: int, runs: int) -> str:
@@ -121,8 +129,16 @@ def _short_decision(rule: CellRule, passes: int, runs: int) -> str:
 
 
 def _cell(name: str, run: RunRecord, rule: CellRule, decision: str, outcomes: list[bool]) -> SequentialCell:
-    return SequentialCell(name, run.cell.family, run.cell.model, decision, sum(outcomes), len(outcomes),
-                          (rule.base_x, rule.base_n), rule.failures_to_fail)
+    return SequentialCell(
+        name,
+        run.cell.family,
+        run.cell.model,
+        decision,
+        sum(outcomes),
+        len(outcomes),
+        (rule.base_x, rule.base_n),
+        rule.failures_to_fail,
+    )
 
 
 class _State:
@@ -180,5 +196,13 @@ def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: Ga
         narrowed = _narrowed(config, undecided, sources)
     check_infra(state.runs, "candidate", gate)
     cells = tuple(state.decided[n] for n in sorted(state.decided))
-    return SequentialResult(cells, settings, gate.alpha, gate.alpha / max(1, len(rules)), gate.metric, batch,
-                            len(state.runs), any(r.simulated for r in state.runs))
+    return SequentialResult(
+        cells,
+        settings,
+        gate.alpha,
+        gate.alpha / max(1, len(rules)),
+        gate.metric,
+        batch,
+        len(state.runs),
+        any(r.simulated for r in state.runs),
+    )

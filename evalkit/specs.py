@@ -79,7 +79,7 @@ def spec_vs_schema_problem(spec: Any, schema: Any, where: str) -> str | None:
 
 def _shape_problem(spec: Any, schema: dict[str, Any], where: str) -> str | None:
     if isinstance(spec, dict) and len(spec) == 1 and str(next(iter(spec))).startswith("$"):
-        (name, operand), = spec.items()
+        ((name, operand),) = spec.items()
         options = operand if name == "$any_of" else [operand] if name == "$optional" else []
         return next((p for i, o in enumerate(options) if (p := _shape_problem(o, schema, f"{where}.{name}"))), None)
     declared = schema.get("type")

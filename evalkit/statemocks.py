@@ -61,8 +61,11 @@ class StatefulMocks:
         out = []
         for name, mine in self.instances.items():
             theirs = other.instances[name]
-            out += [f"{name.rpartition(':')[2]}.{attr}" for attr in vars(theirs)
-                    if not attr.startswith("_") and getattr(mine, attr, None) != getattr(theirs, attr)]
+            out += [
+                f"{name.rpartition(':')[2]}.{attr}"
+                for attr in vars(theirs)
+                if not attr.startswith("_") and getattr(mine, attr, None) != getattr(theirs, attr)
+            ]
         return out
 
     def replay(self, calls: list[CallCheck]) -> list[tuple[Any, str | None]]:

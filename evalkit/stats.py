@@ -62,7 +62,6 @@ Alternative = Literal["greater", "less", "two-sided"]
 IntervalMethod = Literal["wilson", "clopper-pearson"]
 
 
-
 @dataclass(frozen=True)
 class Interval:
     low: float
@@ -191,8 +190,13 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return adjusted
 
 
-def bootstrap_mean(values: Sequence[float] | Mapping[Any, int], rng: np.random.Generator, *, resamples: int = 2000,
-                   confidence: float = 0.95) -> Interval:
+def bootstrap_mean(
+    values: Sequence[float] | Mapping[Any, int],
+    rng: np.random.Generator,
+    *,
+    resamples: int = 2000,
+    confidence: float = 0.95,
+) -> Interval:
     """Percentile bootstrap interval for a mean (retries per run are skewed and bounded); `values` may
     be given as value → how many times it occurs.
 
@@ -229,8 +233,9 @@ def _rejects(n: int, alpha: float, test: TwoSampleTest) -> np.ndarray:
     return rejected.astype(float)
 
 
-def two_sample_power(n: int, p_base: float, p_cand: float, *, alpha: float = 0.05,
-                     test: TwoSampleTest = "boschloo") -> tuple[float, bool]:
+def two_sample_power(
+    n: int, p_base: float, p_cand: float, *, alpha: float = 0.05, test: TwoSampleTest = "boschloo"
+) -> tuple[float, bool]:
     """Exact power of the one-sided unpaired test the gate runs, with n runs per arm (above
     BOSCHLOO_MAX_TABLES that is Fisher's mid-p, as in `boschloo`); returns (power, exact=True).
     Σ over tables of P(x₁) region[x₁, x₂] P(x₂), as two matrix-vector products."""
@@ -282,17 +287,24 @@ def approx_n(p_base: float, p_cand: float, *, alpha: float = 0.05, power: float 
         raise ValueError("the candidate rate must be below the baseline rate")
     pbar = (p_base + p_cand) / 2
     z_a, z_b = float(special.ndtri(1 - alpha)), float(special.ndtri(power))
-    root = z_a * math.sqrt(2 * pbar * (1 - pbar)) + z_b * math.sqrt(
-        p_base * (1 - p_base) + p_cand * (1 - p_cand))
+    root = z_a * math.sqrt(2 * pbar * (1 - pbar)) + z_b * math.sqrt(p_base * (1 - p_base) + p_cand * (1 - p_cand))
     return max(2, math.ceil((root / delta) ** 2))
 
 
-def n_needed(p_base: float, p_cand: float, *, alpha: float = 0.05, power: float = 0.8,
-             test: TwoSampleTest = "boschloo", limit: int = 2000) -> SampleSize:
+def n_needed(
+    p_base: float,
+    p_cand: float,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    test: TwoSampleTest = "boschloo",
+    limit: int = 2000,
+) -> SampleSize:
     """Smallest n per arm whose exact power reaches `power`. From the normal approximation's guess,
     exact power is computed in steps of 8 until it brackets the target, then at every n of the last
     step (exact tests' power is a sawtooth in n, so a slightly larger n can dip below again). Raises
     ValueError past `limit` runs per arm."""
+
     def achieved(n: int) -> float:
         return two_sample_power(n, p_base, p_cand, alpha=alpha, test=test)[0]
 
@@ -311,11 +323,18 @@ def n_needed(p_base: float, p_cand: float, *, alpha: float = 0.05, power: float 
     return SampleSize(first, achieved(first), True)
 
 
-def detectable_rate(n: int, p_base: float, *, alpha: float = 0.05, power: float = 0.8,
-                    test: TwoSampleTest | Literal["mcnemar"] = "boschloo") -> float | None:
+def detectable_rate(
+    n: int,
+    p_base: float,
+    *,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    test: TwoSampleTest | Literal["mcnemar"] = "boschloo",
+) -> float | None:
     """The highest candidate rate that the test still detects with the given power at n per arm
     (None when even a drop to 0 is not detected). Power falls as the candidate rate rises.
     `mcnemar`: n independent pairs, as `mcnemar_power`."""
+
     def achieved(p: float) -> float:
         if test == "mcnemar":
             return mcnemar_power(n, p_base, p, alpha=alpha)
@@ -353,8 +372,7 @@ class SprtResult:
     lower: float
 
 
-def sprt(outcomes: Iterable[bool], p0: float, p1: float, *, alpha: float = 0.05,
-         beta: float = 0.2) -> SprtResult:
+def sprt(outcomes: Iterable[bool], p0: float, p1: float, *, alpha: float = 0.05, beta: float = 0.2) -> SprtResult:
     """Wald's SPRT of H₀ p = p₀ against H₁ p = p₁ < p₀ over passes (True) and failures, stopping
     at the first crossing. With p₀ = 1 a single failure decides (the ratio is infinite)."""
     if not 0 <= p1 < p0 <= 1:

@@ -24,8 +24,19 @@ from scipy import special
 # scipy.special, not scipy.stats, for the binomial: importing scipy.stats costs every report and gate
 # about 0.35 s (scipy.optimize 0.13 s more), and its binomial functions wrap these.
 
-__all__ = ["BOSCHLOO_MAX_TABLES", "binom_cdf", "binom_pmf", "binom_sf", "boschloo_pvalues", "boschloo_rejection",
-           "boschloo_table", "fisher_grid", "midp", "midp_grid", "unpaired_pvalues"]
+__all__ = [
+    "BOSCHLOO_MAX_TABLES",
+    "binom_cdf",
+    "binom_pmf",
+    "binom_sf",
+    "boschloo_pvalues",
+    "boschloo_rejection",
+    "boschloo_table",
+    "fisher_grid",
+    "midp",
+    "midp_grid",
+    "unpaired_pvalues",
+]
 
 TwoSampleTest = Literal["boschloo", "fisher"]
 
@@ -122,8 +133,12 @@ def _sup_tail(n1: int, n2: int, region: np.ndarray) -> float:
     low, high = pis[max(best - 1, 0)], pis[min(best + 1, pis.size - 1)]
     from scipy import optimize  # only where a Boschloo region is computed (see the imports)
 
-    refined = optimize.minimize_scalar(lambda p: -float(_tail(n1, n2, region, np.array([p]))[0]),
-                                       bounds=(low, high), method="bounded", options={"xatol": 1e-10})
+    refined = optimize.minimize_scalar(
+        lambda p: -float(_tail(n1, n2, region, np.array([p]))[0]),
+        bounds=(low, high),
+        method="bounded",
+        options={"xatol": 1e-10},
+    )
     return float(min(1.0, max(tail[best], -refined.fun)))
 
 

@@ -28,8 +28,10 @@ def _stats(runs: list[RunRecord]) -> str:
     retries = sum(r.retries for r in counted) / n
     ci = wilson(correct, n)
     infra = sum(r.outcome == "infra_error" for r in runs)
-    text = (f"{correct:>3}/{n:<3} {correct / n:>4.0%} [{ci.low * 100:3.0f}–{ci.high * 100:3.0f}]"
-            f"  completed {completed:>4.0%}  r{retries:.1f}")
+    text = (
+        f"{correct:>3}/{n:<3} {correct / n:>4.0%} [{ci.low * 100:3.0f}–{ci.high * 100:3.0f}]"
+        f"  completed {completed:>4.0%}  r{retries:.1f}"
+    )
     return text + (f"  +{infra} infra" if infra else "")
 
 
@@ -62,8 +64,7 @@ def summary_table(results: Results, width: int = WIDTH) -> str:
     for family in sorted({family for family, _ in groups}):
         lines.append("")
         lines.append(family)
-        lines += [_line(labels[c], stats[(family, c)], label_width) for c in columns
-                  if (family, c) in groups]
+        lines += [_line(labels[c], stats[(family, c)], label_width) for c in columns if (family, c) in groups]
     infra = sum(r.outcome == "infra_error" for r in results.runs)
     unsupported = sum(r.outcome == "unsupported" for r in results.runs)
     if infra or unsupported:

@@ -38,11 +38,22 @@ def state_items(scenario: Scenario, calls: list[ExecutedCall], upto_turn: int) -
         turn_results = reference.replay(scenario.turns[index].reference)
     differ = model.differences(reference)
     missing = _missing([_result_key(r) for r in turn_results], produced)
-    return [CheckItem(item="state as the reference reaches", passed=not differ, structural=False,
-                      detail=f"differs in {differ}" if differ else ""),
-            CheckItem(item="state: results include the reference's", passed=not missing, structural=False,
-                      detail=f"{len(missing)} of the turn's reference results not produced, first {missing[0][:120]}"
-                      if missing else "")]
+    return [
+        CheckItem(
+            item="state as the reference reaches",
+            passed=not differ,
+            structural=False,
+            detail=f"differs in {differ}" if differ else "",
+        ),
+        CheckItem(
+            item="state: results include the reference's",
+            passed=not missing,
+            structural=False,
+            detail=f"{len(missing)} of the turn's reference results not produced, first {missing[0][:120]}"
+            if missing
+            else "",
+        ),
+    ]
 
 
 def _result_key(outcome: tuple[Any, str | None]) -> str:
@@ -61,8 +72,9 @@ def _missing(expected: list[str], produced: list[str]) -> list[str]:
     return missing
 
 
-def turn_items(scenario: Scenario, calls: list[ExecutedCall], replies: list[str | None],
-               build: ItemBuilder) -> list[CheckItem]:
+def turn_items(
+    scenario: Scenario, calls: list[ExecutedCall], replies: list[str | None], build: ItemBuilder
+) -> list[CheckItem]:
     """Items of every turn that has a check, labelled `turn N: ...` (1-based)."""
     items: list[CheckItem] = []
     for index, turn in enumerate(scenario.turns):
@@ -73,6 +85,8 @@ def turn_items(scenario: Scenario, calls: list[ExecutedCall], replies: list[str 
         found = build(scenario, mine, reply, turn.check)
         if turn.check.state_as_reference:
             found += state_items(scenario, calls, index)
-        items += [CheckItem(item=f"turn {index + 1}: {i.item}", passed=i.passed, structural=i.structural,
-                            detail=i.detail) for i in found]
+        items += [
+            CheckItem(item=f"turn {index + 1}: {i.item}", passed=i.passed, structural=i.structural, detail=i.detail)
+            for i in found
+        ]
     return items

@@ -83,8 +83,7 @@ class _LimitedComposer(yaml.composer.Composer):
 if yaml.__with_libyaml__:
     from yaml.cyaml import CParser  # type: ignore[attr-defined]
 
-    class _LimitedLoader(_LimitedComposer, CParser, yaml.constructor.SafeConstructor,
-                         yaml.resolver.Resolver):
+    class _LimitedLoader(_LimitedComposer, CParser, yaml.constructor.SafeConstructor, yaml.resolver.Resolver):
         """libyaml's parser (C: a 50-file scenario folder reads ten times faster than with PyYAML's
         Python scanner) under our composer, so the limits still hold while composing."""
 
@@ -94,6 +93,7 @@ if yaml.__with_libyaml__:
             yaml.constructor.SafeConstructor.__init__(self)
             yaml.resolver.Resolver.__init__(self)
 else:  # pragma: no cover - PyYAML built without libyaml
+
     class _LimitedLoader(_LimitedComposer, yaml.SafeLoader):  # type: ignore[no-redef]
         pass
 

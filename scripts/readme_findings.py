@@ -35,13 +35,18 @@ def matrix(*results: str) -> str:
 
     data = _data(*results)
     families = [r for r in data.rows if r.kind == "family"]
-    lines = ["| model (mode) | strategy | " + " | ".join(escape_cell(r.family) for r in families) + " |",
-             "|---|---|" + "---|" * len(families)]
+    lines = [
+        "| model (mode) | strategy | " + " | ".join(escape_cell(r.family) for r in families) + " |",
+        "|---|---|" + "---|" * len(families),
+    ]
     for column in data.columns:
         sim = " [SIM]" if column.simulated else ""
         cells = [escape_cell(cell_text(data.cell(row, column))) for row in families]
-        lines.append(f"| {escape_cell(column.model_label)}{sim} ({column.mode}) | {column.strategy} | "
-                     + " | ".join(cells) + " |")
+        lines.append(
+            f"| {escape_cell(column.model_label)}{sim} ({column.mode}) | {column.strategy} | "
+            + " | ".join(cells)
+            + " |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -39,8 +39,7 @@ from typing import Any, NamedTuple
 
 __all__ = ["KINDS", "RETRYABLE", "FaultServer", "Hit", "seeded_mix"]
 
-KINDS = ("ok", "echo", "500", "503", "429", "401", "redirect", "hang", "drip", "reset", "truncated", "garbage",
-         "empty")
+KINDS = ("ok", "echo", "500", "503", "429", "401", "redirect", "hang", "drip", "reset", "truncated", "garbage", "empty")
 EXTRA_KINDS = ("slow",)
 RETRYABLE = frozenset({"500", "503", "429", "hang", "drip", "reset", "truncated"})
 
@@ -66,15 +65,23 @@ def seeded_mix(seed: int, weights: dict[str, float]) -> FaultPicker:
 
 
 def _answer(text: str) -> dict[str, Any]:
-    return {"id": "chatcmpl-fault", "object": "chat.completion", "model": "fault",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8}}
+    return {
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "model": "fault",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 3, "total_tokens": 8},
+    }
 
 
 _STATIC = {
     "/health": {"status": "ok"},
-    "/props": {"chat_template_caps": {"supports_tools": True}, "total_slots": 4, "build_info": "faultserver",
-               "default_generation_settings": {"n_ctx": 4096, "params": {"temperature": 0.8}}},
+    "/props": {
+        "chat_template_caps": {"supports_tools": True},
+        "total_slots": 4,
+        "build_info": "faultserver",
+        "default_generation_settings": {"n_ctx": 4096, "params": {"temperature": 0.8}},
+    },
     "/v1/models": {"object": "list", "data": [{"id": "fault", "object": "model", "owned_by": "tests"}]},
 }
 
@@ -92,8 +99,14 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         return None  # keep test output clean
 
-    def _send(self, status: int, body: bytes, content_type: str = "application/json",
-              extra: dict[str, str] | None = None, length: int | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        extra: dict[str, str] | None = None,
+        length: int | None = None,
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body) if length is None else length))
@@ -206,8 +219,15 @@ class _Server(ThreadingHTTPServer):
 class FaultServer:
     """The server, run in a daemon thread; a context manager that starts and stops it."""
 
-    def __init__(self, faults: Sequence[str] | FaultPicker, *, key: str = "", lifetime_s: float = 60.0,
-                 drip_s: float = 0.02, max_requests: int = 2000):
+    def __init__(
+        self,
+        faults: Sequence[str] | FaultPicker,
+        *,
+        key: str = "",
+        lifetime_s: float = 60.0,
+        drip_s: float = 0.02,
+        max_requests: int = 2000,
+    ):
         if callable(faults):
             picker: FaultPicker = faults
         else:

@@ -54,8 +54,9 @@ def test_validate_names_the_file_and_the_field_in_one_line(name: str, capsys: py
     assert EXPECTED[name] in problems[0]
 
 
-def test_validating_the_folder_runs_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_validating_the_folder_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)  # where the os:system plugin's `touch` would land
     assert main(["validate", str(BAD)]) == 1
     assert f"0 of {len(EXPECTED)} files valid" in capsys.readouterr().out

@@ -17,28 +17,66 @@ from evalkit.scenario import Scenario
 from evalkit.strategies import build_stack
 from tests.fakes import ScriptedBackend, call, calls
 
-GREETING = Scenario.model_validate({
-    "id": "hi", "family": "casual_greeting", "turns": ["hi"], "max_iterations": 6,
-    "tools": [{"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}],
-    "reference": {"reply": "Hello!"}, "check": {"no_tool_calls": True, "reply": {}}})
-TWICE = Scenario.model_validate({
-    "id": "twice", "family": "sequential_reasoning", "turns": ["weather in Paris and Lyon?"],
-    "tools": [{"name": "get_weather", "results": [{"returns": {"sky": "clear"}}]}],
-    "reference": {"calls": [{"name": "get_weather", "arguments": {"city": "Paris"}},
-                            {"name": "get_weather", "arguments": {"city": "Lyon"}}], "reply": "Clear."},
-    "check": {"calls": {"order": "unordered", "required": [{"name": "get_weather"}, {"name": "get_weather"}]},
-              "reply": {}}})
-ROOT = Scenario.model_validate({
-    "id": "sqrt", "family": "relevance_detection", "turns": ["What is the square root of 144?"], "max_iterations": 3,
-    "tools": [{"name": "book_hotel"}], "reference": {"reply": "12"},
-    "check": {"no_tool_calls": True, "reply": {"contains": ["12"]}}})
+GREETING = Scenario.model_validate(
+    {
+        "id": "hi",
+        "family": "casual_greeting",
+        "turns": ["hi"],
+        "max_iterations": 6,
+        "tools": [
+            {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}
+        ],
+        "reference": {"reply": "Hello!"},
+        "check": {"no_tool_calls": True, "reply": {}},
+    }
+)
+TWICE = Scenario.model_validate(
+    {
+        "id": "twice",
+        "family": "sequential_reasoning",
+        "turns": ["weather in Paris and Lyon?"],
+        "tools": [{"name": "get_weather", "results": [{"returns": {"sky": "clear"}}]}],
+        "reference": {
+            "calls": [
+                {"name": "get_weather", "arguments": {"city": "Paris"}},
+                {"name": "get_weather", "arguments": {"city": "Lyon"}},
+            ],
+            "reply": "Clear.",
+        },
+        "check": {
+            "calls": {"order": "unordered", "required": [{"name": "get_weather"}, {"name": "get_weather"}]},
+            "reply": {},
+        },
+    }
+)
+ROOT = Scenario.model_validate(
+    {
+        "id": "sqrt",
+        "family": "relevance_detection",
+        "turns": ["What is the square root of 144?"],
+        "max_iterations": 3,
+        "tools": [{"name": "book_hotel"}],
+        "reference": {"reply": "12"},
+        "check": {"no_tool_calls": True, "reply": {"contains": ["12"]}},
+    }
+)
 NO_WAIT = RetryPolicy(attempts=1, base_delay_s=0, max_delay_s=0)
 
 
 def run(scenario: Scenario, script: list[Any], stack: list[Any]):  # type: ignore[no-untyped-def]
     specs = [(s, {}) if isinstance(s, str) else s for s in stack]
-    state, view = asyncio.run(run_loop(scenario, build_stack(specs), ScriptedBackend(script), mode="native",
-                                       sampling=Sampling(seed=1), run_id="r", seed=1, policy=NO_WAIT))
+    state, view = asyncio.run(
+        run_loop(
+            scenario,
+            build_stack(specs),
+            ScriptedBackend(script),
+            mode="native",
+            sampling=Sampling(seed=1),
+            run_id="r",
+            seed=1,
+            policy=NO_WAIT,
+        )
+    )
     return state, judge_run(scenario, state.outcome, view.executed, state.reply)
 
 
@@ -65,11 +103,26 @@ def test_2_one_call_cannot_satisfy_two_required_entries() -> None:
 
 
 def test_2_unordered_matching_prefers_the_assignment_that_satisfies_every_argument() -> None:
-    scenario = TWICE.model_copy(update={"check": TWICE.check.model_copy(update={"calls": TWICE.check.calls.model_copy(
-        update={"required": [TWICE.check.calls.required[0],  # type: ignore[union-attr]
-                             TWICE.check.calls.required[0].model_copy(update={"arguments": {"city": "paris"}})]})})})
-    executed = [execute_call(scenario, call("get_weather", city="Paris")),
-                execute_call(scenario, call("get_weather", city="Lyon"))]
+    scenario = TWICE.model_copy(
+        update={
+            "check": TWICE.check.model_copy(
+                update={
+                    "calls": TWICE.check.calls.model_copy(
+                        update={
+                            "required": [
+                                TWICE.check.calls.required[0],  # type: ignore[union-attr]
+                                TWICE.check.calls.required[0].model_copy(update={"arguments": {"city": "paris"}}),
+                            ]
+                        }
+                    )
+                }
+            )
+        }
+    )
+    executed = [
+        execute_call(scenario, call("get_weather", city="Paris")),
+        execute_call(scenario, call("get_weather", city="Lyon")),
+    ]
     assert judge_run(scenario, "final_answer", executed, "Clear.").correct
 
 

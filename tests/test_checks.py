@@ -9,22 +9,43 @@ from evalkit.mocks import execute_call
 from evalkit.scenario import Scenario
 from tests.fakes import call
 
-CHAIN = Scenario.model_validate({
-    "id": "c", "family": "sequential_reasoning", "turns": ["go"],
-    "tools": [{"name": "find", "results": [{"when": {"who": "ann"}, "returns": {"order": "O-1"}}]},
-              {"name": "report", "results": [{"returns": "ok"}]}],
-    "terminal_tool": "report",
-    "reference": {"calls": [{"name": "find", "arguments": {"who": "ann"}}]},
-    "check": {"calls": {"required": [{"name": "find", "arguments": {"who": "ann"}}]},
-              "terminal": {"contains": {"text": ["O-1"]}}},
-})
-GREETING = Scenario.model_validate({
-    "id": "g", "family": "casual_greeting", "turns": ["hi"], "tools": [{"name": "find"}],
-    "reference": {"reply": "hello"}, "check": {"no_tool_calls": True, "reply": {}}})
-ASK = Scenario.model_validate({
-    "id": "a", "family": "data_gap_recovery", "turns": ["book it"], "tools": [{"name": "book"}],
-    "reference": {"reply": "Which day?", "asks_user": True},
-    "check": {"calls": {"forbidden": ["book"]}, "asks_user": {"mentions": ["day", "date"]}}})
+CHAIN = Scenario.model_validate(
+    {
+        "id": "c",
+        "family": "sequential_reasoning",
+        "turns": ["go"],
+        "tools": [
+            {"name": "find", "results": [{"when": {"who": "ann"}, "returns": {"order": "O-1"}}]},
+            {"name": "report", "results": [{"returns": "ok"}]},
+        ],
+        "terminal_tool": "report",
+        "reference": {"calls": [{"name": "find", "arguments": {"who": "ann"}}]},
+        "check": {
+            "calls": {"required": [{"name": "find", "arguments": {"who": "ann"}}]},
+            "terminal": {"contains": {"text": ["O-1"]}},
+        },
+    }
+)
+GREETING = Scenario.model_validate(
+    {
+        "id": "g",
+        "family": "casual_greeting",
+        "turns": ["hi"],
+        "tools": [{"name": "find"}],
+        "reference": {"reply": "hello"},
+        "check": {"no_tool_calls": True, "reply": {}},
+    }
+)
+ASK = Scenario.model_validate(
+    {
+        "id": "a",
+        "family": "data_gap_recovery",
+        "turns": ["book it"],
+        "tools": [{"name": "book"}],
+        "reference": {"reply": "Which day?", "asks_user": True},
+        "check": {"calls": {"forbidden": ["book"]}, "asks_user": {"mentions": ["day", "date"]}},
+    }
+)
 
 
 def verdict(scenario: Scenario, outcome: str, *calls: Any, reply: str | None = None):  # type: ignore[no-untyped-def]

@@ -34,14 +34,29 @@ print(json.dumps(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}
 
 
 def _heavy_imports(argv: list[str]) -> list[str]:
-    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(argv)], cwd=ROOT, capture_output=True,
-                          text=True, check=False, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(argv)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     return list(json.loads(done.stderr.strip().splitlines()[-1]))
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["--version"], ["list", "scenarios"],
-                                  ["validate", "scenarios"], ["validate", "configs/default.yaml"],
-                                  ["run", "--help"], ["report", "--help"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["--version"],
+        ["list", "scenarios"],
+        ["validate", "scenarios"],
+        ["validate", "configs/default.yaml"],
+        ["run", "--help"],
+        ["report", "--help"],
+    ],
+)
 def test_start_up_imports_no_heavy_module(argv: list[str]) -> None:
     assert _heavy_imports(argv) == []
 
@@ -58,14 +73,24 @@ print(json.dumps(sorted(m for m in sys.modules if m == "scipy.stats")), file=sys
 """
 
 
-@pytest.mark.parametrize("argv", [["report", "results/compare-models.jsonl", "-o", "{tmp}/r.html"],
-                                  ["gate", "--baseline", "results/adr013.jsonl",
-                                   "--candidate", "results/adr013.jsonl"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["report", "results/compare-models.jsonl", "-o", "{tmp}/r.html"],
+        ["gate", "--baseline", "results/adr013.jsonl", "--candidate", "results/adr013.jsonl"],
+    ],
+)
 def test_report_and_gate_leave_scipy_stats_unimported(argv: list[str], tmp_path: Path) -> None:
     """Their statistics use scipy.special's binomial: importing scipy.stats cost every report 0.35 s."""
     args = [a.replace("{tmp}", str(tmp_path)) for a in argv]
-    done = subprocess.run([sys.executable, "-c", _STATS_PROBE, json.dumps(args)], cwd=ROOT, capture_output=True,
-                          text=True, check=False, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [sys.executable, "-c", _STATS_PROBE, json.dumps(args)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
     assert json.loads(done.stderr.strip().splitlines()[-1]) == [], done.stderr[-2000:]
     assert argv[0] != "report" or (tmp_path / "r.html").exists()
 

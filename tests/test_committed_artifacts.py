@@ -23,5 +23,5 @@ def test_there_are_artifacts_to_scan() -> None:
 @pytest.mark.parametrize("path", artifacts(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_machine_path_in(path: Path) -> None:
     data = path.read_bytes().decode("utf-8", errors="replace")
-    found = sorted({data[m.start():m.start() + 60].split('"')[0] for m in MACHINE_PATH.finditer(data)})
+    found = sorted({data[m.start() : m.start() + 60].split('"')[0] for m in MACHINE_PATH.finditer(data)})
     assert not found, f"{path.relative_to(ROOT)}: absolute machine paths {found[:3]}"

@@ -16,8 +16,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def outcomes(path: Path) -> dict[str, tuple[object, ...]]:
-    return {r.run_id: (r.outcome, r.completed, r.correct, r.failure, r.retries, r.model_calls)
-            for r in load_results([path]).runs}
+    return {
+        r.run_id: (r.outcome, r.completed, r.correct, r.failure, r.retries, r.model_calls)
+        for r in load_results([path]).runs
+    }
 
 
 def test_the_committed_adr013_results_are_real_and_replay_exactly(tmp_path: Path) -> None:

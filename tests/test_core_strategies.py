@@ -17,8 +17,12 @@ TOOLS = [ToolSpec(name="get_weather")]
 
 
 def view(tools: list[ToolSpec] | None = None) -> TurnView:
-    return TurnView(messages=[Message(role="user", content="hi")], tools=TOOLS if tools is None else tools,
-                    mode="native", supports=lambda feature: True)
+    return TurnView(
+        messages=[Message(role="user", content="hi")],
+        tools=TOOLS if tools is None else tools,
+        mode="native",
+        supports=lambda feature: True,
+    )
 
 
 def test_trust_text_accepts_text_and_executes_calls():

@@ -30,13 +30,27 @@ NO_WAIT = {"attempts": 2, "base_delay_s": 0, "max_delay_s": 0}
 
 def served(label: str, url: str) -> dict[str, Any]:
     """An OpenAI-compatible local server: no key needed, two attempts without waiting."""
-    return {"label": label, "kind": "openai", "model": "fault", "url": url + "/v1", "timeout_s": 10,
-            "concurrency": 1, "retry": NO_WAIT}
+    return {
+        "label": label,
+        "kind": "openai",
+        "model": "fault",
+        "url": url + "/v1",
+        "timeout_s": 10,
+        "concurrency": 1,
+        "retry": NO_WAIT,
+    }
 
 
 def config_doc(*backends: dict[str, Any], runs: int = 1) -> dict[str, Any]:
-    return {"name": "dead", "seed": 9, "runs": runs, "scenarios": [SCENARIOS], "families": ["casual_greeting"],
-            "backends": list(backends), "strategies": {"trust_text": ["trust_text"]}}
+    return {
+        "name": "dead",
+        "seed": 9,
+        "runs": runs,
+        "scenarios": [SCENARIOS],
+        "families": ["casual_greeting"],
+        "backends": list(backends),
+        "strategies": {"trust_text": ["trust_text"]},
+    }
 
 
 def run_cli(tmp_path: Path, doc: dict[str, Any], *extra: str) -> tuple[int, Path]:
@@ -71,7 +85,8 @@ def test_a_401_on_every_call_exits_3_with_the_error_text(tmp_path: Path, capsys:
     first = first_error(out, "local")
     assert first.startswith("HTTP 401 from /v1/chat/completions") and "injected 401" in first
     assert error_lines(capsys.readouterr().err) == [
-        f"evalkit: error: backend 'local': every run failed (infra_error): {first}"]
+        f"evalkit: error: backend 'local': every run failed (infra_error): {first}"
+    ]
     assert load_results([out]).footers[-1].status == "complete"  # the file is whole: a resume can retry
 
 
@@ -82,11 +97,13 @@ def test_connection_refused_exits_3_with_the_error_text(tmp_path: Path, capsys: 
     first = first_error(out, "gone")
     assert f"127.0.0.1:{port}" in first and "ConnectError" in first
     assert error_lines(capsys.readouterr().err) == [
-        f"evalkit: error: backend 'gone': every run failed (infra_error): {first}"]
+        f"evalkit: error: backend 'gone': every run failed (infra_error): {first}"
+    ]
 
 
-def test_only_the_dead_backend_is_named_beside_a_working_one(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_only_the_dead_backend_is_named_beside_a_working_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with FaultServer(["401"]) as server:
         code, out = run_cli(tmp_path, config_doc(SIM, served("local", server.url)))
     assert code == 3
@@ -146,5 +163,6 @@ def test_dead_backends_counts_only_counted_runs_and_shows_the_first_line_of_the_
     assert isinstance(error, BackendError) and str(error) == (
         "backend 'a': every run failed (infra_error): HTTP 401 from /v1/chat/completions; "
         "backend 'b': every run failed (infra_error): ConnectError calling http://127.0.0.1:9/v1; "
-        "backend 'c': every run failed (infra_error): no error text")
+        "backend 'c': every run failed (infra_error): no error text"
+    )
     assert dead_backends(records.results([records.run(backend="e", outcome="unsupported", completed=False)])) is None

@@ -73,8 +73,11 @@ def test_what_was_detected_is_said() -> None:
 
 
 words = st.text(alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Nd")), min_size=1, max_size=9)
-sentences = st.lists(words, min_size=1, max_size=12).map(lambda ws: " ".join(ws)) \
+sentences = (
+    st.lists(words, min_size=1, max_size=12)
+    .map(lambda ws: " ".join(ws))
     .flatmap(lambda s: st.sampled_from([".", "!", "?", ",", ""]).map(lambda p: s + p))
+)
 
 
 @settings(max_examples=300, deadline=None)

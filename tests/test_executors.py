@@ -72,8 +72,12 @@ def stubs() -> Iterator[list[ThreadingHTTPServer]]:
 
 def test_ray_workers_reach_http_servers_through_an_endpoint_pool(tmp_path, ray_local, stubs) -> None:
     urls = [f"http://127.0.0.1:{s.server_address[1]}/v1" for s in stubs]
-    cfg = config(runs=4, families=["casual_greeting"], strategies={"trust_text": ["trust_text"]},
-                 backends=[{"label": "stubs", "kind": "openai", "model": "m", "concurrency": 2, "urls": urls}])
+    cfg = config(
+        runs=4,
+        families=["casual_greeting"],
+        strategies={"trust_text": ["trust_text"]},
+        backends=[{"label": "stubs", "kind": "openai", "model": "m", "concurrency": 2, "urls": urls}],
+    )
     local = load_results([run_config(cfg, tmp_path / "local.jsonl")])
     calls_local = sum(s.hits for s in stubs)
     remote = load_results([run_config(cfg, tmp_path / "ray.jsonl", executor=create_executor("ray", workers=2))])

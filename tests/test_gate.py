@@ -23,17 +23,27 @@ from evalkit.runner import run_config
 from tests.report import records
 from tests.report.test_report_data import sim_config
 
-GATE_SCENARIOS = ("casual_greeting/hi.yaml", "sequential_reasoning/weather_trip.yaml",
-                  "relevance_detection/capital_city.yaml", "data_gap_recovery/missing_date.yaml")
+GATE_SCENARIOS = (
+    "casual_greeting/hi.yaml",
+    "sequential_reasoning/weather_trip.yaml",
+    "relevance_detection/capital_city.yaml",
+    "data_gap_recovery/missing_date.yaml",
+)
 GATE_STRATEGIES: dict[str, list[Any]] = {"trust_text": ["trust_text"], "retry_nudge": ["retry_nudge"]}
 GATE_RUNS = 20
 
 
-def gate_results(folder: Path, name: str, *, profile: str = "small-local", seed: int = 11,
-                 scenarios: Sequence[str] = GATE_SCENARIOS, runs: int = GATE_RUNS) -> Path:
+def gate_results(
+    folder: Path,
+    name: str,
+    *,
+    profile: str = "small-local",
+    seed: int = 11,
+    scenarios: Sequence[str] = GATE_SCENARIOS,
+    runs: int = GATE_RUNS,
+) -> Path:
     """A results file from the simulated backend under the label `sim`, whatever the profile."""
-    config = sim_config(name, scenarios, runs=runs, seed=seed, backends=[("sim", profile)],
-                        strategies=GATE_STRATEGIES)
+    config = sim_config(name, scenarios, runs=runs, seed=seed, backends=[("sim", profile)], strategies=GATE_STRATEGIES)
     return run_config(config, folder / f"{name}.jsonl")
 
 
@@ -57,9 +67,12 @@ def shared_sims(tmp_path_factory: pytest.TempPathFactory) -> Sims:
 def _shared_sims(tmp_path_factory: pytest.TempPathFactory) -> Sims:
     """Run once per session; the gate test modules' `sims` fixtures call this."""
     folder = tmp_path_factory.mktemp("gate")
-    return Sims(gate_results(folder, "baseline"), gate_results(folder, "rerun"),
-                gate_results(folder, "degraded", profile="small-local-degraded"),
-                gate_results(folder, "reseeded", seed=12))
+    return Sims(
+        gate_results(folder, "baseline"),
+        gate_results(folder, "rerun"),
+        gate_results(folder, "degraded", profile="small-local-degraded"),
+        gate_results(folder, "reseeded", seed=12),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -73,6 +86,7 @@ def load(path: Path) -> Results:
 
 def pairs(base: Results, cand: Results, strategy: str) -> tuple[int, int]:
     """(lost, gained) over runs paired by scenario, index and seed."""
+
     def outcomes(results: Results) -> dict[tuple[str, int, int], bool]:
         return {(r.cell.scenario, r.index, r.seed): r.completed for r in results.runs if r.cell.strategy == strategy}
 
@@ -121,8 +135,10 @@ def test_a_degraded_candidate_fails_and_says_which_cells_and_why(sims: Sims) -> 
     text = render_text(result)
     assert text.startswith("evalkit gate: FAIL: 2 of 2 cells failed")
     for name, v in failed.items():
-        assert (f"FAIL {name} (family all, scenario all scenarios pooled, model small-local → small-local-degraded, "
-                f"strategy {v.strategy}, backend sim, mode native)\n     - {v.reasons[0]}") in text
+        assert (
+            f"FAIL {name} (family all, scenario all scenarios pooled, model small-local → small-local-degraded, "
+            f"strategy {v.strategy}, backend sim, mode native)\n     - {v.reasons[0]}"
+        ) in text
 
 
 def test_scenario_level_compares_each_scenario_and_holm_spares_a_lone_drop(sims: Sims) -> None:
@@ -157,8 +173,9 @@ def test_unpaired_runs_use_boschloo_or_fisher(sims: Sims) -> None:
 
 def cells(specs: dict[str, tuple[int, int]], *, seed: int | None = None, **fields: Any) -> list[RunRecord]:
     """Runs for strategies: name → (passes, n). `seed` set: every run gets it, so runs do not pair."""
-    return [r for strategy, (x, n) in specs.items()
-            for r in records.cell_runs(x, n, strategy=strategy, seed=seed, **fields)]
+    return [
+        r for strategy, (x, n) in specs.items() for r in records.cell_runs(x, n, strategy=strategy, seed=seed, **fields)
+    ]
 
 
 def gate(base: list[RunRecord], cand: list[RunRecord], config: GateConfig | None = None) -> GateResult:
@@ -183,9 +200,9 @@ def test_holm_across_cells_decides_not_the_raw_p() -> None:
 def test_mcnemar_when_paired_with_holm() -> None:
     base, cand = cells({"a": (25, 25)}), cells({"a": (20, 25)})  # the same indices and seeds: pairs
     (v,) = gate(base, cand).cells
-    assert v.test == "McNemar exact, paired (5 lost, 0 gained)" and v.p == pytest.approx(0.5 ** 5) and v.failed
+    assert v.test == "McNemar exact, paired (5 lost, 0 gained)" and v.p == pytest.approx(0.5**5) and v.failed
     two = gate(base + cells({"b": (25, 25)}), cand + cells({"b": (25, 25)}))
-    assert [x.p_holm for x in two.cells] == pytest.approx([2 * 0.5 ** 5, 1.0])
+    assert [x.p_holm for x in two.cells] == pytest.approx([2 * 0.5**5, 1.0])
     assert two.passed
 
 
@@ -195,8 +212,10 @@ def test_floor_is_a_one_sided_exact_binomial_test_holm_across_cells() -> None:
     low = cells({"a": (18, 25)})
     (v,) = gate(low, low, GateConfig(level="cell", floor=0.9)).cells
     assert v.floor_p == pytest.approx(sps.binomtest(18, 25, 0.9, alternative="less").pvalue, rel=1e-12)
-    assert v.reasons == (f"correct rate 18/25 is under the floor 90%: one-sided exact binomial p = {v.floor_p:.4f}, "
-                         f"Holm-adjusted {v.floor_p:.4f} ≤ α = 0.05",)
+    assert v.reasons == (
+        f"correct rate 18/25 is under the floor 90%: one-sided exact binomial p = {v.floor_p:.4f}, "
+        f"Holm-adjusted {v.floor_p:.4f} ≤ α = 0.05",
+    )
     assert gate(cells({"a": (21, 25)}), cells({"a": (21, 25)}), GateConfig(level="cell", floor=0.9)).passed
     # two cells with floors: Holm across them
     two = cells({"a": (18, 25), "b": (25, 25)})
@@ -219,7 +238,8 @@ def test_a_floor_that_cannot_fail_at_this_n_is_a_warning() -> None:
     result = gate(runs, runs, GateConfig(level="cell", floor=0.1))  # even 0/25 has p = 0.9^25 = 0.072
     assert result.passed and result.warnings == (
         "floor 10% cannot fail a cell of 25 runs: even 0/25 is not significantly under it at α/1; run more runs "
-        "per cell",)
+        "per cell",
+    )
     assert any(note.startswith('floor: one-sided exact binomial test of "rate ≥ floor"') for note in result.notes)
     assert "warning: floor 10% cannot fail" in render_text(result)
 
@@ -228,8 +248,10 @@ def test_per_cell_floors_first_matching_rule_and_strictest_when_pooled() -> None
     base = cells({"guarded": (20, 25), "plain": (20, 25)})
     rules = [FloorRule(strategy="guard*", floor=0.95), FloorRule(strategy="*", floor=0.5)]
     result = gate(base, base, GateConfig(level="cell", floors=rules))
-    assert [(v.name, v.floor, v.failed) for v in result.cells] == [("sim/native/guarded", 0.95, True),
-                                                                   ("sim/native/plain", 0.5, False)]
+    assert [(v.name, v.floor, v.failed) for v in result.cells] == [
+        ("sim/native/guarded", 0.95, True),
+        ("sim/native/plain", 0.5, False),
+    ]
     # pooled over two scenarios with different floors: the stricter one applies to the cell
     pooled = [*records.cell_runs(25, 25, scenario="s1"), *records.cell_runs(20, 25, scenario="s2")]
     config = GateConfig(level="cell", floors=[FloorRule(scenario="s2", floor=0.97)], floor=0.5)
@@ -239,17 +261,23 @@ def test_per_cell_floors_first_matching_rule_and_strictest_when_pooled() -> None
 
 def test_infra_errors_over_the_limit_make_the_input_unusable() -> None:
     base = records.cell_runs(25, 25)
+
     def with_infra(k: int) -> list[RunRecord]:
-        return [*records.cell_runs(25 - k, 25 - k),
-                *(records.run(index=25 - k + i, outcome="infra_error", completed=False) for i in range(k))]
+        return [
+            *records.cell_runs(25 - k, 25 - k),
+            *(records.run(index=25 - k + i, outcome="infra_error", completed=False) for i in range(k)),
+        ]
 
     (v,) = gate(base, with_infra(2)).cells  # 8%: allowed, and left out of the rates
     assert v.candidate.n == 23
     with pytest.raises(GateInputError, match=r"sim/native/trust_text: 3 of 25 candidate runs are infra errors"):
         gate(base, with_infra(3))  # 12% > 10%
     assert gate(base, with_infra(3), GateConfig(max_infra_error_rate=0.2)).passed
-    with pytest.raises(GateInputError, match=r"no cell has counted runs on both sides: sim/native/trust_text: "
-                                             r"no counted runs on both sides \(candidate: 25 infra errors of 25"):
+    with pytest.raises(
+        GateInputError,
+        match=r"no cell has counted runs on both sides: sim/native/trust_text: "
+        r"no counted runs on both sides \(candidate: 25 infra errors of 25",
+    ):
         gate(base, with_infra(25), GateConfig(level="cell", max_infra_error_rate=1.0))
 
 
@@ -273,14 +301,17 @@ def test_infra_errors_in_one_scenario_do_not_change_the_mix(infra_side: str, lev
     assert result.passed, render_text(result)
     if level == "scenario":
         assert len(result.cells) == 9 and result.skipped == (
-            ("sim/native/trust_text/s9", f"no counted runs on both sides ({infra_side}: 25 infra errors of 25 runs)"),)
+            ("sim/native/trust_text/s9", f"no counted runs on both sides ({infra_side}: 25 infra errors of 25 runs)"),
+        )
     else:
         (v,) = result.cells
         assert (v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n) == (225, 225, 225, 225)
-        assert result.notes == (f"{v.name}: compared 225 runs per side, like with like; left out "
-                                f"{25 * (infra_side == 'candidate')} baseline and {25 * (infra_side == 'baseline')} "
-                                "candidate counted runs whose counterpart was an infra error; scenarios without "
-                                "counted runs on one side: s9",)
+        assert result.notes == (
+            f"{v.name}: compared 225 runs per side, like with like; left out "
+            f"{25 * (infra_side == 'candidate')} baseline and {25 * (infra_side == 'baseline')} "
+            "candidate counted runs whose counterpart was an infra error; scenarios without "
+            "counted runs on one side: s9",
+        )
 
 
 def test_mismatched_cells_and_scenarios_are_unusable_input() -> None:
@@ -333,9 +364,9 @@ def test_junit_xml_is_well_formed_with_one_testcase_per_cell(sims: Sims) -> None
 
 
 def test_junit_escapes_names_and_marks_skipped_cells() -> None:
-    base = cells({"a<&>\"b": (25, 25)})
+    base = cells({'a<&>"b': (25, 25)})
     unsupported = [records.run(index=i, outcome="unsupported", completed=False, strategy="grammar") for i in range(3)]
-    xml = render_junit(gate(base + unsupported, cells({"a<&>\"b": (10, 25)}) + unsupported))
+    xml = render_junit(gate(base + unsupported, cells({'a<&>"b': (10, 25)}) + unsupported))
     assert xml.startswith("<?xml")
     suite = ET.fromstring(xml).find("testsuite")
     assert suite is not None and (suite.get("tests"), suite.get("failures"), suite.get("skipped")) == ("2", "1", "1")
@@ -362,32 +393,53 @@ def test_the_power_note_uses_the_test_the_gate_ran(seed: int | None, test: str, 
     result = gate(base, cells({"a": (25, 25), "b": (25, 25)}, seed=seed))
     rate = stats.detectable_rate(25, 1.0, alpha=0.025, test=test)  # type: ignore[arg-type]
     assert rate is not None
+
     def power(p: float) -> float:
-        return (stats.mcnemar_power(25, 1.0, p, alpha=0.025) if test == "mcnemar"
-                else stats.two_sample_power(25, 1.0, p, alpha=0.025)[0])
+        return (
+            stats.mcnemar_power(25, 1.0, p, alpha=0.025)
+            if test == "mcnemar"
+            else stats.two_sample_power(25, 1.0, p, alpha=0.025)[0]
+        )
+
     assert power(rate) >= 0.8 > power(rate + 0.01)
-    assert (f"power: with 25 runs per side ({name}, α/m = 0.025, the first Holm step) the gate catches a drop "
-            f"from 100% to {rate:.0%} or lower with 80% probability") in result.notes
+    assert (
+        f"power: with 25 runs per side ({name}, α/m = 0.025, the first Holm step) the gate catches a drop "
+        f"from 100% to {rate:.0%} or lower with 80% probability"
+    ) in result.notes
 
 
 @settings(max_examples=60, deadline=None)
-@given(data=st.data(), scenarios=st.integers(1, 4), n=st.integers(2, 8),
-       level=st.sampled_from(["scenario", "family", "cell"]))
-def test_infra_errors_anywhere_never_fail_an_unchanged_paired_candidate(data: st.DataObject, scenarios: int, n: int,
-                                                                       level: str) -> None:
+@given(
+    data=st.data(),
+    scenarios=st.integers(1, 4),
+    n=st.integers(2, 8),
+    level=st.sampled_from(["scenario", "family", "cell"]),
+)
+def test_infra_errors_anywhere_never_fail_an_unchanged_paired_candidate(
+    data: st.DataObject, scenarios: int, n: int, level: str
+) -> None:
     """The class of inputs behind issue 8's infra-error bug: identical outcomes, infra errors sprinkled on
     either side. Pairs counted on both sides are compared, so every compared cell has p = 1."""
     outcomes = data.draw(st.lists(st.booleans(), min_size=scenarios * n, max_size=scenarios * n))
     sides = []
     for _ in range(2):
         broken = data.draw(st.sets(st.integers(0, scenarios * n - 1)))
-        sides.append([records.run(scenario=f"s{k // n}", family=f"f{k // n % 2}", index=k % n,
-                                  completed=outcomes[k] and k not in broken,
-                                  outcome="infra_error" if k in broken else None)
-                      for k in range(scenarios * n)])
+        sides.append(
+            [
+                records.run(
+                    scenario=f"s{k // n}",
+                    family=f"f{k // n % 2}",
+                    index=k % n,
+                    completed=outcomes[k] and k not in broken,
+                    outcome="infra_error" if k in broken else None,
+                )
+                for k in range(scenarios * n)
+            ]
+        )
     try:
-        result = compare(records.results(sides[0]), records.results(sides[1]),
-                         GateConfig(level=level, max_infra_error_rate=1.0))
+        result = compare(
+            records.results(sides[0]), records.results(sides[1]), GateConfig(level=level, max_infra_error_rate=1.0)
+        )
     except GateInputError as exc:
         assert "no cell has counted runs on both sides" in str(exc)
         return

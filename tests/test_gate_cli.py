@@ -35,17 +35,20 @@ def one_line_error(code: int, out: str, err: str) -> str:
     """Exit 2 with a single `evalkit: error: ...` line and nothing on stdout; returns the reason."""
     assert code == 2 and out == ""
     assert err.endswith("\n") and err.count("\n") == 1 and err.startswith("evalkit: error: ")
-    return err[len("evalkit: error: "):].strip()
+    return err[len("evalkit: error: ") :].strip()
 
 
-def test_a_candidate_equal_to_the_baseline_exits_0(sims: Sims, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_candidate_equal_to_the_baseline_exits_0(
+    sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     md, junit = tmp_path / "out" / "summary.md", tmp_path / "out" / "gate.xml"
-    code, out, err = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--markdown", md,
-                          "--junit", junit)
+    code, out, err = gate(
+        capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--markdown", md, "--junit", junit
+    )
     assert (code, err) == (0, "")
-    assert out.splitlines()[0] == ("evalkit gate: PASS: 0 of 8 cells failed (metric correct; level scenario; "
-                                   "α = 0.05, Holm across 8 cells)")
+    assert out.splitlines()[0] == (
+        "evalkit gate: PASS: 0 of 8 cells failed (metric correct; level scenario; α = 0.05, Holm across 8 cells)"
+    )
     assert "FAIL" not in out
     assert md.read_text(encoding="utf-8").startswith("## evalkit gate: PASS")
     suite = ET.parse(junit).getroot().find("testsuite")
@@ -55,18 +58,34 @@ def test_a_candidate_equal_to_the_baseline_exits_0(sims: Sims, tmp_path: Path,
     assert summary.count("## evalkit gate: PASS") == 2 and "level cell" in summary.split("## evalkit gate")[2]
 
 
-def test_a_degraded_candidate_exits_1_and_says_which_cells_and_why(sims: Sims, tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_degraded_candidate_exits_1_and_says_which_cells_and_why(
+    sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     md, junit = tmp_path / "summary.md", tmp_path / "gate.xml"
-    code, out, err = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md,
-                          "--junit", junit, "--level", "cell", "--metric", "completed")
+    code, out, err = gate(
+        capsys,
+        "--baseline",
+        sims.baseline,
+        "--candidate",
+        sims.degraded,
+        "--markdown",
+        md,
+        "--junit",
+        junit,
+        "--level",
+        "cell",
+        "--metric",
+        "completed",
+    )
     assert (code, err) == (1, "")
     lines = out.splitlines()
     assert lines[0].startswith("evalkit gate: FAIL: 2 of 2 cells failed (metric completed; level cell;")
     assert "note: model changed: small-local → small-local-degraded (sim)" in lines
     for strategy in ("retry_nudge", "trust_text"):
-        at = lines.index(f"FAIL sim/native/{strategy} (family all, scenario all scenarios pooled, model small-local → "
-                         f"small-local-degraded, strategy {strategy}, backend sim, mode native)")
+        at = lines.index(
+            f"FAIL sim/native/{strategy} (family all, scenario all scenarios pooled, model small-local → "
+            f"small-local-degraded, strategy {strategy}, backend sim, mode native)"
+        )
         reason = lines[at + 1]
         assert reason.startswith("     - completed rate dropped ") and "one-sided McNemar exact, paired (" in reason
         assert "Holm-adjusted" in reason and "≤ α = 0.05" in reason and "largest drops: " in reason
@@ -77,8 +96,7 @@ def test_a_degraded_candidate_exits_1_and_says_which_cells_and_why(sims: Sims, t
 
 
 def test_verbose_scenario_level_lists_every_cell(sims: Sims, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--level", "scenario",
-                        "-v")
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--level", "scenario", "-v")
     listed = [line for line in out.splitlines() if line.startswith(("pass ", "FAIL "))]
     assert len(listed) == len(GATE_SCENARIOS) * 2
     assert all(line.split()[1].count("/") == 3 for line in listed)
@@ -87,36 +105,46 @@ def test_verbose_scenario_level_lists_every_cell(sims: Sims, capsys: pytest.Capt
 
 def test_alpha_pairing_and_test_options(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pooled = ("--level", "cell", "--metric", "completed")
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--alpha", "0.00001",
-                        *pooled)
+    code, out, _ = gate(
+        capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--alpha", "0.00001", *pooled
+    )
     assert code == 0 and "α = 1e-05" in out  # the drops are real, but not at this level
-    for i, (options, test) in enumerate(((["--pairing", "unpaired", "--test", "fisher"], "Fisher exact"),
-                                         (["--pairing", "unpaired"], "Boschloo exact"),
-                                         ([], "McNemar exact, paired"))):
+    for i, (options, test) in enumerate(
+        (
+            (["--pairing", "unpaired", "--test", "fisher"], "Fisher exact"),
+            (["--pairing", "unpaired"], "Boschloo exact"),
+            ([], "McNemar exact, paired"),
+        )
+    ):
         md = tmp_path / f"summary-{i}.md"
         gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md, *options, *pooled)
         rows = [line.split(" | ") for line in md.read_text(encoding="utf-8").splitlines() if line.startswith("| sim/")]
         assert len(rows) == 2 and all(row[7].startswith(test) for row in rows), options
 
 
-def test_floor_from_the_command_line_and_from_a_config_file(sims: Sims, tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_floor_from_the_command_line_and_from_a_config_file(
+    sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     pooled = ("--level", "cell", "--metric", "completed")
     code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--floor", "0.99", *pooled)
     assert code == 1  # no change at all, but both columns are significantly under 99%
     assert out.count("is under the floor 99%: one-sided exact binomial p = ") == 2
     assert 'note: floor: one-sided exact binomial test of "rate ≥ floor" per cell, Holm across 2 cell(s)' in out
     config = tmp_path / "gate.yaml"
-    config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.01}],
-                                      "max_infra_error_rate": 0.05}), encoding="utf-8")
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, "-v",
-                        *pooled)
+    config.write_text(
+        yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.01}], "max_infra_error_rate": 0.05}),
+        encoding="utf-8",
+    )
+    code, out, _ = gate(
+        capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, "-v", *pooled
+    )
     assert code == 0 and "pass sim/native/trust_text" in out
     config.write_text(yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.99}]}), encoding="utf-8")
     code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, *pooled)
     assert code == 1 and "FAIL sim/native/trust_text" in out and "FAIL sim/native/retry_nudge" not in out
-    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config,
-                        "--floor", "0.01", *pooled)  # a rule for the cell still wins over the default floor
+    code, out, _ = gate(
+        capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config, "--floor", "0.01", *pooled
+    )  # a rule for the cell still wins over the default floor
     assert code == 1
 
 
@@ -133,29 +161,43 @@ def test_mismatched_scenarios_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.
 
 def test_empty_cells_and_infra_errors_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     header_only = records.write_results(tmp_path / "empty.jsonl", [])
-    assert "no run records (header only)" in one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate",
-                                                               header_only))
+    assert "no run records (header only)" in one_line_error(
+        *gate(capsys, "--baseline", sims.baseline, "--candidate", header_only)
+    )
     base = records.write_results(tmp_path / "base.jsonl", records.cell_runs(20, 20), runs_per_cell=20)
-    broken = records.write_results(tmp_path / "broken.jsonl", [
-        *records.cell_runs(15, 15),
-        *(records.run(index=15 + i, outcome="infra_error", completed=False, error="connection refused")
-          for i in range(5))], runs_per_cell=20)
+    broken = records.write_results(
+        tmp_path / "broken.jsonl",
+        [
+            *records.cell_runs(15, 15),
+            *(
+                records.run(index=15 + i, outcome="infra_error", completed=False, error="connection refused")
+                for i in range(5)
+            ),
+        ],
+        runs_per_cell=20,
+    )
     reason = one_line_error(*gate(capsys, "--baseline", base, "--candidate", broken))
-    assert reason == ("sim/native/trust_text: 5 of 20 candidate runs are infra errors, more than "
-                      "max_infra_error_rate 10%; fix the backend and rerun")
+    assert reason == (
+        "sim/native/trust_text: 5 of 20 candidate runs are infra errors, more than "
+        "max_infra_error_rate 10%; fix the backend and rerun"
+    )
     code, _, _ = gate(capsys, "--baseline", base, "--candidate", broken, "--max-infra-error-rate", "0.3")
     assert code == 0
 
 
-@pytest.mark.parametrize(("content", "expected"), [
-    (None, "cannot read: No such file or directory"),
-    (b"\xff\xfe binary", "not UTF-8 text"),
-    ("this is not json\n", ":1: not JSON"),
-    ('{"type": "run"}\n', ":1: "),  # a run record missing every field
-    ('{"type": "footer", "finished_at": "x", "status": "complete", "runs_written": 0}\n', "no header record"),
-])
-def test_unreadable_results_files_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                         content: str | bytes | None, expected: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, "cannot read: No such file or directory"),
+        (b"\xff\xfe binary", "not UTF-8 text"),
+        ("this is not json\n", ":1: not JSON"),
+        ('{"type": "run"}\n', ":1: "),  # a run record missing every field
+        ('{"type": "footer", "finished_at": "x", "status": "complete", "runs_written": 0}\n', "no header record"),
+    ],
+)
+def test_unreadable_results_files_exit_2(
+    sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str | bytes | None, expected: str
+) -> None:
     path = tmp_path / "candidate.jsonl"
     if isinstance(content, bytes):
         path.write_bytes(content)
@@ -165,23 +207,25 @@ def test_unreadable_results_files_exit_2(sims: Sims, tmp_path: Path, capsys: pyt
     assert str(path) in reason and expected in reason
 
 
-@pytest.mark.parametrize(("options", "expected"), [
-    (["--floor", "1.5"], "gate option: floor: Input should be less than or equal to 1"),
-    (["--alpha", "0"], "gate option: alpha: Input should be greater than 0"),
-    (["--pairing", "paired"], "pairing: paired, but the runs do not pair up"),
-])
-def test_bad_options_exit_2(sims: Sims, capsys: pytest.CaptureFixture[str], options: list[str],
-                            expected: str) -> None:
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--floor", "1.5"], "gate option: floor: Input should be less than or equal to 1"),
+        (["--alpha", "0"], "gate option: alpha: Input should be greater than 0"),
+        (["--pairing", "paired"], "pairing: paired, but the runs do not pair up"),
+    ],
+)
+def test_bad_options_exit_2(sims: Sims, capsys: pytest.CaptureFixture[str], options: list[str], expected: str) -> None:
     reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", sims.reseeded, *options))
     assert reason.startswith(expected)
 
 
-def test_a_bad_gate_config_file_exits_2_naming_the_line(sims: Sims, tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_gate_config_file_exits_2_naming_the_line(
+    sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "gate.yaml"
     config.write_text("alpha: 0.05\nlevel: cells\n", encoding="utf-8")
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config",
-                                  config))
+    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--config", config))
     assert reason.startswith(f"{config}:2: level: ")
 
 
@@ -192,11 +236,19 @@ SEQ_SCENARIOS = ("casual_greeting/hi.yaml", "relevance_detection/capital_city.ya
 
 def sequential_config(folder: Path, profile: str, *, seed: int = 5, runs: int = 1, name: str = "") -> Path:
     path = folder / f"{name or profile}.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": f"seq-{name or profile}", "seed": seed, "runs": runs,
-        "scenarios": [str(ROOT / "scenarios" / s) for s in SEQ_SCENARIOS],
-        "backends": [{"label": "sim", "kind": "sim", "model": profile}],
-        "strategies": {"retry_nudge": ["retry_nudge"]}}), encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": f"seq-{name or profile}",
+                "seed": seed,
+                "runs": runs,
+                "scenarios": [str(ROOT / "scenarios" / s) for s in SEQ_SCENARIOS],
+                "backends": [{"label": "sim", "kind": "sim", "model": profile}],
+                "strategies": {"retry_nudge": ["retry_nudge"]},
+            }
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -236,15 +288,30 @@ def replay(out_dir: Path, baseline: Path, cells: int, max_runs: int = 50, batch:
     return decided
 
 
-def test_sequential_passes_an_identical_candidate_early(tmp_path: Path, strong_baseline: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_sequential_passes_an_identical_candidate_early(
+    tmp_path: Path, strong_baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out_dir, md, junit = tmp_path / "batches", tmp_path / "seq.md", tmp_path / "seq.xml"
-    code, out, err = gate(capsys, "--sequential", "--baseline", strong_baseline, "--candidate",
-                          sequential_config(tmp_path, "strong"), "--out", out_dir, "--markdown", md, "--junit", junit)
+    code, out, err = gate(
+        capsys,
+        "--sequential",
+        "--baseline",
+        strong_baseline,
+        "--candidate",
+        sequential_config(tmp_path, "strong"),
+        "--out",
+        out_dir,
+        "--markdown",
+        md,
+        "--junit",
+        junit,
+    )
     assert (code, err) == (0, "")
     lines = out.splitlines()
-    assert lines[0].startswith("evalkit gate --sequential: PASS: 0 of 2 cells regressed against the baseline "
-                               "(metric correct; α = 0.05, 0.025 per cell [Bonferroni]")
+    assert lines[0].startswith(
+        "evalkit gate --sequential: PASS: 0 of 2 cells regressed against the baseline "
+        "(metric correct; α = 0.05, 0.025 per cell [Bonferroni]"
+    )
     expected = replay(out_dir, strong_baseline, 2)
     assert set(expected) == {"sim/native/retry_nudge/greet-hi", "sim/native/retry_nudge/rel-capital-city"}
     for name, (decision, used) in expected.items():
@@ -257,29 +324,61 @@ def test_sequential_passes_an_identical_candidate_early(tmp_path: Path, strong_b
     assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("2", "0")
 
 
-def test_sequential_stops_a_degraded_candidate_early(tmp_path: Path, strong_baseline: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_sequential_stops_a_degraded_candidate_early(
+    tmp_path: Path, strong_baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out_dir, junit = tmp_path / "batches", tmp_path / "seq.xml"
-    code, out, _ = gate(capsys, "--sequential", "--baseline", strong_baseline, "--candidate",
-                        sequential_config(tmp_path, "small-local-degraded"), "--out", out_dir, "--junit", junit)
+    code, out, _ = gate(
+        capsys,
+        "--sequential",
+        "--baseline",
+        strong_baseline,
+        "--candidate",
+        sequential_config(tmp_path, "small-local-degraded"),
+        "--out",
+        out_dir,
+        "--junit",
+        junit,
+    )
     assert code == 1
     lines = out.splitlines()
     assert lines[0].startswith("evalkit gate --sequential: FAIL: 2 of 2 cells regressed")
     for name, (decision, used) in replay(out_dir, strong_baseline, 2).items():
         assert decision.startswith("regression") and used < 50
         scenario = name.rsplit("/", 1)[1]
-        assert any(line.startswith(f"FAIL {name}: {decision} after {used} runs") and line.endswith(
-            f"(family {'casual_greeting' if scenario == 'greet-hi' else 'relevance_detection'}, scenario {scenario}, "
-            "model small-local-degraded, strategy retry_nudge, backend sim, mode native)") for line in lines)
+        family = "casual_greeting" if scenario == "greet-hi" else "relevance_detection"
+        assert any(
+            line.startswith(f"FAIL {name}: {decision} after {used} runs")
+            and line.endswith(
+                f"(family {family}, scenario {scenario}, "
+                "model small-local-degraded, strategy retry_nudge, backend sim, mode native)"
+            )
+            for line in lines
+        )
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and suite.get("failures") == "2"
 
 
-def test_sequential_decides_at_max_runs(tmp_path: Path, strong_baseline: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_sequential_decides_at_max_runs(
+    tmp_path: Path, strong_baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = sequential_config(tmp_path, "small-local-degraded")
-    code, out, _ = gate(capsys, "--sequential", "--baseline", strong_baseline, "--candidate", config, "--out",
-                        tmp_path / "b", "--batch", "2", "--max-runs", "3", "--futility", "0")
+    code, out, _ = gate(
+        capsys,
+        "--sequential",
+        "--baseline",
+        strong_baseline,
+        "--candidate",
+        config,
+        "--out",
+        tmp_path / "b",
+        "--batch",
+        "2",
+        "--max-runs",
+        "3",
+        "--futility",
+        "0",
+    )
     decided = replay(tmp_path / "b", strong_baseline, 2, max_runs=3, batch=2)
     assert len(decided) == 2 and all(used <= 3 for _, used in decided.values())
     assert code == (1 if any(d.startswith("regression") for d, _ in decided.values()) else 0)
@@ -290,45 +389,102 @@ def test_sequential_decides_at_max_runs(tmp_path: Path, strong_baseline: Path,
 def test_sequential_needs_the_baseline_to_hold_every_cell(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     other = records.write_results(tmp_path / "other.jsonl", records.cell_runs(20, 20), runs_per_cell=20)
     md = tmp_path / "seq.md"
-    reason = one_line_error(*gate(capsys, "--sequential", "--baseline", other, "--candidate",
-                                  sequential_config(tmp_path, "strong"), "--out", tmp_path / "b", "--markdown", md))
+    reason = one_line_error(
+        *gate(
+            capsys,
+            "--sequential",
+            "--baseline",
+            other,
+            "--candidate",
+            sequential_config(tmp_path, "strong"),
+            "--out",
+            tmp_path / "b",
+            "--markdown",
+            md,
+        )
+    )
     assert reason.startswith("2 candidate cell(s) have no counted runs in the baseline: sim/native/retry_nudge/")
     assert md.read_text(encoding="utf-8").startswith("## evalkit gate --sequential: ERROR (exit 2)")
 
 
-def test_sequential_with_a_dead_backend_exits_2(tmp_path: Path, strong_baseline: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_sequential_with_a_dead_backend_exits_2(
+    tmp_path: Path, strong_baseline: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = tmp_path / "dead.yaml"
-    config.write_text(yaml.safe_dump({
-        "name": "dead", "runs": 1, "scenarios": [str(ROOT / "scenarios/casual_greeting/hi.yaml")],
-        "backends": [{"label": "sim", "kind": "openai", "model": "x", "url": "http://127.0.0.1:9/v1",
-                      "timeout_s": 5, "retry": {"attempts": 1, "base_delay_s": 0}}],
-        "strategies": {"trust_text": ["trust_text"]}}), encoding="utf-8")
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "name": "dead",
+                "runs": 1,
+                "scenarios": [str(ROOT / "scenarios/casual_greeting/hi.yaml")],
+                "backends": [
+                    {
+                        "label": "sim",
+                        "kind": "openai",
+                        "model": "x",
+                        "url": "http://127.0.0.1:9/v1",
+                        "timeout_s": 5,
+                        "retry": {"attempts": 1, "base_delay_s": 0},
+                    }
+                ],
+                "strategies": {"trust_text": ["trust_text"]},
+            }
+        ),
+        encoding="utf-8",
+    )
     junit = tmp_path / "seq.xml"
-    reason = one_line_error(*gate(capsys, "--sequential", "--baseline", strong_baseline, "--candidate", config,
-                                  "--out", tmp_path / "b", "--junit", junit))
+    reason = one_line_error(
+        *gate(
+            capsys,
+            "--sequential",
+            "--baseline",
+            strong_baseline,
+            "--candidate",
+            config,
+            "--out",
+            tmp_path / "b",
+            "--junit",
+            junit,
+        )
+    )
     assert reason == "dead: no candidate run counted (all unsupported or infra errors)"
     error = ET.parse(junit).getroot().find("testsuite/testcase/error")
     assert error is not None and error.get("message") == reason
 
 
-@pytest.mark.parametrize(("options", "expected"), [
-    (["--max-runs", "0"], "gate option: sequential.max_runs: Input should be greater than or equal to 1"),
-    (["--batch", "0"], "gate option: sequential.batch: Input should be greater than or equal to 1"),
-    (["--futility", "-1"], "gate option: sequential.futility: Input should be greater than or equal to 0"),
-])
-def test_sequential_bad_options_exit_2(tmp_path: Path, strong_baseline: Path, capsys: pytest.CaptureFixture[str],
-                                       options: list[str], expected: str) -> None:
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--max-runs", "0"], "gate option: sequential.max_runs: Input should be greater than or equal to 1"),
+        (["--batch", "0"], "gate option: sequential.batch: Input should be greater than or equal to 1"),
+        (["--futility", "-1"], "gate option: sequential.futility: Input should be greater than or equal to 0"),
+    ],
+)
+def test_sequential_bad_options_exit_2(
+    tmp_path: Path, strong_baseline: Path, capsys: pytest.CaptureFixture[str], options: list[str], expected: str
+) -> None:
     config = sequential_config(tmp_path, "strong")
-    reason = one_line_error(*gate(capsys, "--sequential", "--baseline", strong_baseline, "--candidate", config,
-                                  "--out", tmp_path / "b", *options))
+    reason = one_line_error(
+        *gate(
+            capsys,
+            "--sequential",
+            "--baseline",
+            strong_baseline,
+            "--candidate",
+            config,
+            "--out",
+            tmp_path / "b",
+            *options,
+        )
+    )
     assert reason.startswith(expected)
     assert not (tmp_path / "b").exists()  # refused before any run
 
 
 @pytest.mark.parametrize("problem", ["empty candidate", "bad option", "bad config"])
-def test_exit_2_writes_the_files_asked_for_with_the_reason(sims: Sims, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str], problem: str) -> None:
+def test_exit_2_writes_the_files_asked_for_with_the_reason(
+    sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str], problem: str
+) -> None:
     md, junit = tmp_path / "summary.md", tmp_path / "gate.xml"
     md.write_text("## an earlier CI step\n", encoding="utf-8")
     candidate: Path = sims.rerun
@@ -339,11 +495,15 @@ def test_exit_2_writes_the_files_asked_for_with_the_reason(sims: Sims, tmp_path:
         options = ["--alpha", "2"]
     else:
         options = ["--config", tmp_path / "missing.yaml"]
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", candidate, "--markdown", md,
-                                  "--junit", junit, *options))
+    reason = one_line_error(
+        *gate(
+            capsys, "--baseline", sims.baseline, "--candidate", candidate, "--markdown", md, "--junit", junit, *options
+        )
+    )
     summary = md.read_text(encoding="utf-8")
-    assert summary.startswith("## an earlier CI step\n## evalkit gate: ERROR (exit 2): the inputs could not be "
-                              "compared")
+    assert summary.startswith(
+        "## an earlier CI step\n## evalkit gate: ERROR (exit 2): the inputs could not be compared"
+    )
     assert f"> {reason.replace('<', '&lt;').replace('>', '&gt;')}\n" in summary
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("1", "1", "0")

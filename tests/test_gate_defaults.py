@@ -37,9 +37,14 @@ class Matrix:
 def matrix(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
     folder = tmp_path_factory.mktemp("default-matrix")
     default = load_config(ROOT / "configs/default.yaml")
-    paths = [run_config(config, folder / f"{name}.jsonl") for name, config in (
-        ("baseline", default), ("identical", default.model_copy(update={"name": "identical"})),
-        ("one-retry", one_retry_variant(default)))]
+    paths = [
+        run_config(config, folder / f"{name}.jsonl")
+        for name, config in (
+            ("baseline", default),
+            ("identical", default.model_copy(update={"name": "identical"})),
+            ("one-retry", one_retry_variant(default)),
+        )
+    ]
     return Matrix(*(load_results([p]) for p in paths))
 
 
@@ -52,8 +57,10 @@ def test_the_one_retry_candidate_fails_at_the_defaults(matrix: Matrix) -> None:
     text = render_text(result)
     for v in failed:
         assert v.candidate.value < v.baseline.value and v.p_holm <= 0.05
-        assert (f"FAIL {v.name} (family sequential_reasoning, scenario {v.scenario}, model small-local, "
-                f"strategy retry_nudge, backend sim-small, mode {v.mode})") in text
+        assert (
+            f"FAIL {v.name} (family sequential_reasoning, scenario {v.scenario}, model small-local, "
+            f"strategy retry_nudge, backend sim-small, mode {v.mode})"
+        ) in text
 
 
 def test_pooling_the_column_hides_it_which_is_why_it_is_not_the_default(matrix: Matrix) -> None:

@@ -31,11 +31,19 @@ KILLS = 3
 
 def _config(tmp_path: Path, backend: dict[str, Any], runs: int) -> Path:
     path = tmp_path / "kill.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "kill", "seed": 11, "runs": runs, "scenarios": [SCENARIOS],
-        "families": ["casual_greeting", "sequential_reasoning"], "backends": [backend],
-        "strategies": {"trust_text": ["trust_text"], "nudge": ["retry_nudge"]},
-    }))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "name": "kill",
+                "seed": 11,
+                "runs": runs,
+                "scenarios": [SCENARIOS],
+                "families": ["casual_greeting", "sequential_reasoning"],
+                "backends": [backend],
+                "strategies": {"trust_text": ["trust_text"], "nudge": ["retry_nudge"]},
+            }
+        )
+    )
     return path
 
 
@@ -47,8 +55,13 @@ def _runs_on_disk(out: Path) -> int:
 
 def _start(config: Path, out: Path, *extra: str, errors: int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "evalkit", "run", str(config), "-o", str(out), "--no-progress",
-                             *extra], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+    return subprocess.Popen(
+        [sys.executable, "-m", "evalkit", "run", str(config), "-o", str(out), "--no-progress", *extra],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=errors,
+    )
 
 
 def _kill_after(proc: subprocess.Popen[bytes], out: Path, records: int) -> None:
@@ -80,13 +93,15 @@ def _kill_and_resume(tmp_path: Path, backend: dict[str, Any], runs: int, seed: s
 
 
 def test_sigkill_at_random_points_on_the_simulated_backend_then_resume(tmp_path: Path) -> None:
-    _kill_and_resume(tmp_path, {"label": "sim", "kind": "sim", "model": "small-local", "concurrency": 4},
-                     runs=40, seed="sim")
+    _kill_and_resume(
+        tmp_path, {"label": "sim", "kind": "sim", "model": "small-local", "concurrency": 4}, runs=40, seed="sim"
+    )
 
 
 @pytest.mark.parametrize("seed", ["http-1", "http-2"])
 def test_sigkill_at_random_points_over_http_then_resume(tmp_path: Path, seed: str) -> None:
     with chat_stubs(1, delay_s=0.01) as (server,):
         url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-        _kill_and_resume(tmp_path, {"label": "stub", "kind": "openai", "model": "m", "url": url, "concurrency": 4},
-                         runs=6, seed=seed)
+        _kill_and_resume(
+            tmp_path, {"label": "stub", "kind": "openai", "model": "m", "url": url, "concurrency": 4}, runs=6, seed=seed
+        )

@@ -14,26 +14,48 @@ from evalkit.scenario import Scenario
 from evalkit.strategies import build_stack
 from tests.fakes import ScriptedBackend, call, calls, text
 
-CHAIN = Scenario.model_validate({
-    "id": "chain", "family": "sequential_reasoning", "turns": ["find the order of ann"], "max_iterations": 6,
-    "tools": [
-        {"name": "find", "results": [{"when": {"who": "ann"}, "returns": {"order": "O-1"}}]},
-        {"name": "refund", "results": [{"returns": {"ok": True}}]},
-    ],
-    "terminal_tool": "refund",
-    "reference": {"calls": [{"name": "find", "arguments": {"who": "ann"}},
-                            {"name": "refund", "arguments": {"order": "O-1"}}]},
-    "check": {"calls": {"required": [{"name": "find", "arguments": {"who": "ann"}},
-                                     {"name": "refund", "arguments": {"order": "O-1"}}]}},
-})
+CHAIN = Scenario.model_validate(
+    {
+        "id": "chain",
+        "family": "sequential_reasoning",
+        "turns": ["find the order of ann"],
+        "max_iterations": 6,
+        "tools": [
+            {"name": "find", "results": [{"when": {"who": "ann"}, "returns": {"order": "O-1"}}]},
+            {"name": "refund", "results": [{"returns": {"ok": True}}]},
+        ],
+        "terminal_tool": "refund",
+        "reference": {
+            "calls": [{"name": "find", "arguments": {"who": "ann"}}, {"name": "refund", "arguments": {"order": "O-1"}}]
+        },
+        "check": {
+            "calls": {
+                "required": [
+                    {"name": "find", "arguments": {"who": "ann"}},
+                    {"name": "refund", "arguments": {"order": "O-1"}},
+                ]
+            }
+        },
+    }
+)
 
 NO_WAIT = RetryPolicy(attempts=3, base_delay_s=0, max_delay_s=0)
 
 
 def run(backend: ScriptedBackend, stack: list[Any], mode: str = "native", scenario: Scenario = CHAIN):  # type: ignore[no-untyped-def]
     specs = [(s, {}) if isinstance(s, str) else s for s in stack]
-    state, view = asyncio.run(run_loop(scenario, build_stack(specs), backend, mode=mode,  # type: ignore[arg-type]
-                                       sampling=Sampling(seed=1), run_id="r", seed=1, policy=NO_WAIT))
+    state, view = asyncio.run(
+        run_loop(
+            scenario,
+            build_stack(specs),
+            backend,
+            mode=mode,  # type: ignore[arg-type]
+            sampling=Sampling(seed=1),
+            run_id="r",
+            seed=1,
+            policy=NO_WAIT,
+        )
+    )
     return state, view, judge_run(scenario, state.outcome, view.executed, state.reply)
 
 
@@ -52,8 +74,9 @@ def test_trust_text_ends_on_prose():
 
 
 def test_retry_nudge_appends_the_reply_and_a_guard_message():
-    backend = ScriptedBackend([text("I'll look it up."), calls(call("find", who="ann")),
-                               calls(call("refund", order="O-1"))])
+    backend = ScriptedBackend(
+        [text("I'll look it up."), calls(call("find", who="ann")), calls(call("refund", order="O-1"))]
+    )
     state, _, verdict = run(backend, ["retry_nudge"])
     assert verdict.correct and state.retries == 1
     nudge = backend.requests[1].messages[-1]
@@ -67,8 +90,11 @@ def test_iteration_limit():
 
 
 def test_hallucinated_and_malformed_calls_get_error_results():
-    bad_json = Completion(tool_calls=[call("find").model_copy(update={"arguments": None, "raw_arguments": "{",
-                                                                        "parse_error": "invalid JSON"})])
+    bad_json = Completion(
+        tool_calls=[
+            call("find").model_copy(update={"arguments": None, "raw_arguments": "{", "parse_error": "invalid JSON"})
+        ]
+    )
     backend = ScriptedBackend([calls(call("lookup", who="ann")), bad_json, text("done")])
     _, view, verdict = run(backend, ["trust_text"])
     errors = [m.content for m in view.messages if m.role == "tool"]
@@ -77,8 +103,9 @@ def test_hallucinated_and_malformed_calls_get_error_results():
 
 
 def test_retryable_faults_are_retried_then_recorded_as_infra_error():
-    flaky = ScriptedBackend([BackendError("503", retryable=True), calls(call("find", who="ann")),
-                             calls(call("refund", order="O-1"))])
+    flaky = ScriptedBackend(
+        [BackendError("503", retryable=True), calls(call("find", who="ann")), calls(call("refund", order="O-1"))]
+    )
     state, _, verdict = run(flaky, ["trust_text"])
     assert verdict.correct and state.calls[0].backend_retries == 1
     down = ScriptedBackend([BackendError("connection refused", retryable=True)] * 3)
@@ -110,9 +137,17 @@ def test_prompt_mode_moves_tools_into_the_prompt_and_parses_calls():
 
 
 def test_respond_stack_greeting_counts_no_tool_call():
-    greet = Scenario.model_validate({
-        "id": "hi", "family": "casual_greeting", "turns": ["hi"], "tools": [{"name": "find"}],
-        "reference": {"reply": "Hello"}, "check": {"no_tool_calls": True, "reply": {}}})
-    state, view, verdict = run(ScriptedBackend([calls(call("respond", message="Hello!"))]),
-                               ["respond_tool"], scenario=greet)
+    greet = Scenario.model_validate(
+        {
+            "id": "hi",
+            "family": "casual_greeting",
+            "turns": ["hi"],
+            "tools": [{"name": "find"}],
+            "reference": {"reply": "Hello"},
+            "check": {"no_tool_calls": True, "reply": {}},
+        }
+    )
+    state, view, verdict = run(
+        ScriptedBackend([calls(call("respond", message="Hello!"))]), ["respond_tool"], scenario=greet
+    )
     assert verdict.correct and state.reply == "Hello!" and view.executed == []

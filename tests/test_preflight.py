@@ -28,9 +28,15 @@ SIM = {"label": "sim", "kind": "sim", "model": "small-local"}
 
 
 def config_doc(**overrides: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = {"name": "pre", "seed": 3, "runs": 2, "scenarios": [SCENARIOS],
-                           "families": ["casual_greeting"], "backends": [SIM],
-                           "strategies": {"trust_text": ["trust_text"], "nudge": ["retry_nudge"]}}
+    doc: dict[str, Any] = {
+        "name": "pre",
+        "seed": 3,
+        "runs": 2,
+        "scenarios": [SCENARIOS],
+        "families": ["casual_greeting"],
+        "backends": [SIM],
+        "strategies": {"trust_text": ["trust_text"], "nudge": ["retry_nudge"]},
+    }
     doc.update(overrides)
     return doc
 
@@ -66,9 +72,11 @@ def cells_runs(path: Path) -> dict[tuple[str, ...], tuple[int, ...]]:
 
 # -- item 4: -n is validated -----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("n", ["0", "-1", "1000000000000"])
-def test_a_bad_n_is_a_one_line_error_and_leaves_no_file(n: str, tmp_path: Path,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_n_is_a_one_line_error_and_leaves_no_file(
+    n: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # issue 9 item 4: -n 0 was silently ignored, -n -1 left an empty file, -n 1000000000000 hung planning
     out = tmp_path / "r.jsonl"
     assert run_cli(write_config(tmp_path / "c.yaml"), "-o", out, "-n", n) == 2
@@ -84,8 +92,9 @@ def test_with_runs_checks_n_like_the_configs_own_runs(n: int, tmp_path: Path) ->
         load_config(write_config(tmp_path / "c.yaml", runs=n))
 
 
-def test_a_plan_over_the_limit_is_refused_before_it_is_built(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_plan_over_the_limit_is_refused_before_it_is_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # -n 100000 is a valid N; over 4 scenarios x 250 guard stacks it is 10^8 runs. The CLI counted
     # its progress bar's total by building every planned run first: minutes before the refusal.
     stacks = {f"s{i}": ["trust_text"] for i in range(250)}
@@ -104,9 +113,15 @@ def test_a_plan_over_the_limit_is_refused_before_it_is_built(tmp_path: Path,
 FAILED_STARTS: dict[str, tuple[dict[str, Any], tuple[str, ...], str]] = {
     # name -> (config overrides, extra CLI arguments, what the error names)
     "unknown backend kind": ({"backends": [{**SIM, "kind": "simulated"}]}, (), "backends.0.kind"),
-    "unset api_key_env": ({"backends": [{"label": "api", "kind": "openai", "model": "m",
-                                         "url": "http://127.0.0.1:9/v1", "api_key_env": UNSET}]}, (),
-                          f"backends.0.api_key_env: environment variable {UNSET} is not set"),
+    "unset api_key_env": (
+        {
+            "backends": [
+                {"label": "api", "kind": "openai", "model": "m", "url": "http://127.0.0.1:9/v1", "api_key_env": UNSET}
+            ]
+        },
+        (),
+        f"backends.0.api_key_env: environment variable {UNSET} is not set",
+    ),
     "families match nothing": ({"families": ["no_such_family"]}, (), "families: ['no_such_family'] match no"),
     "-n -1": ({}, ("-n", "-1"), "-n -1: "),
     "unknown --backend": ({}, ("--backend", "nope"), "no backend labelled ['nope']"),
@@ -115,8 +130,9 @@ FAILED_STARTS: dict[str, tuple[dict[str, Any], tuple[str, ...], str]] = {
 
 
 @pytest.mark.parametrize("case", FAILED_STARTS)
-def test_a_failed_start_leaves_no_file_and_a_fixed_rerun_runs(case: str, tmp_path: Path,
-                                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failed_start_leaves_no_file_and_a_fixed_rerun_runs(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # issue 9 item 5: a 0-byte file was left; the plain rerun said "exists: pass --resume", and
     # --resume said "no header record"
     overrides, extra, named = FAILED_STARTS[case]
@@ -156,33 +172,38 @@ def test_a_progress_bar_does_not_create_the_file_of_a_start_that_fails(tmp_path:
 
 
 @pytest.mark.parametrize("resume", [False, True])
-def test_an_output_that_is_a_directory_or_under_a_file_is_a_one_line_error(resume: bool, tmp_path: Path,
-                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_output_that_is_a_directory_or_under_a_file_is_a_one_line_error(
+    resume: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # -o DIR said "exists: pass --resume", and --resume then died with an IsADirectoryError traceback
     cfg, folder, plain = write_config(tmp_path / "c.yaml"), tmp_path / "out", tmp_path / "plain"
     folder.mkdir()
     plain.write_text("not a folder")
     again = ["--resume"] if resume else []
     assert run_cli(cfg, "-o", folder, *again) == 2
-    assert one_line(capsys.readouterr().err) == (f"evalkit: error: {folder} is not a regular file: "
-                                                 "give the path of a results file (-o FILE.jsonl)")
+    assert one_line(capsys.readouterr().err) == (
+        f"evalkit: error: {folder} is not a regular file: give the path of a results file (-o FILE.jsonl)"
+    )
     assert run_cli(cfg, "-o", plain / "r.jsonl", *again) == 2
-    assert one_line(capsys.readouterr().err) == (f"evalkit: error: {plain / 'r.jsonl'}: cannot write: "
-                                                 f"{plain} is not a directory")
+    assert one_line(capsys.readouterr().err) == (
+        f"evalkit: error: {plain / 'r.jsonl'}: cannot write: {plain} is not a directory"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "out", "plain"] and not list(folder.iterdir())
     assert run_cli(cfg, "-o", folder / "new" / "r.jsonl") == 0  # missing folders are made
 
 
 def test_a_record_dir_that_is_a_file_is_a_one_line_error_before_anything_is_written(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # it said "afile/sim: cannot write: Not a directory; ... continue with `run --resume`", with no file to resume
     cfg, out, plain = write_config(tmp_path / "c.yaml"), tmp_path / "r.jsonl", tmp_path / "plain"
     plain.write_text("not a folder")
     assert run_cli(cfg, "-o", out, "--record", plain) == 2
     assert one_line(capsys.readouterr().err) == f"evalkit: error: --record {plain}: not a directory"
     assert run_cli(cfg, "-o", out, "--record", plain / "rec") == 2
-    assert one_line(capsys.readouterr().err) == (f"evalkit: error: {plain / 'rec'}: cannot write: "
-                                                 f"{plain} is not a directory")
+    assert one_line(capsys.readouterr().err) == (
+        f"evalkit: error: {plain / 'rec'}: cannot write: {plain} is not a directory"
+    )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "plain"]
 
 
@@ -208,6 +229,7 @@ def test_the_api_checks_before_creating_the_file(tmp_path: Path) -> None:
 
 # -- item 6: URLs, kinds and keys are checked by validate ------------------------------------------
 
+
 def api_backend(**fields: Any) -> dict[str, Any]:
     return {"label": "api", "kind": "llama-server", "model": "m", **fields}
 
@@ -216,35 +238,63 @@ BAD_BACKENDS: dict[str, tuple[dict[str, Any], str, str]] = {
     # name -> (backend entry, the field named, what is said about it)
     "empty url": (api_backend(url=""), "backends.0.url", "url is empty"),
     "empty url, openai": (api_backend(kind="openai", url=""), "backends.0.url", "url is empty"),
-    "no scheme separator": (api_backend(url="http//x"), "backends.0.url",
-                            "url 'http//x' needs an http:// or https:// scheme"),
+    "no scheme separator": (
+        api_backend(url="http//x"),
+        "backends.0.url",
+        "url 'http//x' needs an http:// or https:// scheme",
+    ),
     "ftp without host": (api_backend(url="ftp://"), "backends.0.url", "url 'ftp://' needs an http:// or https://"),
     "no host": (api_backend(url="http://"), "backends.0.url", "url 'http://' names no host"),
     "unparseable": (api_backend(url="http://[::1"), "backends.0.url", "url 'http://[::1' is not a URL"),
-    "port out of range": (api_backend(url="http://127.0.0.1:99999"), "backends.0.url",
-                          "url 'http://127.0.0.1:99999' is not a URL (port 99999 is not in 1-65535)"),
-    "one of several urls": (api_backend(urls=["http://127.0.0.1:8080", "http//x"]), "backends.0.urls.1",
-                            "url 'http//x' needs an http:// or https:// scheme"),
-    "an endpoint's url": (api_backend(endpoints=[{"url": "ftp://"}]), "backends.0.endpoints.0.url",
-                          "url 'ftp://' needs an http:// or https:// scheme"),
-    "unknown simulated profile": ({**SIM, "model": "no-such-profile"}, "backends.0.model",
-                                  "unknown simulated profile 'no-such-profile' (shipped: small-local, "),
+    "port out of range": (
+        api_backend(url="http://127.0.0.1:99999"),
+        "backends.0.url",
+        "url 'http://127.0.0.1:99999' is not a URL (port 99999 is not in 1-65535)",
+    ),
+    "one of several urls": (
+        api_backend(urls=["http://127.0.0.1:8080", "http//x"]),
+        "backends.0.urls.1",
+        "url 'http//x' needs an http:// or https:// scheme",
+    ),
+    "an endpoint's url": (
+        api_backend(endpoints=[{"url": "ftp://"}]),
+        "backends.0.endpoints.0.url",
+        "url 'ftp://' needs an http:// or https:// scheme",
+    ),
+    "unknown simulated profile": (
+        {**SIM, "model": "no-such-profile"},
+        "backends.0.model",
+        "unknown simulated profile 'no-such-profile' (shipped: small-local, ",
+    ),
     "unknown kind": (api_backend(kind="llamaserver"), "backends.0.kind", "unknown backend kind 'llamaserver'"),
-    "unset key variable": (api_backend(url="http://127.0.0.1:8080", api_key_env=UNSET), "backends.0.api_key_env",
-                           f"environment variable {UNSET} is not set"),
+    "unset key variable": (
+        api_backend(url="http://127.0.0.1:8080", api_key_env=UNSET),
+        "backends.0.api_key_env",
+        f"environment variable {UNSET} is not set",
+    ),
     # a serve: entry's model and template were only looked for when the server started
-    "serve an unknown model": (api_backend(model="smollm3", serve={}), "backends.0.serve.model",
-                               "unknown model 'smollm3': use one of smollm2, gemma3-270m"),
-    "serve a missing gguf": (api_backend(serve={"model": "no-such-model.gguf"}), "backends.0.serve.model",
-                             "model file no-such-model.gguf does not exist"),
-    "serve a missing template": (api_backend(model="smollm2", serve={"template": "no-such-template.jinja"}),
-                                 "backends.0.serve.template", "no-such-template.jinja does not exist"),
+    "serve an unknown model": (
+        api_backend(model="smollm3", serve={}),
+        "backends.0.serve.model",
+        "unknown model 'smollm3': use one of smollm2, gemma3-270m",
+    ),
+    "serve a missing gguf": (
+        api_backend(serve={"model": "no-such-model.gguf"}),
+        "backends.0.serve.model",
+        "model file no-such-model.gguf does not exist",
+    ),
+    "serve a missing template": (
+        api_backend(model="smollm2", serve={"template": "no-such-template.jinja"}),
+        "backends.0.serve.template",
+        "no-such-template.jinja does not exist",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", BAD_BACKENDS)
-def test_validate_names_the_file_and_field_of_a_bad_backend(case: str, tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_validate_names_the_file_and_field_of_a_bad_backend(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # issue 9 item 6: validate accepted all of these with exit 0; "" meant the public OpenAI endpoint
     backend, field, said = BAD_BACKENDS[case]
     cfg = write_config(tmp_path / "c.yaml", backends=[backend])
@@ -259,9 +309,9 @@ def test_validate_names_the_file_and_field_of_a_bad_backend(case: str, tmp_path:
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
-def test_a_hosted_api_without_its_default_key_fails_validate_and_run(kind: str, tmp_path: Path,
-                                                                     capsys: pytest.CaptureFixture[str],
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hosted_api_without_its_default_key_fails_validate_and_run(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # issue 9 item 14: Anthropic with no key did not fail fast as OpenAI does
     variable = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}[kind]
     monkeypatch.delenv(variable, raising=False)  # a key set on this machine must not turn the test into a skip
@@ -274,13 +324,16 @@ def test_a_hosted_api_without_its_default_key_fails_validate_and_run(kind: str, 
 
 
 def test_a_local_server_speaking_a_hosted_api_needs_no_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    backends = [{"label": "a", "kind": "anthropic", "model": "m", "url": "http://127.0.0.1:8080"},
-                {"label": "o", "kind": "openai", "model": "m", "url": "http://127.0.0.1:8081/v1"}]
+    backends = [
+        {"label": "a", "kind": "anthropic", "model": "m", "url": "http://127.0.0.1:8080"},
+        {"label": "o", "kind": "openai", "model": "m", "url": "http://127.0.0.1:8081/v1"},
+    ]
     assert main(["validate", str(write_config(tmp_path / "c.yaml", backends=backends))]) == 0
     assert "1 of 1 files valid" in capsys.readouterr().out
 
 
 # -- item 15: --resume may grow N, never shrink it -------------------------------------------------
+
 
 def test_resume_with_a_larger_n_tops_up_every_cell_without_duplicates(tmp_path: Path) -> None:
     # issue 9 item 15: -n larger than the file's N was refused as "a different config"
@@ -292,8 +345,9 @@ def test_resume_with_a_larger_n_tops_up_every_cell_without_duplicates(tmp_path: 
     assert grown.duplicates == 0 and not check_integrity(grown)
     assert {r.run_id: (r.outcome, r.correct) for r in grown.runs if r.run_id in before} == before
     fresh = load_results([run_config(RunConfig.model_validate(config_doc(runs=5)), tmp_path / "fresh.jsonl")])
-    assert sorted((r.run_id, r.outcome, r.correct) for r in grown.runs) == \
-           sorted((r.run_id, r.outcome, r.correct) for r in fresh.runs)  # as if run with N=5 from the start
+    assert sorted((r.run_id, r.outcome, r.correct) for r in grown.runs) == sorted(
+        (r.run_id, r.outcome, r.correct) for r in fresh.runs
+    )  # as if run with N=5 from the start
     assert [h.runs_per_cell for h in grown.headers] == [2, 5] and grown.footers[-1].runs_written == CELLS * 3
 
 
@@ -335,8 +389,9 @@ BAD_CONFIGS = sorted((Path(__file__).resolve().parent / "data" / "bad").glob("co
 
 
 @pytest.mark.parametrize("path", BAD_CONFIGS, ids=lambda p: p.stem)
-def test_run_refuses_every_bad_config_fixture_before_creating_a_file(path: Path, tmp_path: Path,
-                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_refuses_every_bad_config_fixture_before_creating_a_file(
+    path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "r.jsonl"
     assert run_cli(path, "-o", out) == 2
     assert one_line(capsys.readouterr().err).startswith(f"evalkit: error: {path}")
@@ -347,7 +402,8 @@ def test_a_packaged_model_whose_package_is_missing_names_the_pip_command() -> No
     from evalkit.serve import ModelUnavailable, PackagedModel
 
     for file in ("model.gguf", None):  # a GGUF inside the package, or one assembled from chunk packages
-        absent = PackagedModel("tiny", "evalkit_no_such_model_package", "no-such-model-dist", "1.0", "0" * 64,
-                               file=file)
+        absent = PackagedModel(
+            "tiny", "evalkit_no_such_model_package", "no-such-model-dist", "1.0", "0" * 64, file=file
+        )
         with pytest.raises(ModelUnavailable, match=r"pip install no-such-model-dist==1\.0"):
             absent.check_installed()

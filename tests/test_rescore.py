@@ -14,8 +14,10 @@ from evalkit.scenario import load_scenarios
 
 
 def verdicts(path: Path) -> dict[str, tuple[object, ...]]:
-    return {r.run_id: (r.outcome, r.completed, r.correct, r.failure, r.model_calls, r.retries)
-            for r in load_results([path]).runs}
+    return {
+        r.run_id: (r.outcome, r.completed, r.correct, r.failure, r.model_calls, r.retries)
+        for r in load_results([path]).runs
+    }
 
 
 @pytest.mark.parametrize("name", ["compare-models", "adr013"])
@@ -30,20 +32,27 @@ def test_the_committed_results_are_scored_by_the_current_checker(repo_root: Path
 
 
 def test_gemmas_template_token_greeting_is_degenerate_output(repo_root: Path) -> None:
-    runs = [r for r in load_results([repo_root / "results/compare-models.jsonl"]).runs
-            if r.cell.backend == "gemma3-270m" and r.cell.scenario == "greet-hi" and r.cell.strategy == "trust_text"]
+    runs = [
+        r
+        for r in load_results([repo_root / "results/compare-models.jsonl"]).runs
+        if r.cell.backend == "gemma3-270m" and r.cell.scenario == "greet-hi" and r.cell.strategy == "trust_text"
+    ]
     assert runs and all(r.failure == "degenerate_output" and not r.correct for r in runs)
     item = next(i for i in runs[0].check if i.item == "reply is not degenerate")
     assert "<|im_start|>" in item.detail or "control tokens" in item.detail
 
 
-def test_rescore_re_judges_with_changed_scenarios_and_names_missing_ones(repo_root: Path, tmp_path: Path,
-                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_rescore_re_judges_with_changed_scenarios_and_names_missing_ones(
+    repo_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = repo_root / "results/compare-models.jsonl"
     hi = (repo_root / "scenarios/casual_greeting/hi.yaml").read_text()
     (tmp_path / "s").mkdir()
-    for path in ("sequential_reasoning/weather_trip", "relevance_detection/square_root",
-                 "data_gap_recovery/missing_date"):
+    for path in (
+        "sequential_reasoning/weather_trip",
+        "relevance_detection/square_root",
+        "data_gap_recovery/missing_date",
+    ):
         (tmp_path / "s" / f"{path.split('/')[1]}.yaml").write_text((repo_root / f"scenarios/{path}.yaml").read_text())
     strict = hi.replace("reply: {}", "reply: {contains: [zebra]}")
     assert strict != hi

@@ -53,8 +53,9 @@ def test_records_removed_from_a_file_are_an_error_for_report_and_gate(tmp_path, 
 
 def test_a_duplicate_with_another_verdict_is_refused(tmp_path, complete):
     run = json.loads(complete[4])
-    run.update(correct=not run["correct"], outcome="iteration_limit" if run["outcome"] != "iteration_limit"
-               else "final_answer")
+    run.update(
+        correct=not run["correct"], outcome="iteration_limit" if run["outcome"] != "iteration_limit" else "final_answer"
+    )
     path = _write(tmp_path / "dup.jsonl", [*complete, json.dumps(run) + "\n"])
     assert any(f"run {run['run_id']} (" in e and "different verdicts" in e for e in _errors(path))
     with pytest.raises(ResultsError, match="different verdicts"):

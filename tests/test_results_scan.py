@@ -66,9 +66,29 @@ def test_without_failed_transcripts_only_the_first_passing_run_stays_whole(sim_f
 
 
 def test_rows_keep_what_the_statistics_read(sim_file: Path) -> None:
-    fields = ("run_id", "cell", "index", "seed", "simulated", "outcome", "completed", "correct", "failure",
-              "first_try", "retries", "guard_fires", "model_calls", "iterations", "ideal_iterations",
-              "wasted_calls", "usage", "latency_s", "wall_s", "sampling", "error")
+    fields = (
+        "run_id",
+        "cell",
+        "index",
+        "seed",
+        "simulated",
+        "outcome",
+        "completed",
+        "correct",
+        "failure",
+        "first_try",
+        "retries",
+        "guard_fires",
+        "model_calls",
+        "iterations",
+        "ideal_iterations",
+        "wasted_calls",
+        "usage",
+        "latency_s",
+        "wall_s",
+        "sampling",
+        "error",
+    )
     for whole, row in zip(load_results([sim_file]).runs, scan_results([sim_file]).runs, strict=True):
         assert {f: getattr(row, f) for f in fields} == {f: getattr(whole, f) for f in fields}
         assert row.counted == whole.counted
@@ -113,8 +133,9 @@ _run = st.tuples(st.booleans(), st.booleans(), st.sampled_from(_CATEGORIES))  # 
 
 @settings(max_examples=250, deadline=None)
 @given(st.lists(_run, max_size=30), st.integers(0, 4), st.randoms(use_true_random=False))
-def test_the_sample_holds_every_run_a_drilldown_picks(runs: list[tuple[bool, bool, str]], limit: int,
-                                                      rnd: random.Random) -> None:
+def test_the_sample_holds_every_run_a_drilldown_picks(
+    runs: list[tuple[bool, bool, str]], limit: int, rnd: random.Random
+) -> None:
     """Whatever the order runs arrive in, picking from the kept records gives what picking from all gives."""
     made = []
     for index, (counted, correct, failure) in enumerate(runs):
@@ -133,19 +154,43 @@ def test_the_sample_holds_every_run_a_drilldown_picks(runs: list[tuple[bool, boo
 
 
 # JSON-hostile text: quotes, backslashes, braces and the very keys `_head` looks for
-_hostile = st.lists(st.sampled_from(['"', "\\", "{", "}", "[", "]", ",", ":", "a", "é", "\n",
-                                     ',"calls":[', '],"calls":[', ',"error":', ',"interventions":[']),
-                    max_size=12).map("".join)
+_hostile = st.lists(
+    st.sampled_from(
+        [
+            '"',
+            "\\",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            "a",
+            "é",
+            "\n",
+            ',"calls":[',
+            '],"calls":[',
+            ',"error":',
+            ',"interventions":[',
+        ]
+    ),
+    max_size=12,
+).map("".join)
 
 
 @settings(max_examples=300, deadline=None)
 @given(run_id=_hostile, error=st.none() | _hostile, reason=_hostile, detail=_hostile, content=_hostile)
 def test_a_writer_line_read_up_to_its_calls_gives_what_the_whole_line_gives(
-        run_id: str, error: str | None, reason: str, detail: str, content: str) -> None:
-    base = records.run(error=error, messages=[Message(role="user", content=content)],
-                       interventions=[Intervention(strategy="s", action="retry", reason=reason, call_index=0)])
-    record = base.model_copy(update={
-        "run_id": run_id, "check": [CheckItem(item=detail, passed=False, structural=True, detail=detail)]})
+    run_id: str, error: str | None, reason: str, detail: str, content: str
+) -> None:
+    base = records.run(
+        error=error,
+        messages=[Message(role="user", content=content)],
+        interventions=[Intervention(strategy="s", action="retry", reason=reason, call_index=0)],
+    )
+    record = base.model_copy(
+        update={"run_id": run_id, "check": [CheckItem(item=detail, passed=False, structural=True, detail=detail)]}
+    )
     line = record.model_dump_json() + "\n"
     head = _head(line)
     assert head != line and len(head) < line.index('"messages":')  # the transcript is cut off, always

@@ -18,7 +18,10 @@ SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.
 
 def config(**overrides) -> RunConfig:  # type: ignore[no-untyped-def]
     data = {
-        "name": "t", "seed": 7, "runs": 3, "scenarios": [SCENARIOS],
+        "name": "t",
+        "seed": 7,
+        "runs": 3,
+        "scenarios": [SCENARIOS],
         "families": ["casual_greeting", "sequential_reasoning"],
         "backends": [{"label": "sim", "kind": "sim", "model": "small-local", "concurrency": 8}],
         "strategies": {"trust_text": ["trust_text"], "nudge": ["retry_nudge"]},
@@ -40,8 +43,9 @@ def test_results_file_has_header_runs_and_footer(tmp_path):
 def test_same_seed_same_results(tmp_path):
     a = load_results([run_config(config(), tmp_path / "a.jsonl")])
     b = load_results([run_config(config(), tmp_path / "b.jsonl")])
-    assert [(r.run_id, r.correct, r.retries) for r in sorted(a.runs, key=lambda r: r.run_id)] == \
-           [(r.run_id, r.correct, r.retries) for r in sorted(b.runs, key=lambda r: r.run_id)]
+    assert [(r.run_id, r.correct, r.retries) for r in sorted(a.runs, key=lambda r: r.run_id)] == [
+        (r.run_id, r.correct, r.retries) for r in sorted(b.runs, key=lambda r: r.run_id)
+    ]
 
 
 def test_resume_after_interruption_loses_and_duplicates_nothing(tmp_path):
@@ -69,10 +73,17 @@ def test_existing_file_needs_resume_and_the_same_config(tmp_path):
 
 
 def test_a_backend_that_stays_down_is_infra_error_not_a_model_failure(tmp_path):
-    down = {"label": "dead", "kind": "openai", "model": "m", "url": "http://127.0.0.1:9",
-            "api_key_env": "EVALKIT_TEST_KEY", "timeout_s": 2,
-            "retry": {"attempts": 2, "base_delay_s": 0, "max_delay_s": 0}}
+    down = {
+        "label": "dead",
+        "kind": "openai",
+        "model": "m",
+        "url": "http://127.0.0.1:9",
+        "api_key_env": "EVALKIT_TEST_KEY",
+        "timeout_s": 2,
+        "retry": {"attempts": 2, "base_delay_s": 0, "max_delay_s": 0},
+    }
     import os
+
     os.environ["EVALKIT_TEST_KEY"] = "sk-test-secret"
     try:
         out = run_config(config(backends=[down], runs=1, families=["casual_greeting"]), tmp_path / "r.jsonl")
@@ -129,8 +140,9 @@ def test_resumed_recording_drops_cut_off_calls_so_replay_matches(tmp_path):
     assert "stale answer" not in recordings.read_text()
     replayed = load_results([run_config(config().as_replay(rec), tmp_path / "replayed.jsonl")])
     recorded = load_results([out])
-    assert {r.run_id: (r.outcome, r.correct, r.retries) for r in replayed.runs} == \
-           {r.run_id: (r.outcome, r.correct, r.retries) for r in recorded.runs}
+    assert {r.run_id: (r.outcome, r.correct, r.retries) for r in replayed.runs} == {
+        r.run_id: (r.outcome, r.correct, r.retries) for r in recorded.runs
+    }
 
 
 def test_a_fresh_run_refuses_a_recording_directory_in_use(tmp_path):
@@ -143,8 +155,13 @@ def test_retry_infra_reruns_only_infra_errors_and_supersedes_them(tmp_path):
     out = run_config(config(), tmp_path / "r.jsonl")
     lines = out.read_text().splitlines(keepends=True)
     broken = json.loads(lines[5])
-    broken.update(outcome="infra_error", failure="infra_error", completed=False, correct=False,
-                  error="HTTP 503 from /v1/chat/completions")
+    broken.update(
+        outcome="infra_error",
+        failure="infra_error",
+        completed=False,
+        correct=False,
+        error="HTTP 503 from /v1/chat/completions",
+    )
     lines[5] = json.dumps(broken) + "\n"
     out.write_text("".join(lines))
     before = load_results([out])
@@ -161,7 +178,9 @@ def test_retry_infra_reruns_only_infra_errors_and_supersedes_them(tmp_path):
 
 def test_retry_infra_needs_resume(tmp_path, capsys):
     path = tmp_path / "c.yaml"
-    path.write_text(f"name: c\nscenarios: ['{SCENARIOS}']\nbackends: [{{label: s, kind: sim, model: small-local}}]\n"
-                    "strategies: {t: [trust_text]}\n")
+    path.write_text(
+        f"name: c\nscenarios: ['{SCENARIOS}']\nbackends: [{{label: s, kind: sim, model: small-local}}]\n"
+        "strategies: {t: [trust_text]}\n"
+    )
     assert main(["run", str(path), "--retry-infra", "-o", str(tmp_path / "x.jsonl")]) == 2
     assert "--retry-infra needs --resume" in capsys.readouterr().err

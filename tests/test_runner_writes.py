@@ -177,8 +177,10 @@ def test_an_unwritable_output_is_a_one_line_error_at_the_command_line(tmp_path, 
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     cfg = tmp_path / "c.yaml"
-    cfg.write_text(f"name: c\nscenarios: ['{SCENARIOS}']\nfamilies: [casual_greeting]\n"
-                   "backends: [{label: s, kind: sim, model: small-local}]\nstrategies: {t: [trust_text]}\n")
+    cfg.write_text(
+        f"name: c\nscenarios: ['{SCENARIOS}']\nfamilies: [casual_greeting]\n"
+        "backends: [{label: s, kind: sim, model: small-local}]\nstrategies: {t: [trust_text]}\n"
+    )
     assert main(["run", str(cfg), "-o", str(blocker / "r.jsonl"), "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot write" in err and "Traceback" not in err

@@ -41,11 +41,14 @@ def test_the_base_scenario_loads(write) -> None:  # type: ignore[no-untyped-def]
     assert load_scenario(write("s.yaml", BASE)).tools[0].name == "get_weather"
 
 
-@pytest.mark.parametrize(("old", "new", "field", "line", "words"), [
-    ("city: {type: string}", "city: {type: dict}", "tools.0.parameters.properties.city.type", 8, "JSON Schema"),
-    ("city: {type: string}", "city: {type: float}", "tools.0.parameters.properties.city.type", 8, "JSON Schema"),
-    ("required: [city]", "required: [city, country]", "tools.0.parameters.required.1", 9, "'country'"),
-])
+@pytest.mark.parametrize(
+    ("old", "new", "field", "line", "words"),
+    [
+        ("city: {type: string}", "city: {type: dict}", "tools.0.parameters.properties.city.type", 8, "JSON Schema"),
+        ("city: {type: string}", "city: {type: float}", "tools.0.parameters.properties.city.type", 8, "JSON Schema"),
+        ("required: [city]", "required: [city, country]", "tools.0.parameters.required.1", 9, "'country'"),
+    ],
+)
 def test_invalid_parameter_schemas_are_load_errors(write, old, new, field, line, words) -> None:  # type: ignore[no-untyped-def]
     err = error_of(write, BASE.replace(old, new))
     assert err.field == field and err.line == line and words in err.problem

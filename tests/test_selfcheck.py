@@ -43,8 +43,9 @@ def test_a_misspelled_reference_value_fails_validate(write, capsys) -> None:  # 
 
 def test_a_reference_reply_its_check_refuses_is_named(write) -> None:  # type: ignore[no-untyped-def]
     scenario = load_scenario(write("s.yaml", GOOD.replace("reply: It is clear in Paris.", "reply: Sunny.")))
-    assert reference_problems(scenario) == ["scenario weather: reference: its own check fails it: "
-                                            "reply mentions 'clear'"]
+    assert reference_problems(scenario) == [
+        "scenario weather: reference: its own check fails it: reply mentions 'clear'"
+    ]
 
 
 def test_a_good_scenario_validates(write, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -18,8 +18,25 @@ from evalkit.shards import Shard, parse_shard
 from tests.test_runner import config
 
 # what a run decided; timing (latency_s, wall_s) and transcripts' timings differ between machines
-DECIDED = ("cell", "index", "seed", "simulated", "outcome", "completed", "correct", "failure", "first_try",
-           "retries", "guard_fires", "model_calls", "wasted_calls", "usage", "check", "interventions", "error")
+DECIDED = (
+    "cell",
+    "index",
+    "seed",
+    "simulated",
+    "outcome",
+    "completed",
+    "correct",
+    "failure",
+    "first_try",
+    "retries",
+    "guard_fires",
+    "model_calls",
+    "wasted_calls",
+    "usage",
+    "check",
+    "interventions",
+    "error",
+)
 
 
 def decided(runs: list[RunRecord]) -> dict[str, dict[str, object]]:

@@ -19,8 +19,11 @@ def sim(profile: str = "small-local") -> SimulatedBackend:
 
 
 def ask(backend: SimulatedBackend, seed: int, *, messages=None, constraint=None, tools=TOOLS, mode="native"):  # type: ignore[no-untyped-def]
-    request = ChatRequest(messages=messages or [Message(role="user", content="weather in Oslo?")],
-                          tools=tools if mode == "native" else [], constraint=constraint)
+    request = ChatRequest(
+        messages=messages or [Message(role="user", content="weather in Oslo?")],
+        tools=tools if mode == "native" else [],
+        constraint=constraint,
+    )
     context = CallContext(run_id="r", seed=seed, call_index=0, mode=mode, offered_tools=tools, skill=SKILL)
     return asyncio.run(backend.complete(request, context))
 
@@ -45,12 +48,17 @@ def test_small_model_sometimes_answers_in_prose_strong_rarely():
 
 
 def test_after_the_work_it_replies_and_nudges_push_tool_calls_on_small_talk():
-    done = [Message(role="user", content="weather?"),
-            Message(role="assistant", tool_calls=[call("get_weather", city="Oslo")]),
-            Message(role="tool", content="{}", name="get_weather")]
+    done = [
+        Message(role="user", content="weather?"),
+        Message(role="assistant", tool_calls=[call("get_weather", city="Oslo")]),
+        Message(role="tool", content="{}", name="get_weather"),
+    ]
     replies = [ask(sim(), s, messages=done) for s in range(200)]
     assert sum(r.text == "It is cold." for r in replies) > 150
-    nudged = [*done, Message(role="assistant", content="It is cold."),
-              Message(role="user", content="call a tool!", origin="guard")]
+    nudged = [
+        *done,
+        Message(role="assistant", content="It is cold."),
+        Message(role="user", content="call a tool!", origin="guard"),
+    ]
     pushed = sum(bool(ask(sim(), s, messages=nudged).tool_calls) for s in range(200))
     assert pushed > 60  # a nudge after the answer pushes the small model into an unneeded call

@@ -15,14 +15,18 @@ def approx(value: float, abs: float = 0.0015) -> object:
     return pytest.approx(value, abs=abs)
 
 
-@pytest.mark.parametrize(("x", "wilson", "cp"), [
-    (25, (0.867, 1.0), (0.863, 1.0)),
-    (24, (0.805, 0.993), (0.797, 0.999)),
-    (20, (0.609, 0.911), (0.593, 0.932)),
-    (0, (0.0, 0.133), (0.0, 0.137)),
-])
-def test_one_proportion_intervals_match_the_notes_table(x: int, wilson: tuple[float, float],
-                                                         cp: tuple[float, float]) -> None:
+@pytest.mark.parametrize(
+    ("x", "wilson", "cp"),
+    [
+        (25, (0.867, 1.0), (0.863, 1.0)),
+        (24, (0.805, 0.993), (0.797, 0.999)),
+        (20, (0.609, 0.911), (0.593, 0.932)),
+        (0, (0.0, 0.133), (0.0, 0.137)),
+    ],
+)
+def test_one_proportion_intervals_match_the_notes_table(
+    x: int, wilson: tuple[float, float], cp: tuple[float, float]
+) -> None:
     w, c = stats.wilson(x, 25), stats.clopper_pearson(x, 25)
     assert (w.low, w.high) == (approx(wilson[0]), approx(wilson[1]))
     assert (c.low, c.high) == (approx(cp[0]), approx(cp[1]))
@@ -30,7 +34,7 @@ def test_one_proportion_intervals_match_the_notes_table(x: int, wilson: tuple[fl
 
 
 def test_boundary_formulas_are_exact() -> None:
-    z2 = 1.959964 ** 2
+    z2 = 1.959964**2
     assert stats.wilson(25, 25).low == pytest.approx(25 / (25 + z2), abs=1e-6)
     assert stats.wilson(25, 25).high == 1.0 and stats.wilson(0, 25).low == 0.0
     assert stats.clopper_pearson(25, 25).low == pytest.approx(0.025 ** (1 / 25))
@@ -80,7 +84,7 @@ def test_boschloo_grid_agrees_with_scipy() -> None:
 
 
 def test_mcnemar_exact_on_discordant_pairs() -> None:
-    assert stats.mcnemar(5, 0) == pytest.approx(0.5 ** 5)
+    assert stats.mcnemar(5, 0) == pytest.approx(0.5**5)
     assert stats.mcnemar(0, 0) == 1.0
     assert stats.mcnemar(4, 0) > 0.05  # baseline always passed: 4 lost runs are not enough
     assert stats.mcnemar(3, 7, alternative="two-sided") == pytest.approx(0.34375)
@@ -109,8 +113,9 @@ def test_bootstrap_by_value_counts_agrees_with_scipy_resampling_runs() -> None:
 
     values = np.random.default_rng(3).choice([0, 1, 2, 5], size=400, p=[0.6, 0.25, 0.1, 0.05])
     ours = stats.bootstrap_mean(values, np.random.default_rng(4), resamples=20000)
-    theirs = bootstrap((values,), np.mean, n_resamples=20000, method="percentile",
-                       rng=np.random.default_rng(5)).confidence_interval
+    theirs = bootstrap(
+        (values,), np.mean, n_resamples=20000, method="percentile", rng=np.random.default_rng(5)
+    ).confidence_interval
     assert ours.low == pytest.approx(theirs.low, abs=0.02) and ours.high == pytest.approx(theirs.high, abs=0.02)
 
 
@@ -132,7 +137,8 @@ def test_mcnemar_power_matches_enumerating_the_tables(n: int) -> None:
     for p_base, p_cand in [(1.0, 0.8), (0.95, 0.7), (0.9, 0.3), (0.6, 0.55)]:
         for alpha in (0.01, 0.05, 0.2):
             assert stats.mcnemar_power(n, p_base, p_cand, alpha=alpha) == pytest.approx(
-                _mcnemar_power_by_enumeration(n, p_base, p_cand, alpha), abs=1e-12)
+                _mcnemar_power_by_enumeration(n, p_base, p_cand, alpha), abs=1e-12
+            )
 
 
 def test_pass_hat_k_tau_bench() -> None:

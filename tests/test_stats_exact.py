@@ -27,7 +27,8 @@ def test_boschloo_matches_scipy_on_every_table(n1: int, n2: int) -> None:
         if 0 < x1 + x2 < n1 + n2:
             assert stats.boschloo(x1, n1, x2, n2) == pytest.approx(scipy_boschloo(x1, n1, x2, n2), rel=1e-6, abs=1e-12)
             assert stats.boschloo(x1, n1, x2, n2, "less") == pytest.approx(
-                float(sps.boschloo_exact([[x1, x2], [n1 - x1, n2 - x2]], alternative="less").pvalue), rel=1e-6)
+                float(sps.boschloo_exact([[x1, x2], [n1 - x1, n2 - x2]], alternative="less").pvalue), rel=1e-6
+            )
 
 
 def test_the_grid_and_the_rejection_region_agree_with_the_per_table_p() -> None:
@@ -46,16 +47,19 @@ def test_fisher_and_mid_p_grids_match_scipy(n1: int, n2: int) -> None:
     for x1, x2 in itertools.product(range(n1 + 1), range(n2 + 1)):
         table = [[x1, x2], [n1 - x1, n2 - x2]]
         assert se.fisher_grid(n1, n2)[x1, x2] == pytest.approx(
-            sps.fisher_exact(table, alternative="greater").pvalue, rel=1e-9, abs=1e-15)
+            sps.fisher_exact(table, alternative="greater").pvalue, rel=1e-9, abs=1e-15
+        )
         dist = sps.hypergeom(n1 + n2, x1 + x2, n1)
         assert se.midp_grid(n1, n2)[x1, x2] == pytest.approx(dist.sf(x1) + dist.pmf(x1) / 2, rel=1e-9, abs=1e-15)
 
 
 def test_unpaired_power_by_enumerating_scipys_boschloo() -> None:
     n, p_base, p_cand = 10, 0.9, 0.5
-    power = sum(sps.binom.pmf(a, n, p_base) * sps.binom.pmf(b, n, p_cand)
-                for a, b in itertools.product(range(n + 1), repeat=2)
-                if 0 < a + b < 2 * n and scipy_boschloo(a, n, b, n) <= 0.05)
+    power = sum(
+        sps.binom.pmf(a, n, p_base) * sps.binom.pmf(b, n, p_cand)
+        for a, b in itertools.product(range(n + 1), repeat=2)
+        if 0 < a + b < 2 * n and scipy_boschloo(a, n, b, n) <= 0.05
+    )
     achieved, exact = stats.two_sample_power(n, p_base, p_cand)
     assert exact and achieved == pytest.approx(power, rel=1e-9)
 
@@ -64,9 +68,12 @@ def test_unpaired_power_by_enumerating_scipys_boschloo() -> None:
 def test_mcnemar_power_by_enumerating_the_multinomial(p_base: float, p_cand: float) -> None:
     n = 12
     lost, gained = p_base * (1 - p_cand), (1 - p_base) * p_cand
-    power = sum(sps.multinomial.pmf([b, c, n - b - c], n, [lost, gained, 1 - lost - gained])
-                for b in range(n + 1) for c in range(n + 1 - b)
-                if b + c and sps.binomtest(b, b + c, 0.5, alternative="greater").pvalue <= 0.05)
+    power = sum(
+        sps.multinomial.pmf([b, c, n - b - c], n, [lost, gained, 1 - lost - gained])
+        for b in range(n + 1)
+        for c in range(n + 1 - b)
+        if b + c and sps.binomtest(b, b + c, 0.5, alternative="greater").pvalue <= 0.05
+    )
     assert stats.mcnemar_power(n, p_base, p_cand) == pytest.approx(power, abs=1e-12)
 
 
@@ -98,6 +105,8 @@ def test_above_the_size_limit_mid_p_stands_in_within_the_stated_tolerance() -> N
 # scipy.stats' own binomial raises OverflowError below about p = 1e-307 (boost's ibeta_derivative), and
 # below about 1e-250 either side may lose its digits (60,000 samples agree above 1e-200): no test decides there
 TINY = 1e-200
+
+
 @settings(max_examples=300, deadline=None)
 @given(n=st.integers(0, 3000), k=st.integers(-2, 3002), p=st.floats(1e-300, 1.0) | st.sampled_from([0.0, 0.5, 1.0]))
 def test_the_binomial_matches_scipy_stats(n: int, k: int, p: float) -> None:
@@ -127,7 +136,7 @@ def test_mcnemar_critical_values_are_exact_even_where_a_tail_equals_alpha(alpha:
     one above the least b whose tail is at most α, computed here in exact fractions."""
     critical = stats._mcnemar_critical(80, alpha)
     for d in range(1, 81):
-        tails = [Fraction(sum(math.comb(d, k) for k in range(b, d + 1)), 2 ** d) for b in range(d + 1)]
+        tails = [Fraction(sum(math.comb(d, k) for k in range(b, d + 1)), 2**d) for b in range(d + 1)]
         expected = next((b for b, tail in enumerate(tails) if tail <= Fraction(alpha)), d + 1)
         assert critical[d - 1] == expected, (d, alpha)
 

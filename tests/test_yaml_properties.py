@@ -16,11 +16,46 @@ from evalkit.yamlfile import MAX_DEPTH, read_yaml
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
-YAML_PIECES = st.sampled_from([
-    "a", ": ", "- ", "[", "]", "{", "}", ",", "&x ", "*x", "!!python/object:os.system ", "!!binary ", "!tag ",
-    "<<: ", "---\n", "...\n", "\n", "  ", "'", '"', "|\n", ">\n", "#", "? ", "%YAML 1.1\n", "\t", "\\", "1e400",
-    "0x1F", "~", "null", "yes", "2001-12-14", "\x00", "\ufeff", "é",
-])
+YAML_PIECES = st.sampled_from(
+    [
+        "a",
+        ": ",
+        "- ",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "&x ",
+        "*x",
+        "!!python/object:os.system ",
+        "!!binary ",
+        "!tag ",
+        "<<: ",
+        "---\n",
+        "...\n",
+        "\n",
+        "  ",
+        "'",
+        '"',
+        "|\n",
+        ">\n",
+        "#",
+        "? ",
+        "%YAML 1.1\n",
+        "\t",
+        "\\",
+        "1e400",
+        "0x1F",
+        "~",
+        "null",
+        "yes",
+        "2001-12-14",
+        "\x00",
+        "\ufeff",
+        "é",
+    ]
+)
 
 
 def read_text(tmp_path: Path, content: str | bytes) -> Any:
@@ -76,7 +111,7 @@ def test_alias_bombs_are_refused(tmp_path, levels, width):
     for i in range(1, levels + 1):
         lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]")
     result = read_text(tmp_path, "\n".join(lines) + "\n")
-    if width ** levels > 1_000_000:
+    if width**levels > 1_000_000:
         assert isinstance(result, ScenarioError)
 
 
@@ -87,10 +122,10 @@ def test_huge_scalars_are_read_or_refused(tmp_path, size, char):
 
 
 KEYS = st.text(string.ascii_letters + string.digits + "_-", min_size=1, max_size=12)
-SCALARS = (st.none() | st.booleans() | st.integers(-(10**30), 10**30)
-           | st.floats(allow_nan=False) | st.text(max_size=40))
-PLAIN = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(KEYS, inner, max_size=5),
-                     max_leaves=30)
+SCALARS = st.none() | st.booleans() | st.integers(-(10**30), 10**30) | st.floats(allow_nan=False) | st.text(max_size=40)
+PLAIN = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=5) | st.dictionaries(KEYS, inner, max_size=5), max_leaves=30
+)
 
 
 @SETTINGS

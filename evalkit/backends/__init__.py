@@ -17,8 +17,17 @@ if TYPE_CHECKING:
 
     from evalkit.config import BackendEntry
 
-__all__ = ["BACKENDS", "Backend", "Feature", "RetryPolicy", "call_with_retries", "create_backend", "http_client",
-           "key_required", "needs_http_client"]
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "Feature",
+    "RetryPolicy",
+    "call_with_retries",
+    "create_backend",
+    "http_client",
+    "key_required",
+    "needs_http_client",
+]
 
 # kind -> "module:Class". Every class takes keyword arguments (entry=..., client=..., api_key=...).
 BACKENDS: dict[str, str] = {
@@ -55,8 +64,9 @@ def needs_http_client(kind: str) -> bool:
 def key_required(entry: BackendEntry) -> bool:
     """A key is needed when the config names its variable, or for a hosted API at its default address
     (a local OpenAI-compatible server or llama-server's Messages API needs none)."""
-    return bool(entry.api_key_env) or (entry.kind in DEFAULT_KEY_ENV and entry.url is None
-                                       and not entry.endpoint_list())
+    return bool(entry.api_key_env) or (
+        entry.kind in DEFAULT_KEY_ENV and entry.url is None and not entry.endpoint_list()
+    )
 
 
 def create_backend(entry: BackendEntry, client: httpx.AsyncClient | None) -> Backend:

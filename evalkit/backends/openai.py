@@ -43,8 +43,11 @@ def _wire_message(message: Message, *, tool_name: bool) -> dict[str, Any]:
             out["name"] = message.name
         return out
     if message.role == "assistant" and message.tool_calls:
-        return {"role": "assistant", "content": message.content or None,
-                "tool_calls": [_wire_call(c) for c in message.tool_calls]}
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [_wire_call(c) for c in message.tool_calls],
+        }
     return {"role": message.role, "content": message.content}
 
 
@@ -63,8 +66,9 @@ def chat_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
 
 def _usage(body: dict[str, Any]) -> Usage:
     usage = body.get("usage") or {}
-    return Usage(prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                 completion_tokens=int(usage.get("completion_tokens") or 0))
+    return Usage(
+        prompt_tokens=int(usage.get("prompt_tokens") or 0), completion_tokens=int(usage.get("completion_tokens") or 0)
+    )
 
 
 def parse_chat_response(body: dict[str, Any], latency_s: float, *, constraint_dropped: bool = False) -> Completion:
@@ -73,15 +77,23 @@ def parse_chat_response(body: dict[str, Any], latency_s: float, *, constraint_dr
         choice = body["choices"][0]
         message = choice["message"]
         raw_calls = message.get("tool_calls") or []
-        calls = [tool_call(c.get("id"), (c.get("function") or {}).get("name"),
-                           (c.get("function") or {}).get("arguments")) for c in raw_calls]
+        calls = [
+            tool_call(c.get("id"), (c.get("function") or {}).get("name"), (c.get("function") or {}).get("arguments"))
+            for c in raw_calls
+        ]
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise BackendError(f"unexpected chat completion shape ({type(exc).__name__}: {exc}): "
-                           f"{json.dumps(body)[:200]}") from exc
+        raise BackendError(
+            f"unexpected chat completion shape ({type(exc).__name__}: {exc}): {json.dumps(body)[:200]}"
+        ) from exc
     text = message.get("content")
-    return Completion(text=text if isinstance(text, str) else "", tool_calls=calls,
-                      finish_reason=normalise_finish(choice.get("finish_reason")), usage=_usage(body),
-                      latency_s=latency_s, constraint_dropped=constraint_dropped)
+    return Completion(
+        text=text if isinstance(text, str) else "",
+        tool_calls=calls,
+        finish_reason=normalise_finish(choice.get("finish_reason")),
+        usage=_usage(body),
+        latency_s=latency_s,
+        constraint_dropped=constraint_dropped,
+    )
 
 
 class OpenAIBackend:
@@ -105,11 +117,20 @@ class OpenAIBackend:
         return feature in _FEATURES
 
     async def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"kind": self.kind, "url": public_url(self.url), "model": self.model,
-                                "max_tokens_field": self._max_tokens_field}
+        info: dict[str, Any] = {
+            "kind": self.kind,
+            "url": public_url(self.url),
+            "model": self.model,
+            "max_tokens_field": self._max_tokens_field,
+        }
         try:  # provenance only: a proxy without /models must not stop the run
-            listing = await get_json(self._client, join_url(self.url, "models"), headers=self._headers(),
-                                     deadline_s=self.entry.timeout_s, secrets=[self._api_key])
+            listing = await get_json(
+                self._client,
+                join_url(self.url, "models"),
+                headers=self._headers(),
+                deadline_s=self.entry.timeout_s,
+                secrets=[self._api_key],
+            )
         except BackendError as exc:
             info["models_error"] = str(exc)
             return info
@@ -125,8 +146,10 @@ class OpenAIBackend:
         """The wire request, and whether an optional constraint was dropped."""
         constraint, dropped = settle_constraint(request, backend="openai", kinds={"json_schema"})
         body: dict[str, Any] = {
-            "model": self.model, "messages": chat_messages(request.messages),
-            "temperature": request.sampling.temperature, self._max_tokens_field: request.sampling.max_tokens,
+            "model": self.model,
+            "messages": chat_messages(request.messages),
+            "temperature": request.sampling.temperature,
+            self._max_tokens_field: request.sampling.max_tokens,
         }
         if request.sampling.seed is not None:
             body["seed"] = request.sampling.seed
@@ -138,12 +161,20 @@ class OpenAIBackend:
         if choice is not None:
             body["tool_choice"] = choice
         if constraint is not None:
-            body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": "evalkit_output", "schema": constraint_body(constraint), "strict": False}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "evalkit_output", "schema": constraint_body(constraint), "strict": False},
+            }
         return body, dropped
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        reply = await post_json(self._client, join_url(self.url, "chat/completions"), body,
-                                headers=self._headers(), deadline_s=self.entry.timeout_s, secrets=[self._api_key])
+        reply = await post_json(
+            self._client,
+            join_url(self.url, "chat/completions"),
+            body,
+            headers=self._headers(),
+            deadline_s=self.entry.timeout_s,
+            secrets=[self._api_key],
+        )
         return parse_chat_response(reply.body, reply.latency_s, constraint_dropped=dropped)

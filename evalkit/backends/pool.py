@@ -91,8 +91,11 @@ class PoolBackend:
         loading its model makes describe wait); a server that cannot be described is down."""
         described = await asyncio.gather(*(self._describe_one(e) for e in self.endpoints))
         if all(e.down is not None for e in self.endpoints):
-            raise BackendError(f"no endpoint of {self.model} is reachable: " + "; ".join(
-                f"{public_url(e.url)}: {e.down}" for e in self.endpoints), retryable=True)
+            raise BackendError(
+                f"no endpoint of {self.model} is reachable: "
+                + "; ".join(f"{public_url(e.url)}: {e.down}" for e in self.endpoints),
+                retryable=True,
+            )
         return {"kind": self.kind, "model": self.model, "simulated": self.simulated, "endpoints": described}
 
     async def _describe_one(self, endpoint: Endpoint) -> dict[str, Any]:
@@ -104,8 +107,12 @@ class PoolBackend:
         if endpoint.concurrency is None:
             slots = info.get("total_slots")
             endpoint.concurrency = slots if isinstance(slots, int) and slots > 0 else self._default_concurrency
-        return {**info, "url": public_url(endpoint.url), "concurrency": endpoint.concurrency,
-                "up": endpoint.down is None}
+        return {
+            **info,
+            "url": public_url(endpoint.url),
+            "concurrency": endpoint.concurrency,
+            "up": endpoint.down is None,
+        }
 
     async def _acquire(self, run_id: str, tried: set[int]) -> Endpoint:
         async with self._ready:
@@ -113,8 +120,10 @@ class PoolBackend:
                 live = [e for i, e in enumerate(self.endpoints) if e.down is None and i not in tried]
                 if not live:
                     down = "; ".join(f"{public_url(e.url)}: {e.down}" for e in self.endpoints if e.down)
-                    raise BackendError(f"every endpoint of {self.model} is down or failed this call ({down})",
-                                       retryable=any(e.down is None for e in self.endpoints))
+                    raise BackendError(
+                        f"every endpoint of {self.model} is down or failed this call ({down})",
+                        retryable=any(e.down is None for e in self.endpoints),
+                    )
                 free = [e for e in live if e.in_flight < e.capacity]
                 if free:
                     last = self._last.get(run_id)

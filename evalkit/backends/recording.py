@@ -24,8 +24,14 @@ from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError, ResultsError, UnsupportedFeature
 from evalkit.results_writer import output_error
 
-__all__ = ["PROVENANCE_FILE", "RECORDINGS_FILE", "RecordingBackend", "prune_unfinished", "request_document",
-           "request_key"]
+__all__ = [
+    "PROVENANCE_FILE",
+    "RECORDINGS_FILE",
+    "RecordingBackend",
+    "prune_unfinished",
+    "request_document",
+    "request_key",
+]
 
 RECORDINGS_FILE = "recordings.jsonl"
 PROVENANCE_FILE = "provenance.json"
@@ -42,13 +48,18 @@ def _canonical(value: Any) -> str:
 
 
 def request_key(kind: str, model: str, request: ChatRequest) -> str:
-    return hashlib.sha256(_canonical({"kind": kind, "model": model,
-                                      "request": request_document(request)}).encode()).hexdigest()
+    return hashlib.sha256(
+        _canonical({"kind": kind, "model": model, "request": request_document(request)}).encode()
+    ).hexdigest()
 
 
 def error_document(exc: BackendError) -> dict[str, Any]:
-    return {"message": str(exc), "retryable": exc.retryable, "status": exc.status,
-            "unsupported": isinstance(exc, UnsupportedFeature)}
+    return {
+        "message": str(exc),
+        "retryable": exc.retryable,
+        "status": exc.status,
+        "unsupported": isinstance(exc, UnsupportedFeature),
+    }
 
 
 def prune_unfinished(directory: Path, finished: set[str]) -> int:
@@ -62,8 +73,11 @@ def prune_unfinished(directory: Path, finished: set[str]) -> int:
     if not path.exists():
         return 0
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    kept = [line for lineno, line in enumerate(lines, start=1)
-            if line.endswith("\n") and line.strip() and _run_id(path, lineno, line) in finished]
+    kept = [
+        line
+        for lineno, line in enumerate(lines, start=1)
+        if line.endswith("\n") and line.strip() and _run_id(path, lineno, line) in finished
+    ]
     if len(kept) != len(lines):
         tmp = path.with_suffix(".tmp")
         try:
@@ -91,7 +105,7 @@ def _append_line(path: Path, text: str) -> None:
             try:
                 view = memoryview(text.encode())
                 while view:
-                    view = view[fh.write(view) or 0:]
+                    view = view[fh.write(view) or 0 :]
             except OSError:
                 with contextlib.suppress(OSError):
                     fh.truncate(start)
@@ -119,9 +133,13 @@ class RecordingBackend:
         return self.inner.supports(feature)
 
     def _write_provenance(self, description: dict[str, Any] | None, error: str | None = None) -> None:
-        doc: dict[str, Any] = {"kind": self.kind, "model": self.model, "simulated": self.simulated,
-                               "describe": description,
-                               "supports": {f: self.inner.supports(f) for f in ALL_FEATURES}}
+        doc: dict[str, Any] = {
+            "kind": self.kind,
+            "model": self.model,
+            "simulated": self.simulated,
+            "describe": description,
+            "supports": {f: self.inner.supports(f) for f in ALL_FEATURES},
+        }
         if error is not None:
             doc["describe_error"] = error
         path = self.directory / PROVENANCE_FILE
@@ -145,9 +163,15 @@ class RecordingBackend:
         await self.inner.aclose()
 
     def _append(self, request: ChatRequest, context: CallContext, outcome: dict[str, Any]) -> None:
-        line = {"key": request_key(self.kind, self.model, request), "run_id": context.run_id,
-                "call_index": context.call_index, "kind": self.kind, "model": self.model,
-                "request": request_document(request), **outcome}
+        line = {
+            "key": request_key(self.kind, self.model, request),
+            "run_id": context.run_id,
+            "call_index": context.call_index,
+            "kind": self.kind,
+            "model": self.model,
+            "request": request_document(request),
+            **outcome,
+        }
         # one write per line, between awaits: concurrent runs on one event loop cannot interleave
         _append_line(self.directory / RECORDINGS_FILE, _canonical(line) + "\n")
 

@@ -81,8 +81,9 @@ def _read_entries(path: Path) -> list[_Entry]:
             try:
                 doc = json.loads(text)
                 outcome = {k: doc[k] for k in ("completion", "error") if k in doc}
-                entries.append(_Entry(str(doc["run_id"]), int(doc["call_index"]), number, str(doc["key"]),
-                                      doc["request"], outcome))
+                entries.append(
+                    _Entry(str(doc["run_id"]), int(doc["call_index"]), number, str(doc["key"]), doc["request"], outcome)
+                )
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
                 if number == 1 or text.endswith("\n"):  # only a last line cut short is forgiven
                     raise ConfigError(f"{path}:{number}: not a recording line ({exc})") from exc
@@ -122,8 +123,7 @@ class ReplayBackend:
 
     kind = "replay"
 
-    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient | None = None,
-                 api_key: str | None = None):
+    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient | None = None, api_key: str | None = None):
         if not entry.options.get("dir"):
             raise ConfigError(f"backend {entry.label!r}: kind replay needs options.dir (a --record directory)")
         self.directory = Path(str(entry.options["dir"])).resolve()
@@ -166,7 +166,8 @@ class ReplayBackend:
             why = "this request was recorded, but every recorded answer to it has been replayed already"
         elif recorded:
             why = "the request changed since recording: " + (
-                first_difference(recorded[0].request, request_document(request)) or "it differs")
+                first_difference(recorded[0].request, request_document(request)) or "it differs"
+            )
         else:
             why = "no request was recorded for this run and call"
         return ReplayMiss(f"{where}: {why} (record again with --record)")
@@ -180,5 +181,8 @@ class ReplayBackend:
             return Completion.model_validate(item.outcome["completion"])
         error = item.outcome.get("error") or {}
         cls = UnsupportedFeature if error.get("unsupported") else BackendError
-        raise cls(str(error.get("message", "recorded backend error")), retryable=bool(error.get("retryable")),
-                  status=error.get("status"))
+        raise cls(
+            str(error.get("message", "recorded backend error")),
+            retryable=bool(error.get("retryable")),
+            status=error.get("status"),
+        )

@@ -42,8 +42,11 @@ def _progress(messages: list[Message], skill: Skill) -> int:
     done = 0
     for message in messages:
         for call in _calls_in(message):
-            if done < len(skill.calls) and call.name == skill.calls[done].name \
-                    and call.arguments == skill.calls[done].arguments:
+            if (
+                done < len(skill.calls)
+                and call.name == skill.calls[done].name
+                and call.arguments == skill.calls[done].arguments
+            ):
                 done += 1
     return done
 
@@ -74,8 +77,7 @@ class SimulatedBackend:
     kind = "sim"
     simulated = True
 
-    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient | None = None,
-                 api_key: str | None = None):
+    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient | None = None, api_key: str | None = None):
         self.model = entry.model
         self.profile: SimProfile = load_profile(entry.model)
 
@@ -108,8 +110,10 @@ class SimulatedBackend:
         if s.nudged:  # a corrective message mostly works; the rest fails as usual
             rest = 1 - self.profile.after_nudge.tool_step_correct
             others = sum(v for k, v in weights.items() if k != "correct") or 1
-            weights = {k: (self.profile.after_nudge.tool_step_correct if k == "correct" else v * rest / others)
-                       for k, v in weights.items()}
+            weights = {
+                k: (self.profile.after_nudge.tool_step_correct if k == "correct" else v * rest / others)
+                for k, v in weights.items()
+            }
         if s.constrained:  # the grammar makes format errors and invented tools impossible
             weights["malformed_call"] = weights["hallucinated_tool"] = 0.0
         if s.forced:  # must emit a call: prose turns into some call, most often the right one
@@ -123,7 +127,7 @@ class SimulatedBackend:
     def _act(self, rng: random.Random, s: _Situation, behaviour: str, target: ToolCall) -> tuple[str, list[ToolCall]]:
         call_id = f"sim_{rng.randrange(10**8)}"
         if behaviour == "correct" and s.skill.parallel:  # all remaining calls in one reply
-            rest = s.skill.calls[s.progress:]
+            rest = s.skill.calls[s.progress :]
             return "", [t.model_copy(update={"id": f"{call_id}_{i}"}) for i, t in enumerate(rest)]
         if behaviour == "correct":
             return "", [target.model_copy(update={"id": call_id})]
@@ -131,8 +135,9 @@ class SimulatedBackend:
             raw = json.dumps(target.arguments)[:-1] + ',"'  # cut short, as a model that stops mid-object
             return "", [ToolCall(id=call_id, name=target.name, raw_arguments=raw, parse_error="invalid JSON")]
         if behaviour == "hallucinated_tool":
-            return "", [ToolCall(id=call_id, name=target.name.replace("get_", "fetch_") + "_info",
-                                 arguments=target.arguments)]
+            return "", [
+                ToolCall(id=call_id, name=target.name.replace("get_", "fetch_") + "_info", arguments=target.arguments)
+            ]
         if behaviour == "wrong_arguments":
             wrong = {k: (f"{v}-x" if isinstance(v, str) else v) for k, v in (target.arguments or {}).items()}
             return "", [ToolCall(id=call_id, name=target.name, arguments=wrong or {"query": "?"})]

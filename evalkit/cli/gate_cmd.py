@@ -30,31 +30,52 @@ _SEQUENTIAL = ("futility", "batch", "max_runs")
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("gate", help="compare a candidate's results with a baseline's; exit 1 on a regression")
     p.add_argument("--baseline", nargs="+", type=Path, required=True, help="baseline results file(s)")
-    p.add_argument("--candidate", nargs="+", type=Path, required=True,
-                   help="candidate results file(s); with --sequential, the candidate's run config")
+    p.add_argument(
+        "--candidate",
+        nargs="+",
+        type=Path,
+        required=True,
+        help="candidate results file(s); with --sequential, the candidate's run config",
+    )
     p.add_argument("--config", type=Path, help="gate settings (YAML): alpha, floor, floors, level, pairing, ...")
     p.add_argument("--alpha", type=float, help="family-wise significance level (default 0.05)")
-    p.add_argument("--metric", choices=["correct", "completed"],
-                   help="the rate gated: correct (the check passed, default) or completed (structural)")
-    p.add_argument("--floor", type=float,
-                   help="fail a cell whose rate is significantly under this (one-sided exact binomial test)")
+    p.add_argument(
+        "--metric",
+        choices=["correct", "completed"],
+        help="the rate gated: correct (the check passed, default) or completed (structural)",
+    )
+    p.add_argument(
+        "--floor", type=float, help="fail a cell whose rate is significantly under this (one-sided exact binomial test)"
+    )
     p.add_argument("--max-infra-error-rate", type=float, help="share of infra errors that makes a cell unusable")
     p.add_argument("--test", choices=["boschloo", "fisher"], help="unpaired test (default boschloo)")
-    p.add_argument("--pairing", choices=["auto", "paired", "unpaired"],
-                   help="auto: McNemar when runs pair by scenario, index and seed (default)")
-    p.add_argument("--level", choices=["scenario", "family", "cell"],
-                   help="compare per scenario (default), or pooled per family or per strategy column")
+    p.add_argument(
+        "--pairing",
+        choices=["auto", "paired", "unpaired"],
+        help="auto: McNemar when runs pair by scenario, index and seed (default)",
+    )
+    p.add_argument(
+        "--level",
+        choices=["scenario", "family", "cell"],
+        help="compare per scenario (default), or pooled per family or per strategy column",
+    )
     p.add_argument("--junit", type=Path, help="write JUnit XML here (one test case per cell)")
     p.add_argument("--markdown", type=Path, help="append a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
     p.add_argument("-v", "--verbose", action="store_true", help="also list the cells that passed")
     seq = p.add_argument_group("sequential mode")
-    seq.add_argument("--sequential", action="store_true",
-                     help="run the candidate config in batches against --baseline; stop each cell once decided")
+    seq.add_argument(
+        "--sequential",
+        action="store_true",
+        help="run the candidate config in batches against --baseline; stop each cell once decided",
+    )
     seq.add_argument("--max-runs", type=int, help="runs per cell of the fixed-N verdict it curtails (default 50)")
     seq.add_argument("--batch", type=int, help="runs per undecided cell per batch (default 5)")
-    seq.add_argument("--futility", type=float,
-                     help="stop a cell as accepted when its chance of still failing, at the drop the fixed-N "
-                          "test catches with 80%%, is under this (default 0.1; the power it may cost)")
+    seq.add_argument(
+        "--futility",
+        type=float,
+        help="stop a cell as accepted when its chance of still failing, at the drop the fixed-N "
+        "test catches with 80%%, is under this (default 0.1; the power it may cost)",
+    )
     seq.add_argument("--out", type=Path, help="folder for the batch results (default results/gate-<config>)")
     p.set_defaults(handler=run)
 

@@ -17,12 +17,14 @@ _HEADER = "# Imported from {dataset} {category}, case {id}. License: {license}.\
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("import", help="convert public benchmark cases into scenario files")
     p.add_argument("source", choices=["bfcl"])
-    p.add_argument("--categories", required=True,
-                   help=f"comma-separated BFCL categories ({', '.join(sorted(CATEGORIES))})")
+    p.add_argument(
+        "--categories", required=True, help=f"comma-separated BFCL categories ({', '.join(sorted(CATEGORIES))})"
+    )
     p.add_argument("--sample", type=int, default=None, help="cases per category (seeded); default all")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("-o", "--output", type=Path, required=True,
-                   help="folder for the scenario files (one subfolder per category)")
+    p.add_argument(
+        "-o", "--output", type=Path, required=True, help="folder for the scenario files (one subfolder per category)"
+    )
     p.set_defaults(handler=run)
 
 

@@ -18,16 +18,22 @@ _SUFFIX = {"html": ".html", "markdown": ".md", "json": ".json"}
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="write an HTML (or markdown, JSON) report from results files")
     p.add_argument("results", nargs="+", type=Path, help="results files (shards are merged)")
-    p.add_argument("-o", "--out", type=Path,
-                   help="output file (default: reports/<config name> + suffix; '-' for stdout)")
+    p.add_argument(
+        "-o", "--out", type=Path, help="output file (default: reports/<config name> + suffix; '-' for stdout)"
+    )
     p.add_argument("--format", choices=sorted(_SUFFIX), default="html")
     p.add_argument("--title", help="report title (default: from the config names)")
-    p.add_argument("--interval", choices=["wilson", "clopper-pearson"], default="wilson",
-                   help="interval for rates (default: wilson)")
+    p.add_argument(
+        "--interval",
+        choices=["wilson", "clopper-pearson"],
+        default="wilson",
+        help="interval for rates (default: wilson)",
+    )
     p.add_argument("--alpha", type=float, default=0.05, help="significance level for comparisons (default: 0.05)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
-    p.add_argument("--transcripts", type=int, default=3, metavar="N",
-                   help="failed transcripts shown per cell (default: 3)")
+    p.add_argument(
+        "--transcripts", type=int, default=3, metavar="N", help="failed transcripts shown per cell (default: 3)"
+    )
     p.set_defaults(handler=run)
 
 
@@ -43,9 +49,16 @@ def run(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace, results: Results) -> int:
     from evalkit.report import build_report, render, write_report  # scipy, matplotlib: not for --help
 
-    data = build_report(results, title=args.title, interval_method=args.interval, alpha=args.alpha,
-                        seed=args.seed, max_failed_transcripts=args.transcripts,
-                        generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
+    data = build_report(
+        results,
+        title=args.title,
+        interval_method=args.interval,
+        alpha=args.alpha,
+        seed=args.seed,
+        max_failed_transcripts=args.transcripts,
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        root=str(Path.cwd()),
+    )
     if args.out is not None and str(args.out) == "-":
         print(render(data, args.format), end="")
         return 0

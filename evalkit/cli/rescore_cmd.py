@@ -15,8 +15,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("rescore", help="re-judge a results file's runs with the current checker and scenarios")
     p.add_argument("results", type=Path)
     p.add_argument("-o", "--output", type=Path, required=True, help="where to write (may be RESULTS itself)")
-    p.add_argument("--scenarios", nargs="+", type=Path, default=[Path("scenarios")],
-                   help="scenario files or folders, searched for *.yaml (default: scenarios/)")
+    p.add_argument(
+        "--scenarios",
+        nargs="+",
+        type=Path,
+        default=[Path("scenarios")],
+        help="scenario files or folders, searched for *.yaml (default: scenarios/)",
+    )
     p.set_defaults(handler=run)
 
 

@@ -35,23 +35,46 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("config", type=Path)
     p.add_argument("-o", "--out", type=Path, help="results file (default: the config's output, or results/NAME.jsonl)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted results file, skipping finished runs")
-    p.add_argument("--retry-infra", action="store_true",
-                   help="with --resume: run again the runs recorded as infra_error (the new records supersede them)")
+    p.add_argument(
+        "--retry-infra",
+        action="store_true",
+        help="with --resume: run again the runs recorded as infra_error (the new records supersede them)",
+    )
     p.add_argument("--record", type=Path, metavar="DIR", help="record every backend request/response under DIR")
-    p.add_argument("--replay", type=Path, metavar="DIR",
-                   help="serve every backend from a --record DIR instead (no server); default output NAME-replay.jsonl")
+    p.add_argument(
+        "--replay",
+        type=Path,
+        metavar="DIR",
+        help="serve every backend from a --record DIR instead (no server); default output NAME-replay.jsonl",
+    )
     p.add_argument("-n", "--runs", type=int, help="override the config's runs per cell")
-    p.add_argument("--backend", action="append", metavar="LABEL",
-                   help="run only this backend entry now (repeatable); the others stay pending for --resume")
-    p.add_argument("--report", type=Path, metavar="FILE",
-                   help="also write a report of the whole results file (format from the suffix: .html, .md, .json)")
-    p.add_argument("--shard", metavar="I/N",
-                   help="run only shard I of N of the plan (a stable slice by run id); join them with `evalkit merge`")
-    p.add_argument("--executor", choices=EXECUTORS, default="local",
-                   help="where the runs execute: this process, or Ray workers (pip install 'evalkit[ray]')")
+    p.add_argument(
+        "--backend",
+        action="append",
+        metavar="LABEL",
+        help="run only this backend entry now (repeatable); the others stay pending for --resume",
+    )
+    p.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE",
+        help="also write a report of the whole results file (format from the suffix: .html, .md, .json)",
+    )
+    p.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only shard I of N of the plan (a stable slice by run id); join them with `evalkit merge`",
+    )
+    p.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="local",
+        help="where the runs execute: this process, or Ray workers (pip install 'evalkit[ray]')",
+    )
     p.add_argument("--address", help="with --executor ray: the cluster (ray://HOST:10001, or auto); default local")
-    p.add_argument("--workers", type=int,
-                   help="with --executor ray: Ray workers, one shard each (default: one per node)")
+    p.add_argument(
+        "--workers", type=int, help="with --executor ray: Ray workers, one shard each (default: one per node)"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
     p.set_defaults(handler=run)
 
@@ -67,8 +90,15 @@ class ProgressBar:
 
     WIDTH = 24
 
-    def __init__(self, enabled: bool, planned: int, results: Path | None = None, *, stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        enabled: bool,
+        planned: int,
+        results: Path | None = None,
+        *,
+        stream: TextIO | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ):
         self.stream = stream or sys.stderr
         self.enabled = enabled and (stream is not None or sys.stderr.isatty())
         self.planned = planned
@@ -186,8 +216,17 @@ def run(args: argparse.Namespace) -> int:
     executor = create_executor(args.executor, address=args.address, workers=args.workers)
     progress = ProgressBar(not args.no_progress, _planned(config, only, shard), output)
     try:
-        run_config(config, output, resume=args.resume, record_dir=args.record, retry_infra=args.retry_infra,
-                   progress=progress, only_backends=only, shard=shard, executor=executor)
+        run_config(
+            config,
+            output,
+            resume=args.resume,
+            record_dir=args.record,
+            retry_infra=args.retry_infra,
+            progress=progress,
+            only_backends=only,
+            shard=shard,
+            executor=executor,
+        )
     finally:
         progress.close()
     from evalkit.summary import summary_table  # here, not at start-up: it needs scipy

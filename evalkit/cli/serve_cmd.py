@@ -18,13 +18,23 @@ __all__ = ["add_parser", "config_snippet", "run"]
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("serve", help="start a local llama-server with a packaged model (until Ctrl-C)")
     p.add_argument("server", choices=["llama"], help="which server (only llama.cpp's llama-server for now)")
-    p.add_argument("--model", default="smollm2",
-                   help=f"a packaged model ({', '.join(MODELS)}) or a path to a .gguf file (default: smollm2)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT,
-                   help=f"port on 127.0.0.1 (default: {DEFAULT_PORT}; 0 picks a free one)")
+    p.add_argument(
+        "--model",
+        default="smollm2",
+        help=f"a packaged model ({', '.join(MODELS)}) or a path to a .gguf file (default: smollm2)",
+    )
+    p.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port on 127.0.0.1 (default: {DEFAULT_PORT}; 0 picks a free one)",
+    )
     template = p.add_mutually_exclusive_group()
-    template.add_argument("--no-template", action="store_true",
-                          help="serve the model's own chat template (no tool support: native tools are unsupported)")
+    template.add_argument(
+        "--no-template",
+        action="store_true",
+        help="serve the model's own chat template (no tool support: native tools are unsupported)",
+    )
     template.add_argument("--template", type=Path, help="a different Jinja chat template file")
     p.add_argument("--parallel", type=int, default=2, help="server slots, i.e. concurrent requests (default: 2)")
     p.add_argument("--ctx-size", type=int, default=8192, help="context tokens, shared by the slots (default: 8192)")
@@ -43,9 +53,17 @@ def config_snippet(model: str, url: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     template = None if args.no_template else (args.template or CHAT_TEMPLATE)
-    server = LlamaServer(args.model, port=args.port or None, template=template, parallel=args.parallel,
-                         ctx_size=args.ctx_size, seed=args.seed, threads=args.threads,
-                         startup_timeout_s=args.timeout, log_path=args.log)
+    server = LlamaServer(
+        args.model,
+        port=args.port or None,
+        template=template,
+        parallel=args.parallel,
+        ctx_size=args.ctx_size,
+        seed=args.seed,
+        threads=args.threads,
+        startup_timeout_s=args.timeout,
+        log_path=args.log,
+    )
     try:  # cli.main turns SIGTERM into KeyboardInterrupt, so it stops the server as Ctrl-C does
         with server:
             _announce(server)

@@ -1,7 +1,7 @@
 """Executors: where the runs of `evalkit run` execute (`--executor`). See `evalkit.executors.base`.
 
-    local   this process (the default)
-    ray     Ray workers, one shard of the pending runs each (`pip install 'evalkit[ray]'`)
+local   this process (the default)
+ray     Ray workers, one shard of the pending runs each (`pip install 'evalkit[ray]'`)
 """
 
 from __future__ import annotations

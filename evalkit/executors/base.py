@@ -35,5 +35,6 @@ class Phase(Protocol):
 
 
 class Executor(Protocol):
-    def phase(self, config: RunConfig, entries: list[BackendEntry],
-              record_dir: Path | None) -> AbstractAsyncContextManager[Phase]: ...
+    def phase(
+        self, config: RunConfig, entries: list[BackendEntry], record_dir: Path | None
+    ) -> AbstractAsyncContextManager[Phase]: ...

@@ -69,8 +69,9 @@ class OpenBackends:
 
     def _serve(self, config: RunConfig, entry: BackendEntry) -> BackendEntry:
         assert entry.serve is not None
-        servers = [server_for(entry.serve, entry.model, Path(config.base_dir or "."))
-                   for _ in range(entry.serve.replicas)]
+        servers = [
+            server_for(entry.serve, entry.model, Path(config.base_dir or ".")) for _ in range(entry.serve.replicas)
+        ]
         self.servers[entry.label] = servers
         for server in servers:
             # in this thread, not a worker: the server's parent-death signal follows the thread
@@ -122,8 +123,11 @@ class LocalPhase:
                 await queue.put(await execute_run(spec, backend, self.config))
                 await asyncio.sleep(0)  # a simulated run never waits: let signals and other workers in
 
-        workers = [asyncio.ensure_future(work(specs, self.pool.backends[label]))
-                   for label, specs in pending.items() for _ in range(max(1, capacity.get(label, 1)))]
+        workers = [
+            asyncio.ensure_future(work(specs, self.pool.backends[label]))
+            for label, specs in pending.items()
+            for _ in range(max(1, capacity.get(label, 1)))
+        ]
 
         async def finish() -> None:
             try:
@@ -151,8 +155,9 @@ class LocalExecutor:
     """Runs every phase in this process (the default; `evalkit.executors` lists the others)."""
 
     @contextlib.asynccontextmanager
-    async def phase(self, config: RunConfig, entries: list[BackendEntry],
-                    record_dir: Path | None) -> AsyncIterator[LocalPhase]:
+    async def phase(
+        self, config: RunConfig, entries: list[BackendEntry], record_dir: Path | None
+    ) -> AsyncIterator[LocalPhase]:
         pool = await OpenBackends.open(config, entries, record_dir)
         try:
             yield LocalPhase(config, entries, pool)

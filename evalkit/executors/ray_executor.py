@@ -84,16 +84,19 @@ class ShardWorker:
 def _provenance(described: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each label's description from the first worker, and every worker's own under `ray_workers`."""
     first = described[0]["backends"]
-    return {label: {**info, "ray_workers": [{"node": d["node"], **d["backends"].get(label, {})} for d in described]}
-            for label, info in first.items()}
+    return {
+        label: {**info, "ray_workers": [{"node": d["node"], **d["backends"].get(label, {})} for d in described]}
+        for label, info in first.items()
+    }
 
 
 class RayPhase:
     """Workers pull batches of the pending runs as they free up, so a faster node takes more of them
     and the driver never holds more than the batches in flight."""
 
-    def __init__(self, actors: list[Any], capacities: list[int], simulated: bool,
-                 provenance: dict[str, dict[str, Any]]):
+    def __init__(
+        self, actors: list[Any], capacities: list[int], simulated: bool, provenance: dict[str, dict[str, Any]]
+    ):
         self.actors = actors
         self.capacities = capacities
         self.simulated = simulated
@@ -118,8 +121,11 @@ class RayPhase:
                 await queue.put(_DONE)
 
         # two batches in flight per worker (they share its limits): it never idles at a batch's tail
-        pumps = [asyncio.ensure_future(pump(actor, max(1, capacity)))
-                 for actor, capacity in zip(self.actors, self.capacities, strict=True) for _ in range(2)]
+        pumps = [
+            asyncio.ensure_future(pump(actor, max(1, capacity)))
+            for actor, capacity in zip(self.actors, self.capacities, strict=True)
+            for _ in range(2)
+        ]
         remaining = len(pumps)
         try:
             while remaining:
@@ -161,23 +167,29 @@ class RayExecutor:
         return self.workers or max(1, sum(1 for node in ray.nodes() if node.get("Alive")))
 
     @contextlib.asynccontextmanager
-    async def phase(self, config: RunConfig, entries: list[BackendEntry],
-                    record_dir: Path | None) -> AsyncIterator[RayPhase]:
+    async def phase(
+        self, config: RunConfig, entries: list[BackendEntry], record_dir: Path | None
+    ) -> AsyncIterator[RayPhase]:
         if record_dir is not None:
             raise ConfigError("--record works with the local executor only (recordings would be spread over nodes)")
         ray = _ray()
         if not ray.is_initialized():
             ray.init(address=self.address)
         worker = ray.remote(num_cpus=0)(ShardWorker)
-        actors = [worker.options(scheduling_strategy="SPREAD").remote(config, entries)
-                  for _ in range(self._worker_count(ray))]
+        actors = [
+            worker.options(scheduling_strategy="SPREAD").remote(config, entries) for _ in range(self._worker_count(ray))
+        ]
         try:
             try:
                 opened = await asyncio.gather(*(actor.open.remote() for actor in actors))
             except Exception as exc:
                 raise _worker_error(exc) from exc
-            yield RayPhase(actors, [capacity for _, capacity, _ in opened], any(flag for flag, _, _ in opened),
-                           _provenance([info for _, _, info in opened]))
+            yield RayPhase(
+                actors,
+                [capacity for _, capacity, _ in opened],
+                any(flag for flag, _, _ in opened),
+                _provenance([info for _, _, info in opened]),
+            )
         finally:
             with contextlib.suppress(Exception):  # a dead worker must not hide the phase's own error
                 await asyncio.gather(*(actor.close.remote() for actor in actors))

@@ -40,18 +40,35 @@ CATEGORIES = {  # BFCL category -> evalkit family
     "multi_turn_miss_param": "data_gap_recovery",
 }
 _GORILLA_TO_OPENAPI = {
-    "integer": "integer", "number": "number", "float": "number", "string": "string", "boolean": "boolean",
-    "bool": "boolean", "array": "array", "list": "array", "dict": "object", "object": "object", "tuple": "array",
-    "any": "string", "byte": "integer", "short": "integer", "long": "integer", "double": "number", "char": "string",
-    "ArrayList": "array", "Array": "array", "HashMap": "object",
+    "integer": "integer",
+    "number": "number",
+    "float": "number",
+    "string": "string",
+    "boolean": "boolean",
+    "bool": "boolean",
+    "array": "array",
+    "list": "array",
+    "dict": "object",
+    "object": "object",
+    "tuple": "array",
+    "any": "string",
+    "byte": "integer",
+    "short": "integer",
+    "long": "integer",
+    "double": "number",
+    "char": "string",
+    "ArrayList": "array",
+    "Array": "array",
+    "HashMap": "object",
 }
 _REFUSAL = "Sorry, none of the tools I have can do that."
 
 
 class BfclMissing(EvalkitError):
     def __init__(self, detail: str) -> None:
-        super().__init__(f"bfcl-eval is not usable ({detail}); "
-                         "install it: pip install --no-deps 'bfcl-eval>=2026.3.23' filelock")
+        super().__init__(
+            f"bfcl-eval is not usable ({detail}); install it: pip install --no-deps 'bfcl-eval>=2026.3.23' filelock"
+        )
 
 
 @dataclass
@@ -80,8 +97,10 @@ def attribution() -> tuple[str, str]:
     version = metadata.version("bfcl-eval")
     emails = ", ".join(meta.get_all("Author-email") or [])
     authors = re.sub(r"\s*<[^>]*>", "", emails) or "Gorilla project, UC Berkeley"
-    text = (f"Berkeley Function Calling Leaderboard (BFCL) v4 data from bfcl-eval {version} ({authors}); "
-            "converted by evalkit")
+    text = (
+        f"Berkeley Function Calling Leaderboard (BFCL) v4 data from bfcl-eval {version} ({authors}); "
+        "converted by evalkit"
+    )
     return ", ".join(meta.get_all("License") or []) or "Apache 2.0", text
 
 
@@ -153,8 +172,7 @@ def _alternatives(alts: list[Any]) -> Any:
     return specs[0] if len(specs) == 1 else {"$any_of": specs}
 
 
-def _call_check(name: str, answer: dict[str, list[Any]], function: dict[str, Any],
-                notes: list[str]) -> dict[str, Any]:
+def _call_check(name: str, answer: dict[str, list[Any]], function: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     must = set(function.get("parameters", {}).get("required", []))
     arguments: dict[str, Any] = {}
     for param, alts in answer.items():
@@ -206,12 +224,14 @@ def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | N
             return Conversion(None, skipped="no possible answer")
         required = []
         for entry in answer["ground_truth"]:
-            (name, params), = entry.items()
+            ((name, params),) = entry.items()
             if name not in functions:
                 return Conversion(None, skipped=f"the answer calls {name!r}, which the case does not offer")
             required.append(_call_check(name, params, functions[name], notes))
-        check = {"calls": {"order": "unordered", "required": required, "extra_calls": "forbid"},
-                 "match": {"normalise": "bfcl", "strict_types": True}}
+        check = {
+            "calls": {"order": "unordered", "required": required, "extra_calls": "forbid"},
+            "match": {"normalise": "bfcl", "strict_types": True},
+        }
         reference = {"calls": [{"name": r["name"], "arguments": _reference_args(r)} for r in required]}
     scenario: dict[str, Any] = {
         "schema_version": 2,
@@ -221,8 +241,14 @@ def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | N
     }
     if system:
         scenario["system"] = system
-    scenario |= {"turns": turns, "tools": tools, "end_after_calls": True, "max_iterations": 3,
-                 "reference": reference, "check": check}
+    scenario |= {
+        "turns": turns,
+        "tools": tools,
+        "end_after_calls": True,
+        "max_iterations": 3,
+        "reference": reference,
+        "check": check,
+    }
     return Conversion(scenario, approximations=notes)
 
 
@@ -230,22 +256,31 @@ def _multi_turn(category: str, case: dict[str, Any], answer: dict[str, Any] | No
     fields, notes, skipped = convert_multi_turn(case, answer, _data_dir(), tool_schema)
     if fields is None:
         return Conversion(None, skipped=skipped)
-    scenario = {"schema_version": 2, "id": "bfcl-" + case["id"].replace("_", "-").lower(),
-                "family": CATEGORIES[category], "description": f"BFCL v4 {category} case {case['id']}."} | fields
+    scenario = {
+        "schema_version": 2,
+        "id": "bfcl-" + case["id"].replace("_", "-").lower(),
+        "family": CATEGORIES[category],
+        "description": f"BFCL v4 {category} case {case['id']}.",
+    } | fields
     return Conversion(scenario, approximations=notes)
 
 
 def _reference_args(entry: dict[str, Any]) -> dict[str, Any]:
     """A literal call that passes the check: the first alternative, optional and absent keys left out."""
+
     def first(spec: Any) -> Any:
         if isinstance(spec, dict) and "$any_of" in spec:
             return first(spec["$any_of"][0])
         if isinstance(spec, dict):
-            return {k: first(v) for k, v in spec.items()
-                    if not (isinstance(v, dict) and ("$optional" in v or "$absent" in v))}
+            return {
+                k: first(v)
+                for k, v in spec.items()
+                if not (isinstance(v, dict) and ("$optional" in v or "$absent" in v))
+            }
         if isinstance(spec, list):
             return [first(v) for v in spec]
         return spec
+
     return first(entry["arguments"])  # type: ignore[no-any-return]
 
 
@@ -268,8 +303,13 @@ def import_bfcl(categories: list[str], sample: int | None, seed: int) -> tuple[l
                 report.skipped.append((case["id"], conversion.skipped))
                 continue
             conversion.scenario["provenance"] = {
-                "dataset": "BFCL v4", "category": category, "id": case["id"], "license": license_name,
-                "attribution": credit, "approximations": conversion.approximations}
+                "dataset": "BFCL v4",
+                "category": category,
+                "id": case["id"],
+                "license": license_name,
+                "attribution": credit,
+                "approximations": conversion.approximations,
+            }
             report.approximated += [(case["id"], note) for note in conversion.approximations]
             out.append(conversion.scenario)
     return out, report

@@ -42,8 +42,9 @@ def _parse_call(text: str, methods: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
 
 
-def convert_multi_turn(case: dict[str, Any], answer: dict[str, Any] | None, data: Any,
-                       tool_schema: Any) -> tuple[dict[str, Any] | None, list[str], str]:
+def convert_multi_turn(
+    case: dict[str, Any], answer: dict[str, Any] | None, data: Any, tool_schema: Any
+) -> tuple[dict[str, Any] | None, list[str], str]:
     """(scenario fields, approximations, reason it was skipped)."""
     if answer is None:
         return None, [], "no possible answer"
@@ -73,10 +74,18 @@ def convert_multi_turn(case: dict[str, Any], answer: dict[str, Any] | None, data
             return None, [], f"cannot read a ground-truth call ({exc})"
         check = {"state_as_reference": True} if calls else {"no_tool_calls": True}
         turns.append({"user": "\n".join(users), "reference": reference, "check": check})
-    state = [{"class": f"{module}:{name}", "config": case.get("initial_config", {}).get(name, {})}
-             for name, module in paths.items()]
+    state = [
+        {"class": f"{module}:{name}", "config": case.get("initial_config", {}).get(name, {})}
+        for name, module in paths.items()
+    ]
     n_calls = sum(len(t) for t in truth)
-    fields = {"turns": turns, "tools": tools, "state": state, "max_iterations": min(100, n_calls + 3 * len(turns)),
-              "reference": {"calls": []}, "check": {"state_as_reference": True}}
+    fields = {
+        "turns": turns,
+        "tools": tools,
+        "state": state,
+        "max_iterations": min(100, n_calls + 3 * len(turns)),
+        "reference": {"calls": []},
+        "check": {"state_as_reference": True},
+    }
     notes = ["BFCL also requires each turn's execution results to appear among the model's; evalkit checks state only"]
     return fields, notes, ""

@@ -148,8 +148,18 @@ class Tally:
         return out
 
 
-_SUMMED = ("runs", "infra_errors", "unsupported", "completed", "correct", "first_try", "guard_fired", "model_calls",
-           "wasted_calls", "tokens")
+_SUMMED = (
+    "runs",
+    "infra_errors",
+    "unsupported",
+    "completed",
+    "correct",
+    "first_try",
+    "guard_fired",
+    "model_calls",
+    "wasted_calls",
+    "tokens",
+)
 
 
 def _cost(tally: Tally) -> Cost | None:
@@ -157,13 +167,23 @@ def _cost(tally: Tally) -> Cost | None:
     if not n:
         return None
     latency = np.array(tally.latency)
-    return Cost(latency_mean_s=float(np.mean(latency)), latency_median_s=float(np.median(latency)),
-                latency_p90_s=float(np.quantile(latency, 0.9)), model_calls_mean=tally.model_calls / n,
-                wasted_calls_mean=tally.wasted_calls / n, tokens_mean=tally.tokens / n)
+    return Cost(
+        latency_mean_s=float(np.mean(latency)),
+        latency_median_s=float(np.median(latency)),
+        latency_p90_s=float(np.quantile(latency, 0.9)),
+        model_calls_mean=tally.model_calls / n,
+        wasted_calls_mean=tally.wasted_calls / n,
+        tokens_mean=tally.tokens / n,
+    )
 
 
-def cell_stats(runs: Sequence[RunRecord] | Tally, rng: np.random.Generator, *, confidence: float = 0.95,
-               method: IntervalMethod = "wilson") -> CellStats:
+def cell_stats(
+    runs: Sequence[RunRecord] | Tally,
+    rng: np.random.Generator,
+    *,
+    confidence: float = 0.95,
+    method: IntervalMethod = "wilson",
+) -> CellStats:
     """A cell's statistics, from its runs or from their tally (`Tally.of`, or a `Tally.total`)."""
     tally = runs if isinstance(runs, Tally) else Tally.of(runs)
     n = tally.counted

@@ -48,8 +48,9 @@ def _outcomes(runs: Sequence[RunRecord], metric: Metric) -> dict[PairKey, bool]:
     return {(r.cell.scenario, r.index, r.seed): bool(getattr(r, metric)) for r in runs if r.counted}
 
 
-def paired_outcomes(a: Sequence[RunRecord], b: Sequence[RunRecord], metric: Metric = "completed"
-                    ) -> list[tuple[bool, bool]] | None:
+def paired_outcomes(
+    a: Sequence[RunRecord], b: Sequence[RunRecord], metric: Metric = "completed"
+) -> list[tuple[bool, bool]] | None:
     """(a passed, b passed) per pair, or None when the runs do not pair up one to one."""
     left, right = _outcomes(a, metric), _outcomes(b, metric)
     if not left or left.keys() != right.keys():
@@ -76,12 +77,15 @@ class DiscordantPairs:
         left, right = self._of(a), self._of(b)
         if not left or left.keys() != right.keys():
             return None
-        return (sum(1 for k, x in left.items() if x and not right[k]),
-                sum(1 for k, y in right.items() if y and not left[k]))
+        return (
+            sum(1 for k, x in left.items() if x and not right[k]),
+            sum(1 for k, y in right.items() if y and not left[k]),
+        )
 
 
-def _test(a: Sequence[RunRecord], b: Sequence[RunRecord], ra: Rate, rb: Rate, pairs: DiscordantPairs
-          ) -> tuple[str, tuple[int, int] | None, float]:
+def _test(
+    a: Sequence[RunRecord], b: Sequence[RunRecord], ra: Rate, rb: Rate, pairs: DiscordantPairs
+) -> tuple[str, tuple[int, int] | None, float]:
     discordant = pairs.count(a, b)
     if discordant is not None:
         return "McNemar exact (paired)", discordant, mcnemar(*discordant, alternative="two-sided")
@@ -93,8 +97,14 @@ def _correct_rate(runs: Sequence[RunRecord], confidence: float) -> Rate | None:
     return rate(sum(r.correct for r in counted), len(counted), confidence)
 
 
-def _compare(kind: ComparisonKind, group: str, scope: str, sides: dict[str, list[RunRecord]],
-             confidence: float, pairs: DiscordantPairs) -> list[Comparison]:
+def _compare(
+    kind: ComparisonKind,
+    group: str,
+    scope: str,
+    sides: dict[str, list[RunRecord]],
+    confidence: float,
+    pairs: DiscordantPairs,
+) -> list[Comparison]:
     out = []
     rates = {label: _correct_rate(runs, confidence) for label, runs in sides.items()}  # once per side, not per pair
     for a, b in combinations(sides, 2):
@@ -102,19 +112,41 @@ def _compare(kind: ComparisonKind, group: str, scope: str, sides: dict[str, list
         if ra is None or rb is None:
             continue
         test, discordant, p = _test(sides[a], sides[b], ra, rb, pairs)
-        out.append(Comparison(kind, group, scope, a, b, ra, rb, newcombe(ra.x, ra.n, rb.x, rb.n, confidence),
-                              test, discordant, p, p_holm=p, significant=False))
+        out.append(
+            Comparison(
+                kind,
+                group,
+                scope,
+                a,
+                b,
+                ra,
+                rb,
+                newcombe(ra.x, ra.n, rb.x, rb.n, confidence),
+                test,
+                discordant,
+                p,
+                p_holm=p,
+                significant=False,
+            )
+        )
     return out
 
 
-def compare(groups: dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]], *, alpha: float = 0.05,
-            confidence: float = 0.95) -> list[Comparison]:
+def compare(
+    groups: dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]],
+    *,
+    alpha: float = 0.05,
+    confidence: float = 0.95,
+) -> list[Comparison]:
     """`groups` maps (kind, shared label, scope) to side label → runs, sides in display order.
 
     Holm's correction runs over every comparison at once, so "significant" means the same thing
     in both tables."""
     pairs = DiscordantPairs()
-    raw = [c for (kind, group, scope), sides in groups.items()
-           for c in _compare(kind, group, scope, sides, confidence, pairs)]
+    raw = [
+        c
+        for (kind, group, scope), sides in groups.items()
+        for c in _compare(kind, group, scope, sides, confidence, pairs)
+    ]
     adjusted = holm([c.p for c in raw])
     return [replace(c, p_holm=p_adj, significant=p_adj <= alpha) for c, p_adj in zip(raw, adjusted, strict=True)]

@@ -154,8 +154,9 @@ def _rows(results: Results) -> list[Row]:
     return rows
 
 
-def _group_runs(results: Results, columns: Sequence[Column], rows: Sequence[Row]
-                ) -> dict[tuple[str, str], list[RunRecord]]:
+def _group_runs(
+    results: Results, columns: Sequence[Column], rows: Sequence[Row]
+) -> dict[tuple[str, str], list[RunRecord]]:
     """Runs per (row id, column id), in file order; one pass over the runs."""
     by_column: dict[ColumnKey, str] = {(c.backend, c.model, c.mode, c.strategy): c.id for c in columns}
     row_of = {(r.family, r.scenario): r.id for r in rows if r.kind != "overall"}
@@ -183,9 +184,9 @@ def _tallies(rows: Sequence[Row], grouped: dict[tuple[str, str], list[RunRecord]
     return tallies | {key: Tally.total(parts) for key, parts in pooled.items()}
 
 
-def _comparison_groups(columns: Sequence[Column], rows: Sequence[Row],
-                       grouped: dict[tuple[str, str], list[RunRecord]]
-                       ) -> dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]]:
+def _comparison_groups(
+    columns: Sequence[Column], rows: Sequence[Row], grouped: dict[tuple[str, str], list[RunRecord]]
+) -> dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]]:
     """Strategies side by side within a backend/model/mode, and models side by side within a
     mode/strategy, for the overall row and each family."""
     out: dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]] = defaultdict(dict)
@@ -200,8 +201,9 @@ def _comparison_groups(columns: Sequence[Column], rows: Sequence[Row],
     return {key: sides for key, sides in out.items() if len(sides) > 1}
 
 
-def _not_counted(columns: Sequence[Column], rows: Sequence[Row],
-                 grouped: dict[tuple[str, str], list[RunRecord]]) -> list[NotCounted]:
+def _not_counted(
+    columns: Sequence[Column], rows: Sequence[Row], grouped: dict[tuple[str, str], list[RunRecord]]
+) -> list[NotCounted]:
     out = []
     for column in columns:
         for row in rows:
@@ -209,27 +211,55 @@ def _not_counted(columns: Sequence[Column], rows: Sequence[Row],
             bad = [r for r in runs if not r.counted]
             if row.kind == "scenario" and bad:
                 errors = [r.error for r in bad if r.error]
-                out.append(NotCounted(column, row.scenario, len(runs),
-                                      sum(r.outcome == "infra_error" for r in bad),
-                                      sum(r.outcome == "unsupported" for r in bad), errors[0] if errors else None))
+                out.append(
+                    NotCounted(
+                        column,
+                        row.scenario,
+                        len(runs),
+                        sum(r.outcome == "infra_error" for r in bad),
+                        sum(r.outcome == "unsupported" for r in bad),
+                        errors[0] if errors else None,
+                    )
+                )
     return out
 
 
-def _drilldown(ident: str, column: Column, row: Row, runs: list[RunRecord], whole: list[RunRecord],
-               stats: CellStats, max_failed: int) -> Drilldown:
+def _drilldown(
+    ident: str,
+    column: Column,
+    row: Row,
+    runs: list[RunRecord],
+    whole: list[RunRecord],
+    stats: CellStats,
+    max_failed: int,
+) -> Drilldown:
     """`whole`: the records of `runs` with transcripts (all, or the sample `evalkit.scan` kept)."""
     passing = pick_passing(whole)
     return Drilldown(
-        id=ident, column=column, row=row, stats=stats, prepare_choices=prepare_choices(runs),
+        id=ident,
+        column=column,
+        row=row,
+        stats=stats,
+        prepare_choices=prepare_choices(runs),
         failed=tuple(transcript(r) for r in pick_failed(whole, max_failed)),
         failed_total=sum(1 for r in runs if r.counted and not r.correct),
-        passing=transcript(passing) if passing else None)
+        passing=transcript(passing) if passing else None,
+    )
 
 
-def build_report(results: Results, *, title: str | None = None, confidence: float = 0.95,
-                 interval_method: IntervalMethod = "wilson", alpha: float = 0.05, seed: int = 0,
-                 max_failed_transcripts: int = 3, include_power: bool = True,
-                 generated_at: str | None = None, root: str | None = None) -> ReportData:
+def build_report(
+    results: Results,
+    *,
+    title: str | None = None,
+    confidence: float = 0.95,
+    interval_method: IntervalMethod = "wilson",
+    alpha: float = 0.05,
+    seed: int = 0,
+    max_failed_transcripts: int = 3,
+    include_power: bool = True,
+    generated_at: str | None = None,
+    root: str | None = None,
+) -> ReportData:
     """Everything a report shows. `seed` seeds the bootstrap; the same inputs give the same data.
     `root` is the project directory: paths under it are shown relative to it."""
     columns, rows = _columns(results), _rows(results)
@@ -239,28 +269,54 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
     drilldowns = []
     for (row_id, column_id), runs in grouped.items():
         ri, ci = int(row_id[1:]), int(column_id[1:])
-        stats = cell_stats(tallies[(row_id, column_id)], np.random.default_rng([seed, ri, ci]), confidence=confidence,
-                           method=interval_method)
+        stats = cell_stats(
+            tallies[(row_id, column_id)],
+            np.random.default_rng([seed, ri, ci]),
+            confidence=confidence,
+            method=interval_method,
+        )
         cells[row_id][column_id] = stats
         if rows[ri].kind == "scenario":
-            drilldowns.append(_drilldown(f"d-{row_id}-{column_id}", columns[ci], rows[ri], runs,
-                                         results.whole(runs, max_failed_transcripts), stats, max_failed_transcripts))
+            drilldowns.append(
+                _drilldown(
+                    f"d-{row_id}-{column_id}",
+                    columns[ci],
+                    rows[ri],
+                    runs,
+                    results.whole(runs, max_failed_transcripts),
+                    stats,
+                    max_failed_transcripts,
+                )
+            )
     counted = [r for r in results.runs if r.counted]
     per_cell = [s.counted for by_col in cells.values() for s in by_col.values()]
     names = sorted({h.config_name for h in results.headers})
     comparisons = tuple(compare(_comparison_groups(columns, rows, grouped), alpha=alpha, confidence=confidence))
     return ReportData(
-        title=title or f"evalkit report: {', '.join(names)}", generated_at=generated_at,
-        simulated=results.simulated, confidence=confidence,
-        interval_method=interval_method, alpha=alpha, bootstrap_seed=seed, provenance=provenance(results, root),
-        total_runs=len(results.runs), counted_runs=len(counted), columns=tuple(columns), rows=tuple(rows),
+        title=title or f"evalkit report: {', '.join(names)}",
+        generated_at=generated_at,
+        simulated=results.simulated,
+        confidence=confidence,
+        interval_method=interval_method,
+        alpha=alpha,
+        bootstrap_seed=seed,
+        provenance=provenance(results, root),
+        total_runs=len(results.runs),
+        counted_runs=len(counted),
+        columns=tuple(columns),
+        rows=tuple(rows),
         cells=dict(cells),
-        findings=find([(r.id, r.family) for r in rows if r.kind == "family"],
-                      [(c.id, c.model_label, f"{c.mode} · {c.strategy}") for c in columns], grouped,
-                      {(r, c): s for r, by_col in cells.items() for c, s in by_col.items()}, alpha),
+        findings=find(
+            [(r.id, r.family) for r in rows if r.kind == "family"],
+            [(c.id, c.model_label, f"{c.mode} · {c.strategy}") for c in columns],
+            grouped,
+            {(r, c): s for r, by_col in cells.items() for c, s in by_col.items()},
+            alpha,
+        ),
         comparisons=comparisons,
         power=power_statement(_typical_n(rows, cells), alpha, paired=any(c.discordant is not None for c in comparisons))
-        if include_power and per_cell else None,
+        if include_power and per_cell
+        else None,
         not_counted=tuple(_not_counted(columns, rows, grouped)),
         drilldowns=tuple(sorted(drilldowns, key=lambda d: (int(d.column.id[1:]), int(d.row.id[1:])))),
     )
@@ -268,6 +324,5 @@ def build_report(results: Results, *, title: str | None = None, confidence: floa
 
 def _typical_n(rows: Sequence[Row], cells: dict[str, dict[str, CellStats]]) -> int:
     """The median counted runs of a scenario cell: the N a reader's per-cell comparisons have."""
-    counts = [s.counted for row in rows if row.kind == "scenario" for s in cells.get(row.id, {}).values()
-              if s.counted]
+    counts = [s.counted for row in rows if row.kind == "scenario" for s in cells.get(row.id, {}).values() if s.counted]
     return max(1, int(median(counts))) if counts else 1

@@ -57,13 +57,17 @@ def _pct(rate: Rate) -> str:
 
 
 def _cost(c: Candidate) -> str:
-    return (f"{c.retries_mean:.1f} retries, {c.cost.model_calls_mean:.1f} model calls and "
-            f"{c.cost.latency_median_s:.1f} s median latency per run")
+    return (
+        f"{c.retries_mean:.1f} retries, {c.cost.model_calls_mean:.1f} model calls and "
+        f"{c.cost.latency_median_s:.1f} s median latency per run"
+    )
 
 
 def _names(candidates: Sequence[Candidate]) -> str:
-    return "; ".join(f"{c.stack} {c.correct.value:.0%} ({c.correct.x}/{c.correct.n}, {c.retries_mean:.1f} retries)"
-                     for c in candidates)
+    return "; ".join(
+        f"{c.stack} {c.correct.value:.0%} ({c.correct.x}/{c.correct.n}, {c.retries_mean:.1f} retries)"
+        for c in candidates
+    )
 
 
 def finding_sentence(f: Finding) -> str:
@@ -71,8 +75,10 @@ def finding_sentence(f: Finding) -> str:
     others = len(f.not_worse) + len(f.worse)
     model = f"{f.model} [SIM]" if f.simulated else f.model
     if best.correct.x == 0:
-        return (f"{model}, {f.family}: no stack produced a correct run "
-                f"(0/{best.correct.n} for each of {others + 1}); nothing to ship.")
+        return (
+            f"{model}, {f.family}: no stack produced a correct run "
+            f"(0/{best.correct.n} for each of {others + 1}); nothing to ship."
+        )
     text = f"{model}, {f.family}: best is {best.stack}, correct {_pct(best.correct)}, at {_cost(best)}."
     if f.not_worse:
         text += f" Not significantly worse (one-sided, Holm, α = {f.alpha}): {_names(f.not_worse)}."
@@ -85,8 +91,9 @@ def finding_sentence(f: Finding) -> str:
     return text
 
 
-def _p_better(best: Sequence[RunRecord], other: Sequence[RunRecord], rb: Rate, ro: Rate,
-              pairs: DiscordantPairs) -> float:
+def _p_better(
+    best: Sequence[RunRecord], other: Sequence[RunRecord], rb: Rate, ro: Rate, pairs: DiscordantPairs
+) -> float:
     discordant = pairs.count(best, other)
     if discordant is not None:
         return mcnemar(*discordant, alternative="greater")
@@ -97,20 +104,30 @@ def _rank(c: Candidate, order: int) -> tuple[float, int, float, float, int]:
     return (-c.correct.value, -c.correct.n, c.cost.model_calls_mean, c.cost.latency_median_s, order)
 
 
-def _finding(model: str, family: str, candidates: list[tuple[Candidate, list[RunRecord]]], alpha: float,
-             pairs: DiscordantPairs) -> Finding:
+def _finding(
+    model: str, family: str, candidates: list[tuple[Candidate, list[RunRecord]]], alpha: float, pairs: DiscordantPairs
+) -> Finding:
     ranked = sorted(enumerate(candidates), key=lambda item: _rank(item[1][0], item[0]))
     (best, best_runs), rest = ranked[0][1], [c for _, c in ranked[1:]]
     p_raw = [_p_better(best_runs, runs, best.correct, c.correct, pairs) for c, runs in rest]
     tested = [Candidate(**{**c.__dict__, "p_holm": p}) for (c, _), p in zip(rest, holm(p_raw), strict=True)]
-    return Finding(model=model, family=family, best=best,
-                   not_worse=tuple(c for c in tested if c.p_holm is not None and c.p_holm > alpha),
-                   worse=tuple(c for c in tested if c.p_holm is not None and c.p_holm <= alpha), alpha=alpha)
+    return Finding(
+        model=model,
+        family=family,
+        best=best,
+        not_worse=tuple(c for c in tested if c.p_holm is not None and c.p_holm > alpha),
+        worse=tuple(c for c in tested if c.p_holm is not None and c.p_holm <= alpha),
+        alpha=alpha,
+    )
 
 
-def find(families: Sequence[tuple[str, str]], columns: Sequence[tuple[str, str, str]],
-         runs: dict[tuple[str, str], list[RunRecord]], cells: dict[tuple[str, str], CellStats],
-         alpha: float = 0.05) -> tuple[Finding, ...]:
+def find(
+    families: Sequence[tuple[str, str]],
+    columns: Sequence[tuple[str, str, str]],
+    runs: dict[tuple[str, str], list[RunRecord]],
+    cells: dict[tuple[str, str], CellStats],
+    alpha: float = 0.05,
+) -> tuple[Finding, ...]:
     """`families`: (row id, family); `columns`: (column id, model label, stack), in display order;
     `runs` and `cells` keyed by (row id, column id). One finding per model and family with counted runs."""
     models = list(dict.fromkeys(model for _, model, _ in columns))
@@ -123,8 +140,16 @@ def find(families: Sequence[tuple[str, str]], columns: Sequence[tuple[str, str, 
                 stats = cells.get((row_id, column_id))
                 if column_model != model or stats is None or stats.correct is None or stats.cost is None:
                     continue
-                candidate = Candidate(column_id, stack, stats.correct, stats.completed, stats.retries_mean or 0.0,
-                                      stats.cost, stats.simulated, None)
+                candidate = Candidate(
+                    column_id,
+                    stack,
+                    stats.correct,
+                    stats.completed,
+                    stats.retries_mean or 0.0,
+                    stats.cost,
+                    stats.simulated,
+                    None,
+                )
                 candidates.append((candidate, runs[(row_id, column_id)]))
             if candidates:
                 out.append(_finding(model, family, candidates, alpha, pairs))

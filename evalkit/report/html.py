@@ -41,9 +41,11 @@ def rate_colour(rate: Rate | None) -> str:
 def cost_text(cost: Cost | None) -> str:
     if cost is None:
         return ""
-    return (f"; latency median {cost.latency_median_s:.1f}s, p90 {cost.latency_p90_s:.1f}s; "
-            f"{cost.tokens_mean:.0f} tokens, {cost.model_calls_mean:.1f} model calls "
-            f"({cost.wasted_calls_mean:.1f} wasted) per run")
+    return (
+        f"; latency median {cost.latency_median_s:.1f}s, p90 {cost.latency_p90_s:.1f}s; "
+        f"{cost.tokens_mean:.0f} tokens, {cost.model_calls_mean:.1f} model calls "
+        f"({cost.wasted_calls_mean:.1f} wasted) per run"
+    )
 
 
 def pvalue(p: float) -> str:
@@ -56,10 +58,22 @@ def signed(value: float) -> str:
 
 
 def environment() -> Environment:
-    env = Environment(loader=PackageLoader("evalkit", "templates"), autoescape=True, undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(pct=pct, interval=interval, rate_colour=rate_colour, cost_text=cost_text, pvalue=pvalue,
-                       signed=signed, failure_colour=failure_colour)
+    env = Environment(
+        loader=PackageLoader("evalkit", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        pct=pct,
+        interval=interval,
+        rate_colour=rate_colour,
+        cost_text=cost_text,
+        pvalue=pvalue,
+        signed=signed,
+        failure_colour=failure_colour,
+    )
     return env
 
 

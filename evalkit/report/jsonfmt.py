@@ -33,10 +33,20 @@ def _plain(value: Any) -> Any:
 def report_dict(data: ReportData) -> dict[str, Any]:
     rows = {row.id: row for row in data.rows}
     columns = {column.id: column for column in data.columns}
-    cells = [{"row": _plain(rows[r]), "column": c, **_plain(stats)}
-             for r, by_column in data.cells.items() for c, stats in by_column.items()]
-    drilldowns = [{"row": d.row.id, "column": d.column.id, "prepare_choices": _plain(d.prepare_choices),
-                   "failed_total": d.failed_total} for d in data.drilldowns]
+    cells = [
+        {"row": _plain(rows[r]), "column": c, **_plain(stats)}
+        for r, by_column in data.cells.items()
+        for c, stats in by_column.items()
+    ]
+    drilldowns = [
+        {
+            "row": d.row.id,
+            "column": d.column.id,
+            "prepare_choices": _plain(d.prepare_choices),
+            "failed_total": d.failed_total,
+        }
+        for d in data.drilldowns
+    ]
     return {
         "schema": SCHEMA,
         "title": data.title,

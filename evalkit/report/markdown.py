@@ -11,14 +11,15 @@ from evalkit.report.html import interval, pct, pvalue, signed
 
 __all__ = ["cell_text", "escape_cell", "render_markdown"]
 
-SIMULATED_NOTE = ("> **SIMULATED RESULTS.** Some or all runs come from evalkit's simulated backend; they do not "
-                  "describe any real model. Simulated columns are marked (SIM).")
+SIMULATED_NOTE = (
+    "> **SIMULATED RESULTS.** Some or all runs come from evalkit's simulated backend; they do not "
+    "describe any real model. Simulated columns are marked (SIM)."
+)
 
 
 def escape_cell(text: str) -> str:
     """Make text safe inside a markdown table cell (and inert as inline HTML)."""
-    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
-            .replace("\n", " "))
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
 
 
 def cell_text(stats: CellStats | None) -> str:
@@ -27,8 +28,10 @@ def cell_text(stats: CellStats | None) -> str:
         return "–"
     if stats.correct is None or stats.completed is None:
         return "unsupported" if stats.fully_unsupported else "no counted runs"
-    text = (f"{stats.correct.x}/{stats.correct.n} = {pct(stats.correct.value)} {interval(stats.correct)} "
-            f"c{pct(stats.completed.value)} r{stats.retries_mean or 0:.1f}")
+    text = (
+        f"{stats.correct.x}/{stats.correct.n} = {pct(stats.correct.value)} {interval(stats.correct)} "
+        f"c{pct(stats.completed.value)} r{stats.retries_mean or 0:.1f}"
+    )
     return text + (f" +{stats.infra_errors} infra" if stats.infra_errors else "")
 
 
@@ -49,23 +52,38 @@ _COMPARED = {"strategy": "strategies", "model": "models"}
 
 def _comparisons(data: ReportData) -> list[str]:
     significant = [c for c in data.comparisons if c.significant]
-    lines = [f"{len(significant)} of {len(data.comparisons)} comparisons of correct rates (strategies within a "
-             f"model, models within a strategy) differ after Holm's correction (α = {data.alpha}, two-sided)."]
+    lines = [
+        f"{len(significant)} of {len(data.comparisons)} comparisons of correct rates (strategies within a "
+        f"model, models within a strategy) differ after Holm's correction (α = {data.alpha}, two-sided)."
+    ]
     if significant:
-        lines += ["", "| compared | shared | scope | A | B | A − B | interval | Holm p |",
-                  "|---|---|---|---|---|---|---|---|"]
-        lines += [f"| {_COMPARED[c.kind]} | {escape_cell(c.group)} | {escape_cell(c.scope)} | "
-                  f"{escape_cell(c.a)} | {escape_cell(c.b)} | "
-                  f"{signed(c.difference.estimate)} | [{signed(c.difference.low)}, {signed(c.difference.high)}] | "
-                  f"{pvalue(c.p_holm)} |" for c in significant]
+        lines += [
+            "",
+            "| compared | shared | scope | A | B | A − B | interval | Holm p |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {_COMPARED[c.kind]} | {escape_cell(c.group)} | {escape_cell(c.scope)} | "
+            f"{escape_cell(c.a)} | {escape_cell(c.b)} | "
+            f"{signed(c.difference.estimate)} | [{signed(c.difference.low)}, {signed(c.difference.high)}] | "
+            f"{pvalue(c.p_holm)} |"
+            for c in significant
+        ]
     return lines
 
 
 def _provenance(data: ReportData) -> list[str]:
     p = data.provenance
-    lines = ["- configs: " + ", ".join(escape_cell(f"{s.config_name} ({s.config_hash}, evalkit {s.evalkit_version}, "
-                                                    f"git {s.git_sha or 'unknown'}, {s.started_at})")
-                                        for s in p.sources)]
+    lines = [
+        "- configs: "
+        + ", ".join(
+            escape_cell(
+                f"{s.config_name} ({s.config_hash}, evalkit {s.evalkit_version}, "
+                f"git {s.git_sha or 'unknown'}, {s.started_at})"
+            )
+            for s in p.sources
+        )
+    ]
     backends = (f"{b.label}: {b.kind} {b.model}" + (" (SIM)" if b.simulated else "") for b in p.backends)
     lines.append("- backends: " + ", ".join(escape_cell(b) for b in backends))
     lines.append(f"- runs per cell: {', '.join(map(str, p.runs_per_cell))}; seeds: {', '.join(map(str, p.seeds))}")
@@ -88,8 +106,11 @@ def render_markdown(data: ReportData) -> str:
         lines += ["**Findings** (best stack per model and family by correct; one-sided Holm tests against it):", ""]
         lines += [f"- {escape_cell(f.sentence)}" for f in data.findings] + [""]
     lines += [*_provenance(data), ""]
-    lines += [f"{data.counted_runs} of {data.total_runs} runs counted. Correct rate x/n "
-              f"[{data.confidence:.0%} {data.interval_method} interval], completed rate (c), mean retries (r):", ""]
+    lines += [
+        f"{data.counted_runs} of {data.total_runs} runs counted. Correct rate x/n "
+        f"[{data.confidence:.0%} {data.interval_method} interval], completed rate (c), mean retries (r):",
+        "",
+    ]
     lines += [*_matrix(data), "", *_comparisons(data), ""]
     if data.power is not None:
         lines += [f"**Power.** {data.power.summary}", ""]

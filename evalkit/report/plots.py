@@ -52,7 +52,7 @@ def _to_svg(fig: Figure, name: str) -> str:
     text = _cropped(buf.getvalue(), fig, boxes[-1].padded(_PAD_INCHES))
     # matplotlib numbers its element ids per figure (figure_1, patch_1, ...), and the salt only reaches
     # the hashed ones: prefix every id and every in-document reference, so that no id repeats in the page
-    svg = _SVG_ID.sub(lambda m: f"{m.group(1)}{name}-", text[text.index("<svg"):])
+    svg = _SVG_ID.sub(lambda m: f"{m.group(1)}{name}-", text[text.index("<svg") :])
     return _SVG_REF.sub(lambda m: f"{m.group(1)}{name}-", svg)
 
 
@@ -60,8 +60,10 @@ def _cropped(svg: str, fig: Figure, box: Bbox) -> str:
     x, y = box.x0 * 72, (fig.get_figheight() - box.y1) * 72  # inches to points, and SVG's y runs down
     width, height = box.width * 72, box.height * 72
     viewport = f'width="{width:.6g}pt" height="{height:.6g}pt" viewBox="{x:.6g} {y:.6g} {width:.6g} {height:.6g}"'
-    background = (f'<rect x="{x:.6g}" y="{y:.6g}" width="{width:.6g}" height="{height:.6g}" '
-                  f'fill="{to_hex(fig.get_facecolor())}"/>')
+    background = (
+        f'<rect x="{x:.6g}" y="{y:.6g}" width="{width:.6g}" height="{height:.6g}" '
+        f'fill="{to_hex(fig.get_facecolor())}"/>'
+    )
     out, found = _SVG_VIEWPORT.subn(lambda m: f"{m.group(1)} {viewport}{m.group(2)}>{background}", svg, count=1)
     if not found:
         raise ValueError("matplotlib's SVG has no width, height and viewBox where expected")
@@ -97,8 +99,14 @@ def _forest(data: ReportData, row: Row, name: str) -> str:
     for y, (column, stats) in enumerate(items):
         rate = stats.correct
         assert rate is not None
-        ax.errorbar(rate.value, y, xerr=[[rate.value - rate.low], [rate.high - rate.value]], fmt="o",
-                    color=colour(column), capsize=3)
+        ax.errorbar(
+            rate.value,
+            y,
+            xerr=[[rate.value - rate.low], [rate.high - rate.value]],
+            fmt="o",
+            color=colour(column),
+            capsize=3,
+        )
     ax.set_yticks(range(len(items)), [_label(c) for c, _ in items])
     ax.invert_yaxis()
     ax.set_xlim(-0.02, 1.02)
@@ -127,9 +135,16 @@ def tradeoff(data: ReportData) -> str:
     for column, stats in items:
         rate, cost = stats.correct, stats.cost
         assert rate is not None and cost is not None
-        ax.errorbar(cost.latency_mean_s, rate.value, yerr=[[rate.value - rate.low], [rate.high - rate.value]],
-                    fmt=markers[strategies.index(column.strategy) % len(markers)], color=colour(column),
-                    capsize=2, alpha=0.85, label=_label(column))
+        ax.errorbar(
+            cost.latency_mean_s,
+            rate.value,
+            yerr=[[rate.value - rate.low], [rate.high - rate.value]],
+            fmt=markers[strategies.index(column.strategy) % len(markers)],
+            color=colour(column),
+            capsize=2,
+            alpha=0.85,
+            label=_label(column),
+        )
     ax.set_xlabel("mean latency per run (s)")
     ax.set_ylabel("correct rate, all scenarios")
     ax.set_ylim(-0.02, 1.02)
@@ -153,13 +168,23 @@ def heatmap(data: ReportData) -> str:
     image = ax.imshow(np.ma.masked_invalid(values), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
     for (i, j), value in np.ndenumerate(values):
         if not np.isnan(value):
-            ax.text(j, i, f"{value:.0%}", ha="center", va="center", fontsize=7,
-                    color="white" if value < 0.2 or value > 0.85 else "black")  # readable on the dark ends
+            ax.text(
+                j,
+                i,
+                f"{value:.0%}",
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="white" if value < 0.2 or value > 0.85 else "black",
+            )  # readable on the dark ends
     several = len({c.group for c in data.columns}) > 1  # then strategy and mode alone repeat across models
-    ax.set_xticks(range(len(data.columns)),
-                  [f"{c.strategy}\n{c.group if several else c.mode}{' [SIM]' if c.simulated else ''}"
-                   for c in data.columns],
-                  rotation=45, ha="right", fontsize=8)
+    ax.set_xticks(
+        range(len(data.columns)),
+        [f"{c.strategy}\n{c.group if several else c.mode}{' [SIM]' if c.simulated else ''}" for c in data.columns],
+        rotation=45,
+        ha="right",
+        fontsize=8,
+    )
     ax.set_yticks(range(len(rows)), [f"{r.family} / {r.scenario}" for r in rows], fontsize=8)
     fig.colorbar(image, ax=ax, label="correct rate", fraction=0.03)
     ax.set_title("Correct rate per scenario")
@@ -200,8 +225,9 @@ def failure_breakdown(data: ReportData) -> str:
     present = {name for _, s in items for name, _ in s.failures}
     # the fixed order and colours of style.FAILURE_COLOURS, so a category looks the same in every report
     categories = [c for c in FAILURE_COLOURS if c in present] + sorted(present - set(FAILURE_COLOURS))
-    shares = np.array([[dict(s.failures).get(name, 0) / max(s.counted, 1) for name in categories]
-                       for _, s in items]).reshape(len(items), len(categories))
+    shares = np.array(
+        [[dict(s.failures).get(name, 0) / max(s.counted, 1) for name in categories] for _, s in items]
+    ).reshape(len(items), len(categories))
     fig, ax = _figure(len(items))
     if categories:
         _stacked(ax, [_label(c) for c, _ in items], categories, shares, [failure_colour(c) for c in categories])

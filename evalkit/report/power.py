@@ -15,8 +15,12 @@ POWER = 0.8
 # `n_needed` for DROPS at the report's default α and POWER: each is a search over exact Boschloo regions
 # (about 0.3 s together, a tenth of a report's fixed cost). tests/report/test_report_data.py recomputes them.
 NEEDED_AT_DEFAULTS: dict[tuple[float, float], tuple[SampleSize, ...]] = {
-    (0.05, POWER): (SampleSize(54, 0.8015415165816413, True), SampleSize(27, 0.8177166537612319, True),
-                    SampleSize(61, 0.8070932862839967, True), SampleSize(50, 0.8077519374314593, True)),
+    (0.05, POWER): (
+        SampleSize(54, 0.8015415165816413, True),
+        SampleSize(27, 0.8177166537612319, True),
+        SampleSize(61, 0.8070932862839967, True),
+        SampleSize(50, 0.8077519374314593, True),
+    ),
 }
 
 
@@ -52,11 +56,15 @@ class PowerStatement:
         first = self.detectable[0]
         rate = first.used(self.paired)
         if rate is None:
-            return (f"With {self.n} runs per cell, not even a drop from {first.baseline:.0%} to 0% is detected "
-                    f"with {self.power:.0%} power at α={self.alpha} by {self.test}.")
-        return (f"With {self.n} runs per cell, a cell that always passed must fall to {rate:.0%} or "
-                f"below for a one-sided {self.test} at α={self.alpha} to catch it with {self.power:.0%} "
-                "power; smaller drops mostly go unseen.")
+            return (
+                f"With {self.n} runs per cell, not even a drop from {first.baseline:.0%} to 0% is detected "
+                f"with {self.power:.0%} power at α={self.alpha} by {self.test}."
+            )
+        return (
+            f"With {self.n} runs per cell, a cell that always passed must fall to {rate:.0%} or "
+            f"below for a one-sided {self.test} at α={self.alpha} to catch it with {self.power:.0%} "
+            "power; smaller drops mostly go unseen."
+        )
 
     @property
     def test(self) -> str:
@@ -65,11 +73,19 @@ class PowerStatement:
 
 def power_statement(n: int, alpha: float = 0.05, *, paired: bool = False) -> PowerStatement:
     return PowerStatement(
-        n=n, alpha=alpha, power=POWER, paired=paired,
-        detectable=tuple(DetectableLine(b, detectable_rate(n, b, alpha=alpha, power=POWER),
-                                        detectable_rate(n, b, alpha=alpha, power=POWER, test="fisher"),
-                                        detectable_rate(n, b, alpha=alpha, power=POWER, test="mcnemar"))
-                         for b in BASELINES),
+        n=n,
+        alpha=alpha,
+        power=POWER,
+        paired=paired,
+        detectable=tuple(
+            DetectableLine(
+                b,
+                detectable_rate(n, b, alpha=alpha, power=POWER),
+                detectable_rate(n, b, alpha=alpha, power=POWER, test="fisher"),
+                detectable_rate(n, b, alpha=alpha, power=POWER, test="mcnemar"),
+            )
+            for b in BASELINES
+        ),
         needed=tuple(NeededLine(b, c, size) for (b, c), size in zip(DROPS, _needed(alpha), strict=True)),
     )
 

@@ -18,17 +18,22 @@ __all__ = ["BackendInfo", "Provenance", "SourceRun", "portable", "provenance"]
 _SECRET_WORDS = ("key", "token", "secret", "password", "auth", "credential", "cookie", "env")
 _MAX_VALUE = 200
 # an absolute path inside a Python environment: shown from `site-packages/` on
-_ENV_PATHS = (re.compile(r"(?<![\w.])/[^\s\"'<>]*/(site-packages|dist-packages)/"),
-              # evalkit's own package data (a chat template), wherever the checkout that ran it was
-              re.compile(r"(?<![\w.])/[^\s\"'<>]*/(evalkit/(?:chat_templates|profiles|templates))/"))
-_LATER_PATHS = (re.compile(r"(?<![\w.])/[^\s\"'<>]*?/(\.venv|venv)/"),
-                re.compile(r"(?<![\w.])/(?:root|home/[^/\s]+|Users/[^/\s]+)/()"))  # a home directory: ~/
+_ENV_PATHS = (
+    re.compile(r"(?<![\w.])/[^\s\"'<>]*/(site-packages|dist-packages)/"),
+    # evalkit's own package data (a chat template), wherever the checkout that ran it was
+    re.compile(r"(?<![\w.])/[^\s\"'<>]*/(evalkit/(?:chat_templates|profiles|templates))/"),
+)
+_LATER_PATHS = (
+    re.compile(r"(?<![\w.])/[^\s\"'<>]*?/(\.venv|venv)/"),
+    re.compile(r"(?<![\w.])/(?:root|home/[^/\s]+|Users/[^/\s]+)/()"),
+)  # a home directory: ~/
 
 
 def portable(text: str, root: str | None = None) -> str:
     """`text` without this machine's paths: paths in a Python environment from `site-packages/` (or
     `.venv/`) on, paths in a home directory from `~/` on, and paths under the project `root` relative
     to it. The sha256 fields stay whole."""
+
     def shorten(text: str, patterns: tuple[re.Pattern[str], ...]) -> str:
         for pattern in patterns:
             text = pattern.sub(lambda m: (m.group(1) or "~") + "/", text)
@@ -128,18 +133,35 @@ def _backends(results: Results, root: str | None) -> tuple[BackendInfo, ...]:
         run = cells.get(label)
         model = run.cell.model if run else str(info.get("model", "?"))
         details = tuple((k, portable(v, root)) for k, v in _flatten(info) if k not in ("kind", "model", "simulated"))
-        out.append(BackendInfo(label=label, kind=str(info.get("kind", "?")), model=model,
-                               simulated=bool(info.get("simulated", run.simulated if run else False)),
-                               details=details, essentials=_essentials(info, used_by.get(label, []))))
+        out.append(
+            BackendInfo(
+                label=label,
+                kind=str(info.get("kind", "?")),
+                model=model,
+                simulated=bool(info.get("simulated", run.simulated if run else False)),
+                details=details,
+                essentials=_essentials(info, used_by.get(label, [])),
+            )
+        )
     return tuple(out)
 
 
 def provenance(results: Results, root: str | None = None) -> Provenance:
     """`root`: the project's directory; paths under it are shown relative to it."""
-    sources = tuple(SourceRun(
-        config_name=h.config_name, config_hash=h.config_hash, evalkit_version=h.evalkit_version,
-        git_sha=h.git_sha, started_at=h.started_at, seed=h.seed, runs_per_cell=h.runs_per_cell,
-        simulated=h.simulated, resumed=h.resumed) for h in results.headers)
+    sources = tuple(
+        SourceRun(
+            config_name=h.config_name,
+            config_hash=h.config_hash,
+            evalkit_version=h.evalkit_version,
+            git_sha=h.git_sha,
+            started_at=h.started_at,
+            seed=h.seed,
+            runs_per_cell=h.runs_per_cell,
+            simulated=h.simulated,
+            resumed=h.resumed,
+        )
+        for h in results.headers
+    )
     return Provenance(
         files=tuple(portable(p, root) for p in results.paths),
         sources=sources,

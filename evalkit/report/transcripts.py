@@ -15,8 +15,15 @@ from evalkit.chat import Message, ToolCall
 from evalkit.results import RunRecord
 from evalkit.scan import RunSummary
 
-__all__ = ["RequestSent", "Transcript", "TranscriptMessage", "pick_failed", "pick_passing", "prepare_choices",
-           "transcript"]
+__all__ = [
+    "RequestSent",
+    "Transcript",
+    "TranscriptMessage",
+    "pick_failed",
+    "pick_passing",
+    "prepare_choices",
+    "transcript",
+]
 
 # one runaway reply must not blow up the report; the results file keeps the full text
 MAX_CHARS = 4000
@@ -78,28 +85,46 @@ def _call_text(call: ToolCall) -> str:
 
 def _message(message: Message) -> TranscriptMessage:
     name = f" {message.name}" if message.role == "tool" and message.name else ""
-    return TranscriptMessage(role=message.role + name, origin=message.origin, content=_clip(message.content),
-                             calls=tuple(_call_text(c) for c in message.tool_calls))
+    return TranscriptMessage(
+        role=message.role + name,
+        origin=message.origin,
+        content=_clip(message.content),
+        calls=tuple(_call_text(c) for c in message.tool_calls),
+    )
 
 
 def transcript(run: RunRecord) -> Transcript:
     if isinstance(run, RunSummary):  # an empty transcript would pass for a run with no messages
         raise ValueError(f"{run.run_id}: a summary row has no transcript; take it from `Results.whole`")
     return Transcript(
-        run_id=run.run_id, index=run.index, seed=run.seed, outcome=run.outcome, completed=run.completed,
-        correct=run.correct, failure=run.failure, retries=run.retries, error=run.error,
+        run_id=run.run_id,
+        index=run.index,
+        seed=run.seed,
+        outcome=run.outcome,
+        completed=run.completed,
+        correct=run.correct,
+        failure=run.failure,
+        retries=run.retries,
+        error=run.error,
         failed_checks=tuple(f"{c.item}{': ' + c.detail if c.detail else ''}" for c in run.check if not c.passed),
-        interventions=tuple(f"call {i.call_index} · {i.strategy} · {i.action}: {i.reason}"
-                            for i in run.interventions),
+        interventions=tuple(f"call {i.call_index} · {i.strategy} · {i.action}: {i.reason}" for i in run.interventions),
         messages=tuple(_message(m) for m in run.messages),
         simulated=run.simulated,
         mode=run.cell.mode,
-        requests=tuple(RequestSent(
-            index=c.index, tools=tuple(c.tools), tool_choice=c.tool_choice, constraint=c.constraint,
-            system_sent=_clip(c.system_sent) if c.system_sent is not None else None,
-            finish_reason=c.completion.finish_reason,
-            tokens=c.completion.usage.prompt_tokens + c.completion.usage.completion_tokens,
-            latency_s=c.completion.latency_s, decision=c.decision) for c in run.calls),
+        requests=tuple(
+            RequestSent(
+                index=c.index,
+                tools=tuple(c.tools),
+                tool_choice=c.tool_choice,
+                constraint=c.constraint,
+                system_sent=_clip(c.system_sent) if c.system_sent is not None else None,
+                finish_reason=c.completion.finish_reason,
+                tokens=c.completion.usage.prompt_tokens + c.completion.usage.completion_tokens,
+                latency_s=c.completion.latency_s,
+                decision=c.decision,
+            )
+            for c in run.calls
+        ),
     )
 
 

@@ -32,15 +32,50 @@ __all__ = ["CORRECTIVE", "CompletionGuard", "TurnOutcome", "classify_turn", "has
 TurnOutcome = Literal["completed_with_work", "completed_with_blocker", "insufficient_progress"]
 
 # seed 004, "Data Flow" step 4
-CORRECTIVE = ("Implementation intent detected but no concrete work or explicit blocker. "
-              "Execute required edits now or return actionable blocker.")
+CORRECTIVE = (
+    "Implementation intent detected but no concrete work or explicit blocker. "
+    "Execute required edits now or return actionable blocker."
+)
 ACTION_KEYWORDS = [
-    "implement", "create", "add", "write", "edit", "fix", "update", "change", "modify", "delete", "remove",
-    "rename", "refactor", "set", "replace", "patch", "save", "append", "insert", "move", "install",
-    "configure", "make",
+    "implement",
+    "create",
+    "add",
+    "write",
+    "edit",
+    "fix",
+    "update",
+    "change",
+    "modify",
+    "delete",
+    "remove",
+    "rename",
+    "refactor",
+    "set",
+    "replace",
+    "patch",
+    "save",
+    "append",
+    "insert",
+    "move",
+    "install",
+    "configure",
+    "make",
 ]
-ANALYSIS_CUES = ["explain", "why", "what does", "what is", "how does", "how do", "describe", "summarize",
-                 "summarise", "review", "analyze", "analyse", "tell me"]
+ANALYSIS_CUES = [
+    "explain",
+    "why",
+    "what does",
+    "what is",
+    "how does",
+    "how do",
+    "describe",
+    "summarize",
+    "summarise",
+    "review",
+    "analyze",
+    "analyse",
+    "tell me",
+]
 BLOCKER_PATTERNS = [
     r"\bblock(?:ed|er)\b",
     r"\b(?:cannot|can't|can not|could not|couldn't|am not able to|was not able to|won't be able to)\b"
@@ -55,8 +90,9 @@ def _words(text: str, words: list[str]) -> list[re.Match[str]]:
     return [m for w in words for m in re.finditer(rf"(?<!\w){re.escape(w.lower())}(?!\w)", text)]
 
 
-def is_action_request(message: str, keywords: list[str] = ACTION_KEYWORDS,
-                      analysis_cues: list[str] = ANALYSIS_CUES) -> bool:
+def is_action_request(
+    message: str, keywords: list[str] = ACTION_KEYWORDS, analysis_cues: list[str] = ANALYSIS_CUES
+) -> bool:
     """An action keyword, unless the message asks for analysis (then only an imperative counts)."""
     text = message.lower()
     hits = _words(text, keywords)
@@ -65,7 +101,7 @@ def is_action_request(message: str, keywords: list[str] = ACTION_KEYWORDS,
     if not _words(text, analysis_cues):
         return True
     # "Explain how to fix X" is analysis; "Why does it fail? Fix it." still asks for a fix
-    return any(re.search(r"(?:^|[.!?:;\n]\s*)(?:please\s+)?$", text[:m.start()]) for m in hits)
+    return any(re.search(r"(?:^|[.!?:;\n]\s*)(?:please\s+)?$", text[: m.start()]) for m in hits)
 
 
 def has_blocker(text: str, patterns: list[str] = BLOCKER_PATTERNS) -> bool:
@@ -73,7 +109,7 @@ def has_blocker(text: str, patterns: list[str] = BLOCKER_PATTERNS) -> bool:
     lowered = text.lower()
     for pattern in patterns:
         match = re.search(pattern, lowered)
-        if match and len(lowered[match.end():].split()) >= _MIN_REASON_WORDS:
+        if match and len(lowered[match.end() :].split()) >= _MIN_REASON_WORDS:
             return True
     return False
 
@@ -101,7 +137,7 @@ def _turn_start(messages: list[Message]) -> int:
 
 def _turn_work(view: TurnView) -> list[ExecutedCall]:
     """Calls executed since the latest user message (the loop adds one tool message per executed call)."""
-    before = sum(1 for m in view.messages[:_turn_start(view.messages)] if m.role == "tool")
+    before = sum(1 for m in view.messages[: _turn_start(view.messages)] if m.role == "tool")
     return view.executed[before:]
 
 

@@ -37,13 +37,57 @@ DEFAULT_PREFIX = "You must respond by calling one or more of the provided tools.
 DEFAULT_SYSTEM = "You are an agent that does tasks by calling the provided tools."
 # seed 002 §3: file/substrate/workspace/edit/run/update language, plus the verbs of tool tasks
 TOOL_KEYWORDS = [
-    "edit", "update", "run", "read", "write", "create", "delete", "remove", "rename", "save", "fix", "set",
-    "file", "folder", "directory", "workspace", "substrate", "roadmap", "memory", "search", "find", "look up",
-    "lookup", "fetch", "check", "book", "send", "schedule", "cancel", "order", "refund", "list",
+    "edit",
+    "update",
+    "run",
+    "read",
+    "write",
+    "create",
+    "delete",
+    "remove",
+    "rename",
+    "save",
+    "fix",
+    "set",
+    "file",
+    "folder",
+    "directory",
+    "workspace",
+    "substrate",
+    "roadmap",
+    "memory",
+    "search",
+    "find",
+    "look up",
+    "lookup",
+    "fetch",
+    "check",
+    "book",
+    "send",
+    "schedule",
+    "cancel",
+    "order",
+    "refund",
+    "list",
 ]
 TEXT_KEYWORDS = [
-    "hi", "hello", "hey", "thanks", "thank you", "how are you", "explain", "summarize", "summarise",
-    "story", "poem", "joke", "describe", "opinion", "what do you think", "tell me about", "why",
+    "hi",
+    "hello",
+    "hey",
+    "thanks",
+    "thank you",
+    "how are you",
+    "explain",
+    "summarize",
+    "summarise",
+    "story",
+    "poem",
+    "joke",
+    "describe",
+    "opinion",
+    "what do you think",
+    "tell me about",
+    "why",
 ]
 _PATH = re.compile(r"[\w.-]+/[\w./-]*\w|\b[\w-]+\.(?:py|md|txt|json|ya?ml|toml|js|ts|go|rs|cfg|ini|csv)\b")
 _GENERIC_NAME_PARTS = {"get", "set", "list", "find", "tool", "data", "info", "respond"}  # not distinctive
@@ -62,8 +106,9 @@ def _tool_words(tools: list[ToolSpec]) -> list[str]:
     return sorted(parts - _GENERIC_NAME_PARTS)
 
 
-def choose_context(message: str, tools: list[ToolSpec], *, tool_keywords: list[str],
-                   text_keywords: list[str], when_uncertain: Mode) -> tuple[Mode, str]:
+def choose_context(
+    message: str, tools: list[ToolSpec], *, tool_keywords: list[str], text_keywords: list[str], when_uncertain: Mode
+) -> tuple[Mode, str]:
     """The spec's heuristic: (mode, why). Tool cues win over text cues (seed 002 §4, "auto")."""
     if not tools:
         return "full", "no tools offered"
@@ -120,8 +165,13 @@ class ContextMode(BaseStrategy):
             return "full", "no tools offered"
         if self.mode != "auto":
             return self.mode, "configured"
-        return choose_context(view.user_message, request.tools, tool_keywords=self.tool_keywords,
-                              text_keywords=self.text_keywords, when_uncertain=self.when_uncertain)
+        return choose_context(
+            view.user_message,
+            request.tools,
+            tool_keywords=self.tool_keywords,
+            text_keywords=self.text_keywords,
+            when_uncertain=self.when_uncertain,
+        )
 
     def minimal(self, request: ChatRequest) -> ChatRequest:
         start, turn = _current_turn(request.messages)

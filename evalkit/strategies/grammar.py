@@ -79,6 +79,7 @@ class Grammar(BaseStrategy):
         if self.mode == "schema":
             schema = tool_call_schema(tools, parallel=self.parallel, max_string_chars=self.max_string_chars)
             return Constraint(kind="json_schema", json_schema=schema)
-        grammar = tool_call_grammar(tools, parallel=self.parallel, allow_text=self.allow_text,
-                                    max_string_chars=self.max_string_chars)
+        grammar = tool_call_grammar(
+            tools, parallel=self.parallel, allow_text=self.allow_text, max_string_chars=self.max_string_chars
+        )
         return Constraint(kind="grammar", grammar=grammar, optional=self.mode == "hybrid")

@@ -44,8 +44,11 @@ def _find_spec(target: str, module_name: str) -> importlib.machinery.ModuleSpec:
         if spec is None or spec.submodule_search_locations is None:
             break
         name = ".".join(parts[: depth + 1])
-        spec = sys.modules[name].__spec__ if name in sys.modules else \
-            importlib.machinery.PathFinder.find_spec(name, list(spec.submodule_search_locations))
+        spec = (
+            sys.modules[name].__spec__
+            if name in sys.modules
+            else importlib.machinery.PathFinder.find_spec(name, list(spec.submodule_search_locations))
+        )
     if spec is None or spec.name != module_name:
         raise ConfigError(f"plugin {target!r}: no module {module_name!r} on the Python path (PYTHONPATH)")
     return spec
@@ -137,8 +140,10 @@ def check_strategy_class(target: str, cls: Any) -> type[Any]:
     missing = [m for m in _PROTOCOL_METHODS if not callable(getattr(cls, m, None))]
     if missing or not isinstance(getattr(cls, "name", None), str):
         lacking = ", ".join(missing + ([] if isinstance(getattr(cls, "name", None), str) else ["name"]))
-        raise ConfigError(f"plugin {target!r}: does not implement the Strategy protocol (lacks {lacking}); "
-                          "subclass evalkit.strategies.BaseStrategy")
+        raise ConfigError(
+            f"plugin {target!r}: does not implement the Strategy protocol (lacks {lacking}); "
+            "subclass evalkit.strategies.BaseStrategy"
+        )
     return cls
 
 
@@ -149,8 +154,7 @@ def load_plugin_class(target: str) -> type[Any]:
         module = importlib.import_module(module_name)
     except (Exception, SystemExit) as exc:  # whatever a user's module raises at import (sys.exit too): one line
         first = (str(exc).splitlines() or [""])[0][:200]
-        raise ConfigError(f"plugin {target!r}: cannot import {module_name!r}: "
-                          f"{type(exc).__name__}: {first}") from exc
+        raise ConfigError(f"plugin {target!r}: cannot import {module_name!r}: {type(exc).__name__}: {first}") from exc
     if not hasattr(module, attr):
         raise ConfigError(f"plugin {target!r}: module {module_name!r} has no {attr!r}")
     return check_strategy_class(target, getattr(module, attr))

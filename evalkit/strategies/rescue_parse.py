@@ -44,16 +44,19 @@ _TAG = re.compile(r"<(tool_call|function_call|tool_calls)>(.*?)(?:</\1>|$)", re.
 _FENCE = re.compile(r"```[\w-]*[ \t]*\n?(.*?)```", re.DOTALL)
 _XML_FUNCTION = re.compile(
     r"<(?:function\s*=\s*\"?([^\s>\"]+)\"?|invoke\s+name\s*=\s*\"([^\"]+)\")\s*>(.*?)(?:</(?:function|invoke)>|$)",
-    re.DOTALL)
+    re.DOTALL,
+)
 _XML_PARAMETER = re.compile(
     r"<parameter(?:\s*=\s*\"?([^\s>\"]+)\"?|\s+name\s*=\s*\"([^\"]+)\")\s*>(.*?)(?:</parameter>|(?=<parameter)|$)",
-    re.DOTALL)
+    re.DOTALL,
+)
 # a sentence that shows or offers a call rather than making it
 _NOT_A_CALL = re.compile(
     r"\b(for example|example|e\.g\.|for instance|such as|looks like|look like|format|syntax|like this|"
     r"if you want|if you'd like|would you like|want me to|shall i|should i|you can (?:use|call)|"
     r"you could (?:use|call)|do not call|don't call|never call|instead of|without calling|"
-    r"no need to|(?:don't|do not) need to|won't|will not|not going to)\b")
+    r"no need to|(?:don't|do not) need to|won't|will not|not going to)\b"
+)
 # `name(` candidates examined per reply, and the longest argument list read: each candidate scans
 # forward for its closing parenthesis, so `f(f(f(…` would otherwise cost quadratic time
 _MAX_SYNTAX_CANDIDATES = 32
@@ -154,7 +157,7 @@ def _json_at(text: str, pos: int, tools: Mapping[str, ToolSpec]) -> list[ToolCal
     closing tag or fence inside one of its strings does not cut it short."""
     while pos < len(text) and text[pos].isspace():
         pos += 1
-    if text[pos:pos + 1] not in ("{", "["):
+    if text[pos : pos + 1] not in ("{", "["):
         return []
     try:
         value, _ = json.JSONDecoder().raw_decode(text, pos)
@@ -200,8 +203,11 @@ def _from_fences(text: str, tools: Mapping[str, ToolSpec]) -> list[ToolCall]:
     calls: list[ToolCall] = []
     for match in _FENCE.finditer(text):
         body = match.group(1)
-        calls += (_from_json(body, tools) or _from_syntax(body, tools, in_prose=False)
-                  or _json_at(text, match.start(1), tools))
+        calls += (
+            _from_json(body, tools)
+            or _from_syntax(body, tools, in_prose=False)
+            or _json_at(text, match.start(1), tools)
+        )
     return calls
 
 
@@ -229,7 +235,7 @@ def _embedded_objects(text: str, tools: Mapping[str, ToolSpec]) -> Iterator[tupl
 
 def _meant_as_call(text: str, start: int, call: ToolCall, tools: Mapping[str, ToolSpec]) -> bool:
     # the words just before the call, back to the end of the previous sentence
-    sentence = re.split(r"[.!?](?:\s|$)", text[max(0, start - 160):start])[-1].lower()
+    sentence = re.split(r"[.!?](?:\s|$)", text[max(0, start - 160) : start])[-1].lower()
     required = tools[call.name].parameters.get("required") or []
     return not _NOT_A_CALL.search(sentence) and all(k in (call.arguments or {}) for k in required)
 
@@ -305,12 +311,17 @@ def _literal(node: ast.expr) -> tuple[bool, Any]:
 
 
 _EXTRACTORS: dict[str, Extractor] = {
-    "json": _from_json, "tagged": _from_tags, "xml": _from_xml, "fenced": _from_fences, "prose": _from_prose,
+    "json": _from_json,
+    "tagged": _from_tags,
+    "xml": _from_xml,
+    "fenced": _from_fences,
+    "prose": _from_prose,
 }
 
 
-def rescue_calls(text: str, tools: Mapping[str, ToolSpec],
-                 formats: tuple[str, ...] = FORMATS) -> tuple[list[ToolCall], str] | None:
+def rescue_calls(
+    text: str, tools: Mapping[str, ToolSpec], formats: tuple[str, ...] = FORMATS
+) -> tuple[list[ToolCall], str] | None:
     """Calls of `tools` found in `text` by the first format that finds any, and that format."""
     for fmt in formats:
         found = _EXTRACTORS[fmt](text, tools)

@@ -25,7 +25,7 @@ __all__ = ["RESPOND_TOOL", "RespondTool"]
 RESPOND_TOOL = ToolSpec(
     name="respond",
     description="Reply to the user in plain language: small talk, clarifying questions, answers that "
-                "need no other tool, and final reports.",
+    "need no other tool, and final reports.",
     parameters={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
 )
 
@@ -42,9 +42,9 @@ def salvaged_message(call: ToolCall) -> str:
     start = _MESSAGE_START.search(raw)
     if start is None:
         return raw
-    body = raw[start.end():]
+    body = raw[start.end() :]
     end = re.search(r'(?<!\\)"', body)
-    chunk = body[:end.start()] if end else body.rstrip("\\")
+    chunk = body[: end.start()] if end else body.rstrip("\\")
     try:
         return str(json.loads(f'"{chunk}"'))
     except json.JSONDecodeError:

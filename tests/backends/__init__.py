@@ -45,13 +45,24 @@ T = TypeVar("T")
 
 # one tool, one call to make, then an answer: what the loop-level tests run against a scripted server
 WEATHER_DOC: dict[str, Any] = {
-    "id": "weather-paris", "family": "sequential_reasoning", "system": "You are a weather assistant.",
-    "turns": ["What is the weather in Paris?"], "max_iterations": 5,
-    "tools": [{"name": GET_WEATHER.name, "description": GET_WEATHER.description, "parameters": GET_WEATHER.parameters,
-               "results": [{"when": {"city": "Paris"}, "returns": {"temp_c": 21, "sky": "sunny"}}]}],
+    "id": "weather-paris",
+    "family": "sequential_reasoning",
+    "system": "You are a weather assistant.",
+    "turns": ["What is the weather in Paris?"],
+    "max_iterations": 5,
+    "tools": [
+        {
+            "name": GET_WEATHER.name,
+            "description": GET_WEATHER.description,
+            "parameters": GET_WEATHER.parameters,
+            "results": [{"when": {"city": "Paris"}, "returns": {"temp_c": 21, "sky": "sunny"}}],
+        }
+    ],
     "reference": {"calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}], "reply": "21C, sunny."},
-    "check": {"calls": {"required": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
-              "reply": {"contains": ["21"]}},
+    "check": {
+        "calls": {"required": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+        "reply": {"contains": ["21"]},
+    },
 }
 WEATHER = Scenario.model_validate(WEATHER_DOC)
 

@@ -36,24 +36,42 @@ def echo(status: int) -> tuple[int, dict[str, Any]]:
 # kind -> (url, the routes describe() reads, the chat route, the header and its value)
 KINDS: dict[str, tuple[str | None, dict[str, Any], str, str, str]] = {
     "anthropic": (None, {}, "POST /v1/messages", "x-api-key", KEY),
-    "openai": (None, {"GET /v1/models": [(200, payload("openai", "models"))]}, "POST /v1/chat/completions",
-               "authorization", f"Bearer {KEY}"),
-    "llama-server": ("http://gpu-box.test:8080", {"GET /health": [(200, {"status": "ok"})],
-                                                  "GET /props": [(200, payload("llama_server", "props"))]},
-                     "POST /v1/chat/completions", "authorization", f"Bearer {KEY}"),
-    "ollama": ("http://ollama.test:11434", {"POST /api/show": [(200, payload("ollama", "show"))],
-                                            "GET /api/tags": [(200, payload("ollama", "tags"))]},
-               "POST /api/chat", "authorization", f"Bearer {KEY}"),
+    "openai": (
+        None,
+        {"GET /v1/models": [(200, payload("openai", "models"))]},
+        "POST /v1/chat/completions",
+        "authorization",
+        f"Bearer {KEY}",
+    ),
+    "llama-server": (
+        "http://gpu-box.test:8080",
+        {"GET /health": [(200, {"status": "ok"})], "GET /props": [(200, payload("llama_server", "props"))]},
+        "POST /v1/chat/completions",
+        "authorization",
+        f"Bearer {KEY}",
+    ),
+    "ollama": (
+        "http://ollama.test:11434",
+        {"POST /api/show": [(200, payload("ollama", "show"))], "GET /api/tags": [(200, payload("ollama", "tags"))]},
+        "POST /api/chat",
+        "authorization",
+        f"Bearer {KEY}",
+    ),
 }
-ANSWERS = {"anthropic": payload("anthropic", "text"), "openai": payload("openai", "text"),
-           "llama-server": payload("llama_server", "chat_text"), "ollama": payload("ollama", "chat_text")}
+ANSWERS = {
+    "anthropic": payload("anthropic", "text"),
+    "openai": payload("openai", "text"),
+    "llama-server": payload("llama_server", "chat_text"),
+    "ollama": payload("ollama", "chat_text"),
+}
 
 
 def build(kind: str, server: MockServer, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv(ENV, KEY)
     url = KINDS[kind][0]
-    return create_backend(entry(kind, model="gpt-4o-mini" if kind == "openai" else "llama3.2", url=url,
-                                api_key_env=ENV), server.client())
+    return create_backend(
+        entry(kind, model="gpt-4o-mini" if kind == "openai" else "llama3.2", url=url, api_key_env=ENV), server.client()
+    )
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -70,32 +88,80 @@ def test_the_key_is_sent_in_the_apis_header_on_every_request(kind: str, monkeypa
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_key_is_in_no_description_error_recording_or_results_file(kind: str, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_key_is_in_no_description_error_recording_or_results_file(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _, describe_routes, chat_route, _, _ = KINDS[kind]
     server = MockServer({**describe_routes, chat_route: [echo(503), echo(401)]})
     recorder = RecordingBackend(build(kind, server, monkeypatch), tmp_path / "rec")
     described = arun(recorder.describe())
     assert KEY not in json.dumps(described)
-    state, view = arun(run_loop(WEATHER, build_stack([("trust_text", {})]), recorder, mode="native",
-                                sampling=Sampling(seed=1), run_id="k/0", seed=1,
-                                policy=RetryPolicy(attempts=3, base_delay_s=0, max_delay_s=0)))
+    state, view = arun(
+        run_loop(
+            WEATHER,
+            build_stack([("trust_text", {})]),
+            recorder,
+            mode="native",
+            sampling=Sampling(seed=1),
+            run_id="k/0",
+            seed=1,
+            policy=RetryPolicy(attempts=3, base_delay_s=0, max_delay_s=0),
+        )
+    )
     assert state.outcome == "infra_error" and "[redacted]" in (state.error or "")
     assert len(server.hits(chat_route)) == 2  # the 503 was retried, the 401 was not
 
     results = tmp_path / "results.jsonl"
     writer = ResultsWriter(results)
-    writer.write(Header(evalkit_version=__version__, git_sha=None, started_at="t", config_name="keys",
-                        config_hash="0", config={"api_key_env": ENV}, seed=1, runs_per_cell=1, simulated=False,
-                        backends={"b": described}))
-    writer.write(RunRecord.model_validate({
-        "run_id": "k/0", "cell": {"backend": "b", "model": "m", "mode": "native", "strategy": "trust_text",
-                                  "scenario": WEATHER.id, "family": WEATHER.family},
-        "index": 0, "seed": 1, "simulated": False, "outcome": state.outcome, "completed": False, "correct": False,
-        "failure": None, "first_try": False, "retries": 0, "guard_fires": 0, "model_calls": 0, "iterations": 0,
-        "ideal_iterations": 1, "wasted_calls": 0, "usage": state.usage.model_dump(), "latency_s": 0.0,
-        "wall_s": 0.0, "sampling": {"seed": 1}, "error": state.error,
-        "messages": [m.model_dump() for m in view.messages]}))
+    writer.write(
+        Header(
+            evalkit_version=__version__,
+            git_sha=None,
+            started_at="t",
+            config_name="keys",
+            config_hash="0",
+            config={"api_key_env": ENV},
+            seed=1,
+            runs_per_cell=1,
+            simulated=False,
+            backends={"b": described},
+        )
+    )
+    writer.write(
+        RunRecord.model_validate(
+            {
+                "run_id": "k/0",
+                "cell": {
+                    "backend": "b",
+                    "model": "m",
+                    "mode": "native",
+                    "strategy": "trust_text",
+                    "scenario": WEATHER.id,
+                    "family": WEATHER.family,
+                },
+                "index": 0,
+                "seed": 1,
+                "simulated": False,
+                "outcome": state.outcome,
+                "completed": False,
+                "correct": False,
+                "failure": None,
+                "first_try": False,
+                "retries": 0,
+                "guard_fires": 0,
+                "model_calls": 0,
+                "iterations": 0,
+                "ideal_iterations": 1,
+                "wasted_calls": 0,
+                "usage": state.usage.model_dump(),
+                "latency_s": 0.0,
+                "wall_s": 0.0,
+                "sampling": {"seed": 1},
+                "error": state.error,
+                "messages": [m.model_dump() for m in view.messages],
+            }
+        )
+    )
     writer.close()
     written = [results, *sorted((tmp_path / "rec").iterdir())]
     assert [p.name for p in written] == ["results.jsonl", "provenance.json", "recordings.jsonl"]

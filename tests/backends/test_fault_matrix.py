@@ -35,8 +35,21 @@ KEY = "sk-fault-matrix-93c1d7a2"
 PASSWORD = "pw-fault-matrix-5521"
 QUERY_KEY = "qk-fault-matrix-e0b4"
 ATTEMPTS = 3
-MIX = {"ok": 4.0, "echo": 1.5, "500": 0.6, "503": 0.6, "429": 0.6, "401": 0.4, "redirect": 0.4, "hang": 0.4,
-       "drip": 0.4, "reset": 0.5, "truncated": 0.5, "garbage": 0.4, "empty": 0.4}
+MIX = {
+    "ok": 4.0,
+    "echo": 1.5,
+    "500": 0.6,
+    "503": 0.6,
+    "429": 0.6,
+    "401": 0.4,
+    "redirect": 0.4,
+    "hang": 0.4,
+    "drip": 0.4,
+    "reset": 0.5,
+    "truncated": 0.5,
+    "garbage": 0.4,
+    "empty": 0.4,
+}
 MIX_SEED = 106  # the first seed whose first requests alone draw every kind for this matrix
 ANSWERED = frozenset({"ok", "echo"})
 
@@ -66,15 +79,34 @@ def expected_outcomes(hits: list[Hit]) -> dict[int, bool]:
 def write_config(tmp_path: Path, url: str) -> Path:
     retry = {"attempts": ATTEMPTS, "base_delay_s": 0, "max_delay_s": 0}
     doc = {
-        "name": "fault-matrix", "seed": 7, "runs": 6,
-        "scenarios": [str(ROOT / "scenarios" / "casual_greeting" / "hi.yaml"),
-                      str(ROOT / "scenarios" / "sequential_reasoning" / "weather_trip.yaml")],
+        "name": "fault-matrix",
+        "seed": 7,
+        "runs": 6,
+        "scenarios": [
+            str(ROOT / "scenarios" / "casual_greeting" / "hi.yaml"),
+            str(ROOT / "scenarios" / "sequential_reasoning" / "weather_trip.yaml"),
+        ],
         "backends": [
-            {"label": "proxy", "kind": "openai", "model": "fault", "url": f"{url}/v1?key={QUERY_KEY}",
-             "api_key_env": "EVALKIT_FAULT_MATRIX_KEY", "timeout_s": 1.5, "concurrency": 4, "retry": retry},
-            {"label": "llama", "kind": "llama-server", "model": "fault",
-             "url": url.replace("http://", f"http://evalkit:{PASSWORD}@"), "api_key_env": "EVALKIT_FAULT_MATRIX_KEY",
-             "timeout_s": 1.5, "concurrency": 4, "retry": retry},
+            {
+                "label": "proxy",
+                "kind": "openai",
+                "model": "fault",
+                "url": f"{url}/v1?key={QUERY_KEY}",
+                "api_key_env": "EVALKIT_FAULT_MATRIX_KEY",
+                "timeout_s": 1.5,
+                "concurrency": 4,
+                "retry": retry,
+            },
+            {
+                "label": "llama",
+                "kind": "llama-server",
+                "model": "fault",
+                "url": url.replace("http://", f"http://evalkit:{PASSWORD}@"),
+                "api_key_env": "EVALKIT_FAULT_MATRIX_KEY",
+                "timeout_s": 1.5,
+                "concurrency": 4,
+                "retry": retry,
+            },
         ],
         "strategies": {"trust_text": ["trust_text"]},
         "sampling": {"temperature": 0.0, "max_tokens": 32},
@@ -85,12 +117,24 @@ def write_config(tmp_path: Path, url: str) -> Path:
 
 
 def test_a_seeded_fault_mix_gives_exact_counts_exact_infra_errors_and_no_secret_anywhere(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("EVALKIT_FAULT_MATRIX_KEY", KEY)
     out, recordings, report = tmp_path / "results.jsonl", tmp_path / "rec", tmp_path / "report.html"
     with FaultServer(seeded_mix(MIX_SEED, MIX), key=KEY, drip_s=0.1, lifetime_s=120) as server:
-        code = main(["run", str(write_config(tmp_path, server.url)), "-o", str(out), "--record", str(recordings),
-                     "--report", str(report), "--no-progress"])
+        code = main(
+            [
+                "run",
+                str(write_config(tmp_path, server.url)),
+                "-o",
+                str(out),
+                "--record",
+                str(recordings),
+                "--report",
+                str(report),
+                "--no-progress",
+            ]
+        )
         hits = server.hits
     printed = capsys.readouterr()
 
@@ -102,7 +146,8 @@ def test_a_seeded_fault_mix_gives_exact_counts_exact_infra_errors_and_no_secret_
     failed = expected_outcomes(hits)
     assert set(failed) == {r.seed for r in results.runs}  # every run reached the server
     assert {r.run_id: r.outcome == "infra_error" for r in results.runs} == {
-        r.run_id: failed[r.seed] for r in results.runs}
+        r.run_id: failed[r.seed] for r in results.runs
+    }
     kinds_seen = {h.kind for h in hits}
     assert kinds_seen == set(KINDS), set(KINDS) - kinds_seen
     assert 0 < sum(failed.values()) < len(failed)
@@ -119,8 +164,7 @@ def test_a_seeded_fault_mix_gives_exact_counts_exact_infra_errors_and_no_secret_
     for secret in (KEY, PASSWORD, QUERY_KEY):
         assert secret not in printed.out + printed.err
     header = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
-    assert [b["url"] for b in header["config"]["backends"]] == [
-        f"{server.url}/v1?key=[redacted]", server.url]
+    assert [b["url"] for b in header["config"]["backends"]] == [f"{server.url}/v1?key=[redacted]", server.url]
 
 
 KIND_ERRORS: dict[str, tuple[bool, str | tuple[str, ...]]] = {  # kind -> (retryable, how the error text starts)

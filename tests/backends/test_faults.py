@@ -38,29 +38,53 @@ ANSWER = (200, payload("llama_server", "chat_final_answer"))
 
 
 def llama(server: MockServer, *, api_key: str | None = None) -> LlamaServerBackend:
-    return LlamaServerBackend(entry=entry("llama-server", model="smollm2", url="http://gpu-box.test:8080"),
-                              client=server.client(), api_key=api_key)
+    return LlamaServerBackend(
+        entry=entry("llama-server", model="smollm2", url="http://gpu-box.test:8080"),
+        client=server.client(),
+        api_key=api_key,
+    )
 
 
 def chat(*steps: Step, props: str = "props") -> MockServer:
-    return MockServer({"GET /health": [(200, {"status": "ok"})], "GET /props": [(200, payload("llama_server", props))],
-                       CHAT: list(steps)})
+    return MockServer(
+        {
+            "GET /health": [(200, {"status": "ok"})],
+            "GET /props": [(200, payload("llama_server", props))],
+            CHAT: list(steps),
+        }
+    )
 
 
 def run(backend: Any, stack: list[Any] | None = None, mode: str = "native") -> RunState:
-    state, _ = arun(run_loop(WEATHER, build_stack(stack or [("trust_text", {})]), backend,
-                             mode=mode,  # type: ignore[arg-type]
-                             sampling=Sampling(temperature=0.0, seed=3, max_tokens=64), run_id="w/0", seed=3,
-                             policy=NO_WAIT))
+    state, _ = arun(
+        run_loop(
+            WEATHER,
+            build_stack(stack or [("trust_text", {})]),
+            backend,
+            mode=mode,  # type: ignore[arg-type]
+            sampling=Sampling(temperature=0.0, seed=3, max_tokens=64),
+            run_id="w/0",
+            seed=3,
+            policy=NO_WAIT,
+        )
+    )
     return state
 
 
 # -- retried faults -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fault", [BUSY, (429, {"error": {"code": 429, "message": "slow down"}}),
-                                   (502, "<html>bad gateway</html>"), httpx.ReadTimeout, httpx.ConnectError,
-                                   httpx.RemoteProtocolError])
+@pytest.mark.parametrize(
+    "fault",
+    [
+        BUSY,
+        (429, {"error": {"code": 429, "message": "slow down"}}),
+        (502, "<html>bad gateway</html>"),
+        httpx.ReadTimeout,
+        httpx.ConnectError,
+        httpx.RemoteProtocolError,
+    ],
+)
 def test_a_transient_fault_is_retried_and_the_run_succeeds(fault: Step) -> None:
     server = chat(fault, TOOL_CALL, ANSWER)
     state = run(llama(server))
@@ -97,8 +121,9 @@ def test_a_4xx_is_not_retried(status: int) -> None:
 
 def test_tool_choice_on_ollama_is_unsupported_without_a_request() -> None:
     server = MockServer({})
-    ollama = OllamaBackend(entry=entry("ollama", model="llama3.2", url="http://ollama.test:11434"),
-                           client=server.client())
+    ollama = OllamaBackend(
+        entry=entry("ollama", model="llama3.2", url="http://ollama.test:11434"), client=server.client()
+    )
     state = run(ollama, [("tool_choice", {})])
     assert state.outcome == "unsupported" and "tool_choice_required" in (state.error or "")
     assert server.requests == []
@@ -144,12 +169,24 @@ def config(tmp_path: Path, recording: Path, nudge: dict[str, Any] | None = None)
     scenario = tmp_path / "scenarios" / "weather.yaml"
     scenario.parent.mkdir(parents=True, exist_ok=True)
     scenario.write_text(yaml.safe_dump(WEATHER_DOC), encoding="utf-8")
-    return RunConfig.model_validate({
-        "name": "dead-server", "seed": 11, "runs": 2, "scenarios": [str(scenario)],
-        "backends": [{"label": "smollm2", "kind": "replay", "model": "smollm2", "options": {"dir": str(recording)},
-                      "retry": {"attempts": 3, "base_delay_s": 0, "max_delay_s": 0}}],
-        "strategies": {"trust_text": ["trust_text"], "nudge": [{"retry_nudge": nudge or {}}]},
-    })
+    return RunConfig.model_validate(
+        {
+            "name": "dead-server",
+            "seed": 11,
+            "runs": 2,
+            "scenarios": [str(scenario)],
+            "backends": [
+                {
+                    "label": "smollm2",
+                    "kind": "replay",
+                    "model": "smollm2",
+                    "options": {"dir": str(recording)},
+                    "retry": {"attempts": 3, "base_delay_s": 0, "max_delay_s": 0},
+                }
+            ],
+            "strategies": {"trust_text": ["trust_text"], "nudge": [{"retry_nudge": nudge or {}}]},
+        }
+    )
 
 
 def test_a_dead_server_is_infra_error_through_the_runner_and_the_results_file_stays_intact(tmp_path: Path) -> None:
@@ -165,8 +202,9 @@ def test_a_dead_server_is_infra_error_through_the_runner_and_the_results_file_st
     assert len(live) == 4 and {r.outcome for r in live} == {"infra_error"}
     assert not any(r.completed or r.correct or r.counted for r in live)
     assert all(r.error == "HTTP 503 from /v1/chat/completions: no slot available (key [redacted])" for r in live)
-    assert len(server.hits(CHAT)) == 4 * 3 and all(r.headers["authorization"] == f"Bearer {KEY}"
-                                                   for r in server.hits(CHAT))
+    assert len(server.hits(CHAT)) == 4 * 3 and all(
+        r.headers["authorization"] == f"Bearer {KEY}" for r in server.hits(CHAT)
+    )
 
     out = run_config(cfg, tmp_path / "results.jsonl")
     raw = out.read_text(encoding="utf-8")
@@ -177,7 +215,8 @@ def test_a_dead_server_is_infra_error_through_the_runner_and_the_results_file_st
     assert sorted(r.run_id for r in results.runs) == sorted(s.run_id for s in specs)
     assert {r.outcome for r in results.runs} == {"infra_error"}
     assert [r.error for r in sorted(results.runs, key=lambda r: r.run_id)] == [
-        r.error for r in sorted(live, key=lambda r: r.run_id)]
+        r.error for r in sorted(live, key=lambda r: r.run_id)
+    ]
     assert results.headers[0].backends["smollm2"]["build_info"] == "b6123-79c1160b"
     assert KEY not in raw and KEY not in "".join(p.read_text() for p in recording.iterdir())
 

@@ -65,29 +65,39 @@ def test_a_key_in_the_query_string_is_kept_in_the_query_and_out_of_every_text() 
 
 def test_a_transport_error_names_the_url_without_its_credentials() -> None:
     server = MockServer({"POST /v1/chat/completions": [httpx.ConnectError]})
-    backend = OpenAIBackend(entry=entry("openai", url=f"https://bob:{KEY}@api.test/v1?token={KEY}"),
-                            client=server.client())
+    backend = OpenAIBackend(
+        entry=entry("openai", url=f"https://bob:{KEY}@api.test/v1?token={KEY}"), client=server.client()
+    )
     with pytest.raises(BackendError) as info:
         arun(backend.complete(request(), CONTEXT))
-    assert str(info.value) == (f"ConnectError calling https://api.test/v1/chat/completions?token={REDACTED}: "
-                               "simulated ConnectError")
+    assert str(info.value) == (
+        f"ConnectError calling https://api.test/v1/chat/completions?token={REDACTED}: simulated ConnectError"
+    )
 
 
 def test_public_url_drops_user_info_and_blanks_credential_parameters_only() -> None:
     assert public_url(f"https://u:{KEY}@h.test:8443/v1?api-version=2024-06-01&api_key={KEY}&sig=abc#f") == (
-        f"https://h.test:8443/v1?api-version=2024-06-01&api_key={REDACTED}&sig={REDACTED}#f")
+        f"https://h.test:8443/v1?api-version=2024-06-01&api_key={REDACTED}&sig={REDACTED}#f"
+    )
     assert public_url("http://[::1") == "http://[::1"  # unparseable, but nothing to hide: unchanged
     assert KEY not in public_url(f"http://u:{KEY}@[::1")
     assert set(secrets_of(f"http://admin:{KEY}@h.test/?token=tok-123&mode=fast", "sk-other")) == {
-        KEY, "tok-123", "sk-other"}
+        KEY,
+        "tok-123",
+        "sk-other",
+    }
 
 
 def test_the_config_copy_in_a_header_has_no_url_credentials() -> None:
     # issue 9 item 9: `user:pw@` was kept in header.config.backends[].url
-    dumped = {"name": "c", "backends": [{"label": "a", "url": f"http://user:{KEY}@gpu.test:8080"},
-                                        {"label": "b", "url": None}]}
-    assert public_config(dumped)["backends"] == [{"label": "a", "url": "http://gpu.test:8080"},
-                                                 {"label": "b", "url": None}]
+    dumped = {
+        "name": "c",
+        "backends": [{"label": "a", "url": f"http://user:{KEY}@gpu.test:8080"}, {"label": "b", "url": None}],
+    }
+    assert public_config(dumped)["backends"] == [
+        {"label": "a", "url": "http://gpu.test:8080"},
+        {"label": "b", "url": None},
+    ]
 
 
 def test_redact_data_blanks_keys_and_values_at_any_depth() -> None:
@@ -97,29 +107,40 @@ def test_redact_data_blanks_keys_and_values_at_any_depth() -> None:
 
 def test_a_redirect_is_reported_as_a_redirect_not_as_invalid_json() -> None:
     # issue 9 item 6: a 3xx answer was reported as "invalid JSON"
-    server = MockServer({"POST /v1/chat/completions": [
-        lambda req: httpx.Response(301, headers={"location": f"https://u:{KEY}@new.test/v1/chat/completions"})]})
+    server = MockServer(
+        {
+            "POST /v1/chat/completions": [
+                lambda req: httpx.Response(301, headers={"location": f"https://u:{KEY}@new.test/v1/chat/completions"})
+            ]
+        }
+    )
     with pytest.raises(BackendError) as info:
         arun(post_json(server.client(), "http://old.test/v1/chat/completions", {"q": 1}))
     assert not info.value.retryable and info.value.status == 301
-    assert str(info.value) == ("HTTP 301 from /v1/chat/completions: a redirect to "
-                               "https://new.test/v1/chat/completions, not followed "
-                               "(set the backend's url to the address it names)")
+    assert str(info.value) == (
+        "HTTP 301 from /v1/chat/completions: a redirect to "
+        "https://new.test/v1/chat/completions, not followed "
+        "(set the backend's url to the address it names)"
+    )
 
 
-@pytest.mark.parametrize(("url", "problem"), [
-    ("http//x", "'http//x' needs an http:// or https:// scheme"),
-    ("ftp://files.test", "'ftp://files.test' needs an http:// or https:// scheme"),
-    ("http://", "'http://' names no host"),
-])
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("http//x", "'http//x' needs an http:// or https:// scheme"),
+        ("ftp://files.test", "'ftp://files.test' needs an http:// or https:// scheme"),
+        ("http://", "'http://' names no host"),
+    ],
+)
 def test_a_url_that_cannot_be_called_is_a_config_error(url: str, problem: str) -> None:
     # refused when the entry is built (a config file names the field), and by create_backend for
     # an entry built without validation
     with pytest.raises(ValueError, match=re.escape(f"url {problem}")):
         entry("llama-server", url=url)
     with pytest.raises(ConfigError) as info:
-        create_backend(BackendEntry.model_construct(**entry("llama-server").model_dump() | {"url": url}),
-                       httpx.AsyncClient())
+        create_backend(
+            BackendEntry.model_construct(**entry("llama-server").model_dump() | {"url": url}), httpx.AsyncClient()
+        )
     assert str(info.value) == f"backend 'test-llama-server': url {problem}"
 
 
@@ -134,8 +155,9 @@ def test_an_unparseable_url_is_a_config_error_not_httpx_invalid_url() -> None:
     with pytest.raises(ValueError, match=r"url 'http://\[::1' is not a URL"):
         entry("openai", url="http://[::1")
     with pytest.raises(ConfigError, match=r"^backend 'test-openai': url 'http://\[::1' is not a URL"):
-        create_backend(BackendEntry.model_construct(**entry("openai").model_dump() | {"url": "http://[::1"}),
-                       httpx.AsyncClient())
+        create_backend(
+            BackendEntry.model_construct(**entry("openai").model_dump() | {"url": "http://[::1"}), httpx.AsyncClient()
+        )
     assert url_problem("http://127.0.0.1:8080") is None
     with pytest.raises(BackendError, match=r"^invalid URL 'http://\[::1/v1/models'"):
         arun(post_json(httpx.AsyncClient(), "http://[::1/v1/models", {}))
@@ -186,8 +208,11 @@ def test_a_secret_that_overlaps_the_marker_does_not_re_form_around_it() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.from_regex(r"[A-Z0-9%~._-]{4,16}", fullmatch=True), st.from_regex(r"[A-Z0-9._~-]{4,16}", fullmatch=True),
-       st.sampled_from(["key", "api_key", "access_token", "X-Signature", "password"]))
+@given(
+    st.from_regex(r"[A-Z0-9%~._-]{4,16}", fullmatch=True),
+    st.from_regex(r"[A-Z0-9._~-]{4,16}", fullmatch=True),
+    st.sampled_from(["key", "api_key", "access_token", "X-Signature", "password"]),
+)
 def test_public_url_keeps_no_password_or_credential_parameter(password: str, value: str, name: str) -> None:
     url = f"https://bob:{password}@gpu.test:8443/v1/chat?api-version=2024&{name}={value}"
     shown = public_url(url)

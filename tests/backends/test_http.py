@@ -73,15 +73,21 @@ def test_other_4xx_are_not_retryable(status: int) -> None:
     assert "the request is wrong" in str(error)
 
 
-@pytest.mark.parametrize(("body", "message"), [
-    ({"error": {"message": "Invalid tool_choice", "type": "invalid_request_error"}}, "Invalid tool_choice"),  # OpenAI
-    ({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "Overloaded"),  # Anthropic
-    ({"error": "model \"x\" not found"}, "model \"x\" not found"),  # Ollama
-    ({"message": "plain message"}, "plain message"),
-    ({"error": {"code": 7}}, '{"code": 7}'),  # an error object without a message is kept as JSON
-    ({"detail": "nothing known"}, '{"detail": "nothing known"}'),
-    ("<html><body><h1>502 Bad Gateway</h1></body></html>", "<html><body><h1>502 Bad Gateway</h1></body></html>"),
-])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            {"error": {"message": "Invalid tool_choice", "type": "invalid_request_error"}},
+            "Invalid tool_choice",
+        ),  # OpenAI
+        ({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}, "Overloaded"),  # Anthropic
+        ({"error": 'model "x" not found'}, 'model "x" not found'),  # Ollama
+        ({"message": "plain message"}, "plain message"),
+        ({"error": {"code": 7}}, '{"code": 7}'),  # an error object without a message is kept as JSON
+        ({"detail": "nothing known"}, '{"detail": "nothing known"}'),
+        ("<html><body><h1>502 Bad Gateway</h1></body></html>", "<html><body><h1>502 Bad Gateway</h1></body></html>"),
+    ],
+)
 def test_error_text_is_the_servers_own_message(body: Any, message: str) -> None:
     assert str(post_error((500, body))).endswith(": " + message)
 
@@ -97,11 +103,14 @@ def test_a_key_echoed_in_an_error_body_is_redacted() -> None:
     assert "sk-live-123456" not in str(error) and "[redacted]" in str(error)
 
 
-@pytest.mark.parametrize("step", [
-    (200, "<html>proxy login</html>"),  # a wrong URL or a captive portal
-    (200, ["not", "an", "object"]),
-    lambda req: httpx.Response(200, content=b"\xff\xfe{not utf-8"),
-])
+@pytest.mark.parametrize(
+    "step",
+    [
+        (200, "<html>proxy login</html>"),  # a wrong URL or a captive portal
+        (200, ["not", "an", "object"]),
+        lambda req: httpx.Response(200, content=b"\xff\xfe{not utf-8"),
+    ],
+)
 def test_a_200_that_is_not_a_json_object_is_a_non_retryable_error(step: Step) -> None:
     error = post_error(step)
     assert not error.retryable and error.status == 200
@@ -137,8 +146,10 @@ def test_url_helpers() -> None:
     assert public_url("https://u:p@host.test:8443/v1?x=1") == "https://host.test:8443/v1?x=1"
     assert public_url("http://host.test/v1") == "http://host.test/v1"
     assert join_url("http://h/v1/", "/models") == "http://h/v1/models"
-    assert [is_loopback(u) for u in ("http://localhost:1", "http://127.0.0.5", "http://[::1]:8", "http://10.0.0.1",
-                                     "http://example.com")] == [True, True, True, False, False]
+    assert [
+        is_loopback(u)
+        for u in ("http://localhost:1", "http://127.0.0.5", "http://[::1]:8", "http://10.0.0.1", "http://example.com")
+    ] == [True, True, True, False, False]
     assert redact("a KEY9 b KEY9", ["KEY9", None, ""]) == "a [redacted] b [redacted]"
 
 
@@ -160,10 +171,12 @@ def test_an_exclusive_constraint_beside_callable_tools_is_unsupported() -> None:
     with pytest.raises(UnsupportedFeature, match="grammar_with_tools"):
         settle_constraint(request(constraint=GRAMMAR), backend="b", kinds={"grammar"}, exclusive_with_tools=True)
     # tools that may not be called, or no tools at all, leave the grammar usable
-    assert settle_constraint(request(constraint=GRAMMAR, tool_choice="none"), backend="b", kinds={"grammar"},
-                             exclusive_with_tools=True) == (GRAMMAR, False)
-    assert settle_constraint(request(constraint=GRAMMAR, tools=[]), backend="b", kinds={"grammar"},
-                             exclusive_with_tools=True) == (GRAMMAR, False)
+    assert settle_constraint(
+        request(constraint=GRAMMAR, tool_choice="none"), backend="b", kinds={"grammar"}, exclusive_with_tools=True
+    ) == (GRAMMAR, False)
+    assert settle_constraint(
+        request(constraint=GRAMMAR, tools=[]), backend="b", kinds={"grammar"}, exclusive_with_tools=True
+    ) == (GRAMMAR, False)
 
 
 def test_constraint_body_refuses_an_empty_constraint() -> None:
@@ -179,27 +192,44 @@ def test_tool_choice_is_dropped_without_tools_and_unsupported_when_missing() -> 
         check_tool_choice(request(tool_choice="required"), backend="b", allowed={"auto"})
 
 
-@pytest.mark.parametrize(("reason", "normal"), [
-    ("stop", "stop"), ("end_turn", "stop"), ("stop_sequence", "stop"), ("length", "length"),
-    ("max_tokens", "length"), ("tool_calls", "tool_calls"), ("tool_use", "tool_calls"), ("tool", "tool_calls"),
-    ("refusal", "refusal"), ("load", "load"), (None, "unknown"), ("", "unknown"), (3, "unknown"),
-])
+@pytest.mark.parametrize(
+    ("reason", "normal"),
+    [
+        ("stop", "stop"),
+        ("end_turn", "stop"),
+        ("stop_sequence", "stop"),
+        ("length", "length"),
+        ("max_tokens", "length"),
+        ("tool_calls", "tool_calls"),
+        ("tool_use", "tool_calls"),
+        ("tool", "tool_calls"),
+        ("refusal", "refusal"),
+        ("load", "load"),
+        (None, "unknown"),
+        ("", "unknown"),
+        (3, "unknown"),
+    ],
+)
 def test_finish_reasons_are_normalised_to_the_openai_vocabulary(reason: object, normal: str) -> None:
     assert normalise_finish(reason) == normal
 
 
-@pytest.mark.parametrize(("raw", "arguments", "kept", "error"), [
-    ('{"city": "Paris"}', {"city": "Paris"}, None, None),
-    ({"city": "Paris"}, {"city": "Paris"}, None, None),
-    ("", {}, None, None),
-    (None, {}, None, None),
-    ('{"city": "Paris"', None, '{"city": "Paris"', "invalid JSON"),
-    ('["Paris"]', None, '["Paris"]', "JSON list"),
-    (["Paris"], None, '["Paris"]', "JSON list"),  # an object-dialect backend sending a list
-    (42, None, "42", "JSON int"),
-])
-def test_tool_call_arguments_that_do_not_parse_are_kept_and_flagged(raw: object, arguments: Any, kept: Any,
-                                                                     error: str | None) -> None:
+@pytest.mark.parametrize(
+    ("raw", "arguments", "kept", "error"),
+    [
+        ('{"city": "Paris"}', {"city": "Paris"}, None, None),
+        ({"city": "Paris"}, {"city": "Paris"}, None, None),
+        ("", {}, None, None),
+        (None, {}, None, None),
+        ('{"city": "Paris"', None, '{"city": "Paris"', "invalid JSON"),
+        ('["Paris"]', None, '["Paris"]', "JSON list"),
+        (["Paris"], None, '["Paris"]', "JSON list"),  # an object-dialect backend sending a list
+        (42, None, "42", "JSON int"),
+    ],
+)
+def test_tool_call_arguments_that_do_not_parse_are_kept_and_flagged(
+    raw: object, arguments: Any, kept: Any, error: str | None
+) -> None:
     call = tool_call("id1", "get_weather", raw)
     assert (call.id, call.name, call.arguments, call.raw_arguments) == ("id1", "get_weather", arguments, kept)
     assert call.malformed is (arguments is None)
@@ -265,8 +295,11 @@ def test_retryable_errors_are_retried_with_injected_sleep_and_jitter() -> None:
 def test_the_same_rng_seed_gives_the_same_jittered_delays() -> None:
     def delays(seed: int) -> list[float]:
         sleeps = Sleeps()
-        arun(call_with_retries(Flaky(RETRYABLE, RETRYABLE, RETRYABLE), RetryPolicy(), rng=random.Random(seed),
-                               sleep=sleeps))
+        arun(
+            call_with_retries(
+                Flaky(RETRYABLE, RETRYABLE, RETRYABLE), RetryPolicy(), rng=random.Random(seed), sleep=sleeps
+            )
+        )
         return sleeps.delays
 
     assert delays(3) == delays(3) != delays(4)
@@ -281,8 +314,9 @@ def test_attempts_are_bounded_and_the_last_error_propagates() -> None:
     assert info.value is last and flaky.calls == 3 and len(sleeps.delays) == 2
 
 
-@pytest.mark.parametrize("error", [BackendError("HTTP 400", retryable=False, status=400),
-                                   UnsupportedFeature("no grammar")])
+@pytest.mark.parametrize(
+    "error", [BackendError("HTTP 400", retryable=False, status=400), UnsupportedFeature("no grammar")]
+)
 def test_non_retryable_errors_are_raised_at_once(error: BackendError) -> None:
     flaky, sleeps = Flaky(error), Sleeps()
     with pytest.raises(BackendError) as info:

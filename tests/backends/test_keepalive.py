@@ -117,8 +117,11 @@ async def serving(handler: Handler) -> AsyncIterator[tuple[str, list[int]]]:
 
 
 def _answer(body: bytes, *headers: bytes) -> bytes:
-    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s" % (len(body), b"".join(h + b"\r\n" for h in headers),
-                                                                 body)
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n%s\r\n%s" % (
+        len(body),
+        b"".join(h + b"\r\n" for h in headers),
+        body,
+    )
 
 
 def test_a_kept_connection_the_server_closed_while_idle_is_dropped_before_reuse() -> None:
@@ -229,8 +232,10 @@ def _frame(body: bytes, framing: str, cuts: list[int], header_case: bool) -> byt
             pieces.append(b"%x;ext=1\r\n%s\r\n" % (cut - start, body[start:cut]))
             start = cut
     encoding = b"Transfer-Encoding" if header_case else b"transfer-encoding"
-    return (b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n%s: chunked\r\n\r\n%s0\r\nX-Trailer: t\r\n\r\n"
-            % (encoding, b"".join(pieces)))
+    return b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n%s: chunked\r\n\r\n%s0\r\nX-Trailer: t\r\n\r\n" % (
+        encoding,
+        b"".join(pieces),
+    )
 
 
 async def _parse(raw: bytes, feed_sizes: list[int]) -> tuple[int, bytes, bool]:
@@ -239,7 +244,7 @@ async def _parse(raw: bytes, feed_sizes: list[int]) -> tuple[int, bytes, bool]:
     async def feed() -> None:
         at = 0
         for size in feed_sizes:
-            reader.feed_data(raw[at:at + size])
+            reader.feed_data(raw[at : at + size])
             at += size
             await asyncio.sleep(0)
         reader.feed_data(raw[at:])
@@ -255,33 +260,47 @@ FRAMINGS = st.sampled_from(["length", "chunked", "close"])
 
 
 @settings(max_examples=150, deadline=None)
-@given(body=st.binary(max_size=300), framing=FRAMINGS, cuts=st.lists(st.integers(0, 400), max_size=6),
-       feed_sizes=st.lists(st.integers(1, 50), max_size=10), header_case=st.booleans())
-def test_every_framing_gives_back_the_body_sent(body: bytes, framing: str, cuts: list[int], feed_sizes: list[int],
-                                                header_case: bool) -> None:
+@given(
+    body=st.binary(max_size=300),
+    framing=FRAMINGS,
+    cuts=st.lists(st.integers(0, 400), max_size=6),
+    feed_sizes=st.lists(st.integers(1, 50), max_size=10),
+    header_case=st.booleans(),
+)
+def test_every_framing_gives_back_the_body_sent(
+    body: bytes, framing: str, cuts: list[int], feed_sizes: list[int], header_case: bool
+) -> None:
     status, parsed, keep = asyncio.run(_parse(_frame(body, framing, cuts, header_case), feed_sizes))
     assert (status, parsed) == (200, body)
     assert keep is (framing != "close")
 
 
 @settings(max_examples=150, deadline=None)
-@given(body=st.binary(min_size=1, max_size=200), framing=st.sampled_from(["length", "chunked"]),
-       cuts=st.lists(st.integers(0, 300), max_size=4), at=st.floats(0, 1, exclude_max=True))
-def test_an_answer_cut_anywhere_is_an_error_never_a_shorter_body(body: bytes, framing: str, cuts: list[int],
-                                                                 at: float) -> None:
+@given(
+    body=st.binary(min_size=1, max_size=200),
+    framing=st.sampled_from(["length", "chunked"]),
+    cuts=st.lists(st.integers(0, 300), max_size=4),
+    at=st.floats(0, 1, exclude_max=True),
+)
+def test_an_answer_cut_anywhere_is_an_error_never_a_shorter_body(
+    body: bytes, framing: str, cuts: list[int], at: float
+) -> None:
     raw = _frame(body, framing, cuts, False)
     with pytest.raises((httpx.RemoteProtocolError, _Stale)):
         asyncio.run(_parse(raw[: int(len(raw) * at)], []))
 
 
-@pytest.mark.parametrize("raw", [
-    b"<html>hello</html>\r\n\r\n",                                   # not HTTP at all
-    b"HTTP/1.1 abc OK\r\n\r\n",                                      # no status code
-    b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",                      # a header line without a name
-    b"HTTP/1.1 200 OK\r\nContent-Length: ten\r\n\r\n",                # a length that is not a number
-    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",   # a chunk size that is not hex
-    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",  # a chunk longer than said
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"<html>hello</html>\r\n\r\n",  # not HTTP at all
+        b"HTTP/1.1 abc OK\r\n\r\n",  # no status code
+        b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",  # a header line without a name
+        b"HTTP/1.1 200 OK\r\nContent-Length: ten\r\n\r\n",  # a length that is not a number
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",  # a chunk size that is not hex
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",  # a chunk longer than said
+    ],
+)
 def test_a_malformed_answer_is_a_protocol_error(raw: bytes) -> None:
     with pytest.raises(httpx.RemoteProtocolError):
         asyncio.run(_parse(raw, []))

@@ -22,14 +22,19 @@ CHAT = "POST /v1/chat/completions"
 
 
 def backend(server: MockServer, *, api_key: str | None = None, url: str = URL, **extra: Any) -> LlamaServerBackend:
-    return LlamaServerBackend(entry=entry("llama-server", model="smollm2", url=url, **extra), client=server.client(),
-                              api_key=api_key)
+    return LlamaServerBackend(
+        entry=entry("llama-server", model="smollm2", url=url, **extra), client=server.client(), api_key=api_key
+    )
 
 
 def chat_server(*steps: Step, props: str = "props") -> MockServer:
-    return MockServer({"GET /health": [(200, payload("llama_server", "health_ok"))],
-                       "GET /props": [(200, payload("llama_server", props))],
-                       CHAT: list(steps) or [(200, payload("llama_server", "chat_text"))]})
+    return MockServer(
+        {
+            "GET /health": [(200, payload("llama_server", "health_ok"))],
+            "GET /props": [(200, payload("llama_server", props))],
+            CHAT: list(steps) or [(200, payload("llama_server", "chat_text"))],
+        }
+    )
 
 
 def complete(name_or_step: str | Step, req: Any = None, **kwargs: Any) -> Completion:
@@ -47,17 +52,31 @@ def sent(req: Any, **kwargs: Any) -> dict[str, Any]:
 
 
 def test_request_carries_messages_tools_sampling_and_no_stream() -> None:
-    body = sent(request(Message(role="system", content="Be brief."), Message(role="user", content="Weather?"),
-                        sampling=Sampling(temperature=0.2, seed=7, max_tokens=33)))
+    body = sent(
+        request(
+            Message(role="system", content="Be brief."),
+            Message(role="user", content="Weather?"),
+            sampling=Sampling(temperature=0.2, seed=7, max_tokens=33),
+        )
+    )
     assert body == {
         "model": "smollm2",
         "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather?"}],
-        "temperature": 0.2, "max_tokens": 33, "seed": 7, "cache_prompt": True, "stream": False,
+        "temperature": 0.2,
+        "max_tokens": 33,
+        "seed": 7,
+        "cache_prompt": True,
+        "stream": False,
         "tools": [t.openai_schema() for t in TOOLS],
     }
-    assert body["tools"][0] == {"type": "function", "function": {
-        "name": "get_weather", "description": "Get the current weather for a city.",
-        "parameters": GET_WEATHER.parameters}}
+    assert body["tools"][0] == {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Get the current weather for a city.",
+            "parameters": GET_WEATHER.parameters,
+        },
+    }
 
 
 def test_no_seed_means_no_seed_field_and_cache_prompt_follows_the_option() -> None:
@@ -68,18 +87,34 @@ def test_no_seed_means_no_seed_field_and_cache_prompt_follows_the_option() -> No
 def test_tool_history_goes_back_in_the_openai_dialect_with_the_tool_name() -> None:
     history = [
         Message(role="user", content="Weather in Paris?"),
-        Message(role="assistant", content="", origin="model", tool_calls=[
-            ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),
-            ToolCall(id="c2", name="get_weather", arguments=None, raw_arguments='{"city": "Par',
-                     parse_error="invalid JSON")]),
+        Message(
+            role="assistant",
+            content="",
+            origin="model",
+            tool_calls=[
+                ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),
+                ToolCall(
+                    id="c2",
+                    name="get_weather",
+                    arguments=None,
+                    raw_arguments='{"city": "Par',
+                    parse_error="invalid JSON",
+                ),
+            ],
+        ),
         Message(role="tool", content='{"temp": 21}', tool_call_id="c1", name="get_weather", origin="mock"),
         Message(role="user", content="Please call a tool.", origin="guard"),
     ]
     messages = sent(request(*history))["messages"]
-    assert messages[1] == {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
-        # a malformed call goes back exactly as the model wrote it
-        {"id": "c2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Par'}}]}
+    assert messages[1] == {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}},
+            # a malformed call goes back exactly as the model wrote it
+            {"id": "c2", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Par'}},
+        ],
+    }
     assert messages[2] == {"role": "tool", "tool_call_id": "c1", "content": '{"temp": 21}', "name": "get_weather"}
     assert messages[3] == {"role": "user", "content": "Please call a tool."}
     assert all("origin" not in m for m in messages)
@@ -134,8 +169,9 @@ def test_the_request_goes_to_the_openai_path_under_the_server_root_with_the_entr
 
 def test_a_native_tool_call_is_normalised_with_parsed_arguments_and_usage() -> None:
     completion = complete("chat_tool_call")
-    assert completion.tool_calls == [ToolCall(id="sL3GexzvJ8Ho6gzl8rXQeS0e5WqzxxcT", name="get_weather",
-                                              arguments={"city": "Paris"})]
+    assert completion.tool_calls == [
+        ToolCall(id="sL3GexzvJ8Ho6gzl8rXQeS0e5WqzxxcT", name="get_weather", arguments={"city": "Paris"})
+    ]
     assert completion.text == "" and completion.finish_reason == "tool_calls"  # content null -> ""
     assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (318, 17)
 
@@ -185,8 +221,15 @@ def test_latency_is_the_measured_round_trip_not_the_servers_timings() -> None:
     assert 0.02 <= latency < 0.3
 
 
-@pytest.mark.parametrize("body", [{"choices": []}, {"choices": [{"finish_reason": "stop"}]}, {"object": "error"},
-                                  {"choices": [{"message": {"tool_calls": ["not-an-object"]}}]}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"choices": []},
+        {"choices": [{"finish_reason": "stop"}]},
+        {"object": "error"},
+        {"choices": [{"message": {"tool_calls": ["not-an-object"]}}]},
+    ],
+)
 def test_an_unreadable_shape_is_a_non_retryable_backend_error(body: dict[str, Any]) -> None:
     with pytest.raises(BackendError, match="unexpected chat completion shape") as info:
         complete((200, body))
@@ -196,15 +239,18 @@ def test_an_unreadable_shape_is_a_non_retryable_backend_error(body: dict[str, An
 # -- faults ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("step", "retryable"), [
-    (httpx.ConnectError, True),
-    (httpx.ReadTimeout, True),
-    ((503, payload("llama_server", "error_slots_busy")), True),
-    ((500, {"error": {"code": 500, "message": "Cannot use tools with stream", "type": "server_error"}}), True),
-    ((429, {"error": {"code": 429, "message": "too many requests"}}), True),
-    ((400, payload("llama_server", "error_grammar_with_tools")), False),
-    ((400, payload("llama_server", "error_invalid_tool_choice")), False),
-])
+@pytest.mark.parametrize(
+    ("step", "retryable"),
+    [
+        (httpx.ConnectError, True),
+        (httpx.ReadTimeout, True),
+        ((503, payload("llama_server", "error_slots_busy")), True),
+        ((500, {"error": {"code": 500, "message": "Cannot use tools with stream", "type": "server_error"}}), True),
+        ((429, {"error": {"code": 429, "message": "too many requests"}}), True),
+        ((400, payload("llama_server", "error_grammar_with_tools")), False),
+        ((400, payload("llama_server", "error_invalid_tool_choice")), False),
+    ],
+)
 def test_faults_become_backend_errors_with_the_right_retryability(step: Step, retryable: bool) -> None:
     with pytest.raises(BackendError) as info:
         complete(step)
@@ -225,17 +271,32 @@ def test_describe_reads_health_and_props_for_provenance() -> None:
     props = payload("llama_server", "props")
     assert [f"{r.method} {r.url.path}" for r in server.requests] == ["GET /health", "GET /props"]
     assert info == {
-        "kind": "llama-server", "url": URL, "model": "smollm2",
+        "kind": "llama-server",
+        "url": URL,
+        "model": "smollm2",
         "model_path": "SmolLM2-135M-Instruct-Q8_0.gguf",  # the server's absolute path, made portable
-        "model_sha256": None, "model_sha256_note": "model file is not on this machine",
+        "model_sha256": None,
+        "model_sha256_note": "model file is not on this machine",
         "build_info": "b6123-79c1160b",
         "chat_template_sha256": hashlib.sha256(props["chat_template"].encode()).hexdigest(),
-        "chat_template_caps": props["chat_template_caps"], "total_slots": 2,
-        "default_sampling": {"temperature": 0.800000011920929, "top_k": 40, "top_p": 0.949999988079071,
-                             "min_p": 0.05000000074505806, "typical_p": 1.0, "repeat_penalty": 1.0,
-                             "repeat_last_n": 64, "presence_penalty": 0.0, "frequency_penalty": 0.0,
-                             "seed": 4294967295, "n_predict": -1, "samplers": props["default_generation_settings"][
-                                 "params"]["samplers"], "chat_format": "Content-only", "n_ctx": 4096},
+        "chat_template_caps": props["chat_template_caps"],
+        "total_slots": 2,
+        "default_sampling": {
+            "temperature": 0.800000011920929,
+            "top_k": 40,
+            "top_p": 0.949999988079071,
+            "min_p": 0.05000000074505806,
+            "typical_p": 1.0,
+            "repeat_penalty": 1.0,
+            "repeat_last_n": 64,
+            "presence_penalty": 0.0,
+            "frequency_penalty": 0.0,
+            "seed": 4294967295,
+            "n_predict": -1,
+            "samplers": props["default_generation_settings"]["params"]["samplers"],
+            "chat_format": "Content-only",
+            "n_ctx": 4096,
+        },
         "cache_prompt": True,
     }
     assert "secret" not in repr(info)
@@ -256,9 +317,16 @@ def test_describe_reads_an_old_builds_flat_settings_and_missing_caps() -> None:
     server = chat_server(props="props_old_build")
     llama = backend(server)
     info = arun(llama.describe())
-    assert info["default_sampling"] == {"temperature": 0.800000011920929, "top_k": 40, "top_p": 0.949999988079071,
-                                        "min_p": 0.05000000074505806, "repeat_penalty": 1.0, "seed": 4294967295,
-                                        "n_predict": -1, "n_ctx": 2048}
+    assert info["default_sampling"] == {
+        "temperature": 0.800000011920929,
+        "top_k": 40,
+        "top_p": 0.949999988079071,
+        "min_p": 0.05000000074505806,
+        "repeat_penalty": 1.0,
+        "seed": 4294967295,
+        "n_predict": -1,
+        "n_ctx": 2048,
+    }
     assert info["chat_template_caps"] is None and info["model_path"] is None and info["total_slots"] == 4
     assert llama.supports("native_tools")  # unknown caps: assume tools work rather than mark every cell
 
@@ -271,8 +339,12 @@ def test_describe_on_loopback_also_names_the_local_package() -> None:
 
 def test_describe_waits_out_a_model_still_loading_with_the_entrys_backoff() -> None:
     loading = (503, payload("llama_server", "health_loading"))
-    server = MockServer({"GET /health": [loading, loading, (200, {"status": "ok"})],
-                         "GET /props": [(200, payload("llama_server", "props"))]})
+    server = MockServer(
+        {
+            "GET /health": [loading, loading, (200, {"status": "ok"})],
+            "GET /props": [(200, payload("llama_server", "props"))],
+        }
+    )
     info = arun(backend(server, retry=RetrySettings(attempts=3, base_delay_s=0, max_delay_s=0)).describe())
     assert len(server.hits("GET /health")) == 3 and info["total_slots"] == 2
 
@@ -325,8 +397,10 @@ def test_a_server_api_key_is_sent_as_bearer_on_every_endpoint() -> None:
 
 def test_a_tool_call_the_server_cannot_parse_is_the_models_malformed_call_not_a_fault() -> None:
     # what llama-server answered when SmolLM2 ran an argument string to max_tokens (seen in a real run)
-    message = ("Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, "
-               "column 2: syntax error while parsing object key - unexpected end of input")
+    message = (
+        "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, "
+        "column 2: syntax error while parsing object key - unexpected end of input"
+    )
     server = chat_server((500, {"error": {"code": 500, "message": message, "type": "server_error"}}))
     reply = arun(backend(server).complete(request(tools=TOOLS), CONTEXT))
     assert len(server.hits(CHAT)) == 1  # answered, not raised: the loop will not retry it

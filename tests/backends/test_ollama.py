@@ -17,16 +17,18 @@ URL = "http://ollama.test:11434"
 CHAT = "POST /api/chat"
 
 
-def backend(server: MockServer, *, model: str = "llama3.2", api_key: str | None = None,
-            **extra: Any) -> OllamaBackend:
-    return OllamaBackend(entry=entry("ollama", model=model, url=URL, **extra), client=server.client(),
-                         api_key=api_key)
+def backend(server: MockServer, *, model: str = "llama3.2", api_key: str | None = None, **extra: Any) -> OllamaBackend:
+    return OllamaBackend(entry=entry("ollama", model=model, url=URL, **extra), client=server.client(), api_key=api_key)
 
 
 def ollama_server(*steps: Step, show: str = "show") -> MockServer:
-    return MockServer({"POST /api/show": [(200, payload("ollama", show))],
-                       "GET /api/tags": [(200, payload("ollama", "tags"))],
-                       CHAT: list(steps) or [(200, payload("ollama", "chat_text"))]})
+    return MockServer(
+        {
+            "POST /api/show": [(200, payload("ollama", show))],
+            "GET /api/tags": [(200, payload("ollama", "tags"))],
+            CHAT: list(steps) or [(200, payload("ollama", "chat_text"))],
+        }
+    )
 
 
 def sent(req: Any, **kwargs: Any) -> dict[str, Any]:
@@ -44,8 +46,13 @@ def complete(name_or_step: str | Step, req: Any = None) -> Completion:
 
 
 def test_request_puts_sampling_in_options_and_never_streams() -> None:
-    body = sent(request(Message(role="system", content="Be brief."), Message(role="user", content="Weather?"),
-                        sampling=Sampling(temperature=0.3, seed=11, max_tokens=40)))
+    body = sent(
+        request(
+            Message(role="system", content="Be brief."),
+            Message(role="user", content="Weather?"),
+            sampling=Sampling(temperature=0.3, seed=11, max_tokens=40),
+        )
+    )
     assert body == {
         "model": "llama3.2",
         "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather?"}],
@@ -56,8 +63,10 @@ def test_request_puts_sampling_in_options_and_never_streams() -> None:
 
 
 def test_num_ctx_keep_alive_and_think_come_from_the_entry_options() -> None:
-    body = sent(request(sampling=Sampling(seed=None)),
-                options={"num_ctx": "8192", "keep_alive": "10m", "think": False, "unrelated": 1})
+    body = sent(
+        request(sampling=Sampling(seed=None)),
+        options={"num_ctx": "8192", "keep_alive": "10m", "think": False, "unrelated": 1},
+    )
     assert body["options"] == {"temperature": 0.7, "num_predict": 256, "num_ctx": 8192}  # no seed, int num_ctx
     assert body["keep_alive"] == "10m" and body["think"] is False and "unrelated" not in body
 
@@ -100,15 +109,26 @@ def test_supports_lists_only_native_tools_and_json_schema() -> None:
 def test_tool_history_uses_object_arguments_and_tool_name() -> None:
     history = [
         Message(role="user", content="Weather in Paris?"),
-        Message(role="assistant", content="", origin="model", tool_calls=[
-            ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),
-            ToolCall(id="c2", name="respond", arguments=None, raw_arguments="{oops", parse_error="invalid JSON")]),
+        Message(
+            role="assistant",
+            content="",
+            origin="model",
+            tool_calls=[
+                ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"}),
+                ToolCall(id="c2", name="respond", arguments=None, raw_arguments="{oops", parse_error="invalid JSON"),
+            ],
+        ),
         Message(role="tool", content='{"temp": 21}', tool_call_id="c1", name="get_weather", origin="mock"),
     ]
     messages = sent(request(*history))["messages"]
-    assert messages[1] == {"role": "assistant", "content": "", "tool_calls": [
-        {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
-        {"function": {"name": "respond", "arguments": {}}}]}  # Ollama needs an object
+    assert messages[1] == {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+            {"function": {"name": "respond", "arguments": {}}},
+        ],
+    }  # Ollama needs an object
     assert messages[2] == {"role": "tool", "content": '{"temp": 21}', "tool_name": "get_weather"}
 
 
@@ -153,11 +173,17 @@ def test_an_unreadable_shape_is_a_backend_error() -> None:
         complete((200, {"done": True}))
 
 
-@pytest.mark.parametrize(("step", "retryable"), [
-    (httpx.ConnectError, True), (httpx.ReadTimeout, True), ((503, {"error": "server busy"}), True),
-    ((500, {"error": "llama runner process has terminated: signal: killed"}), True),
-    ((404, payload("ollama", "error_model_not_found")), False), ((400, {"error": "invalid options"}), False),
-])
+@pytest.mark.parametrize(
+    ("step", "retryable"),
+    [
+        (httpx.ConnectError, True),
+        (httpx.ReadTimeout, True),
+        ((503, {"error": "server busy"}), True),
+        ((500, {"error": "llama runner process has terminated: signal: killed"}), True),
+        ((404, payload("ollama", "error_model_not_found")), False),
+        ((400, {"error": "invalid options"}), False),
+    ],
+)
 def test_faults(step: Step, retryable: bool) -> None:
     with pytest.raises(BackendError) as info:
         complete(step)
@@ -173,10 +199,14 @@ def test_describe_reports_the_digest_details_and_capabilities() -> None:
     info = arun(ollama.describe())
     assert server.sent("POST /api/show") == {"model": "llama3.2"}
     assert info == {
-        "kind": "ollama", "url": URL, "model": "llama3.2",
+        "kind": "ollama",
+        "url": URL,
+        "model": "llama3.2",
         "digest": "a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",  # matched as llama3.2:latest
-        "details": payload("ollama", "show")["details"], "capabilities": ["completion", "tools"],
-        "modified_at": "2025-06-10T09:21:37.044121087Z", "options": {"num_ctx": 4096, "keep_alive": -1},
+        "details": payload("ollama", "show")["details"],
+        "capabilities": ["completion", "tools"],
+        "modified_at": "2025-06-10T09:21:37.044121087Z",
+        "options": {"num_ctx": 4096, "keep_alive": -1},
     }
 
 

@@ -17,8 +17,9 @@ CHAT = "POST /v1/chat/completions"
 KEY = "sk-proj-test-key-0123"
 
 
-def backend(server: MockServer, *, model: str = "gpt-4o-mini", api_key: str | None = KEY,
-            **extra: Any) -> OpenAIBackend:
+def backend(
+    server: MockServer, *, model: str = "gpt-4o-mini", api_key: str | None = KEY, **extra: Any
+) -> OpenAIBackend:
     return OpenAIBackend(entry=entry("openai", model=model, **extra), client=server.client(), api_key=api_key)
 
 
@@ -34,16 +35,29 @@ def complete(name_or_step: str | Step) -> Completion:
 
 
 def test_request_fields() -> None:
-    body = sent(request(Message(role="user", content="Weather?"), tool_choice="required",
-                        sampling=Sampling(temperature=0.1, seed=5, max_tokens=50)))
-    assert body == {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "Weather?"}],
-                    "temperature": 0.1, "max_tokens": 50, "seed": 5,
-                    "tools": [t.openai_schema() for t in TOOLS], "tool_choice": "required"}
+    body = sent(
+        request(
+            Message(role="user", content="Weather?"),
+            tool_choice="required",
+            sampling=Sampling(temperature=0.1, seed=5, max_tokens=50),
+        )
+    )
+    assert body == {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": "Weather?"}],
+        "temperature": 0.1,
+        "max_tokens": 50,
+        "seed": 5,
+        "tools": [t.openai_schema() for t in TOOLS],
+        "tool_choice": "required",
+    }
 
 
 def test_options_rename_max_tokens_and_set_parallel_tool_calls() -> None:
-    body = sent(request(sampling=Sampling(seed=None)),
-                options={"max_tokens_field": "max_completion_tokens", "parallel_tool_calls": False})
+    body = sent(
+        request(sampling=Sampling(seed=None)),
+        options={"max_tokens_field": "max_completion_tokens", "parallel_tool_calls": False},
+    )
     assert body["max_completion_tokens"] == 256 and "max_tokens" not in body and "seed" not in body
     assert body["parallel_tool_calls"] is False
     assert "parallel_tool_calls" not in sent(request(tools=[]), options={"parallel_tool_calls": True})
@@ -52,8 +66,10 @@ def test_options_rename_max_tokens_and_set_parallel_tool_calls() -> None:
 def test_a_schema_goes_in_response_format_and_a_grammar_is_unsupported() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
     body = sent(request(constraint=Constraint(kind="json_schema", json_schema=schema), tools=[]))
-    assert body["response_format"] == {"type": "json_schema", "json_schema": {
-        "name": "evalkit_output", "schema": schema, "strict": False}}
+    assert body["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "evalkit_output", "schema": schema, "strict": False},
+    }
     server = MockServer({CHAT: [(200, payload("openai", "text"))]})
     with pytest.raises(UnsupportedFeature, match="feature 'grammar'"):
         arun(backend(server).complete(request(constraint=Constraint(kind="grammar", grammar="root ::= x")), CONTEXT))
@@ -61,10 +77,15 @@ def test_a_schema_goes_in_response_format_and_a_grammar_is_unsupported() -> None
 
 
 def test_tool_results_carry_no_name_field() -> None:
-    history = [Message(role="user", content="q"),
-               Message(role="assistant", content="", tool_calls=[ToolCall(id="c1", name="get_weather",
-                                                                         arguments={"city": "Paris"})]),
-               Message(role="tool", content="21C", tool_call_id="c1", name="get_weather")]
+    history = [
+        Message(role="user", content="q"),
+        Message(
+            role="assistant",
+            content="",
+            tool_calls=[ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})],
+        ),
+        Message(role="tool", content="21C", tool_call_id="c1", name="get_weather"),
+    ]
     assert sent(request(*history))["messages"][2] == {"role": "tool", "tool_call_id": "c1", "content": "21C"}
 
 
@@ -79,7 +100,10 @@ def test_tool_calls_are_normalised_and_named_choice_stop_still_counts() -> None:
     completion = complete("tool_call")
     assert completion.tool_calls == [ToolCall(id="call_9pW1", name="get_weather", arguments={"city": "Paris"})]
     assert (completion.finish_reason, completion.usage.prompt_tokens, completion.usage.completion_tokens) == (
-        "tool_calls", 82, 17)
+        "tool_calls",
+        82,
+        17,
+    )
     named = complete("named_tool_choice_stop")
     assert named.finish_reason == "stop" and [c.name for c in named.tool_calls] == ["respond"]
 
@@ -89,10 +113,15 @@ def test_text_reply() -> None:
     assert (completion.text, completion.tool_calls, completion.finish_reason) == ("Hello there!", [], "stop")
 
 
-@pytest.mark.parametrize(("step", "retryable"), [
-    ((429, payload("openai", "error_rate_limit")), True), ((502, "<html>Bad Gateway</html>"), True),
-    (httpx.ReadTimeout, True), ((401, payload("openai", "error_invalid_key")), False),
-])
+@pytest.mark.parametrize(
+    ("step", "retryable"),
+    [
+        ((429, payload("openai", "error_rate_limit")), True),
+        ((502, "<html>Bad Gateway</html>"), True),
+        (httpx.ReadTimeout, True),
+        ((401, payload("openai", "error_invalid_key")), False),
+    ],
+)
 def test_faults(step: Step, retryable: bool) -> None:
     with pytest.raises(BackendError) as info:
         complete(step)
@@ -102,9 +131,13 @@ def test_faults(step: Step, retryable: bool) -> None:
 def test_describe_names_the_served_model() -> None:
     server = MockServer({"GET /v1/models": [(200, payload("openai", "models"))]})
     info = arun(backend(server).describe())
-    assert info == {"kind": "openai", "url": "https://api.openai.com/v1", "model": "gpt-4o-mini",
-                    "max_tokens_field": "max_tokens",
-                    "served_model": {"id": "gpt-4o-mini", "owned_by": "system", "created": 1721172741}}
+    assert info == {
+        "kind": "openai",
+        "url": "https://api.openai.com/v1",
+        "model": "gpt-4o-mini",
+        "max_tokens_field": "max_tokens",
+        "served_model": {"id": "gpt-4o-mini", "owned_by": "system", "created": 1721172741},
+    }
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
 
 

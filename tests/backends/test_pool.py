@@ -42,8 +42,14 @@ class Hosts:
         return httpx.Response(200, json=payload("llama_server", "chat_text"))
 
     def pool(self, **extra: Any) -> PoolBackend:
-        entry = BackendEntry(label="pool", kind="llama-server", model="m", retry=NO_WAIT,
-                             urls=[f"http://{h}:8080" for h in self.behaviour], **extra)
+        entry = BackendEntry(
+            label="pool",
+            kind="llama-server",
+            model="m",
+            retry=NO_WAIT,
+            urls=[f"http://{h}:8080" for h in self.behaviour],
+            **extra,
+        )
         backend = create_backend(entry, httpx.AsyncClient(transport=httpx.MockTransport(self.handle)))
         assert isinstance(backend, PoolBackend)
         return backend
@@ -54,12 +60,15 @@ def test_a_refusing_endpoint_leaves_the_rotation_and_its_calls_go_elsewhere() ->
     pool = hosts.pool()
     info = arun(pool.describe())
     assert [(e["url"], e["up"], e["concurrency"]) for e in info["endpoints"]] == [
-        ("http://a:8080", True, 3), ("http://b:8080", False, 4)]  # slots from /props; b: the entry's default
+        ("http://a:8080", True, 3),
+        ("http://b:8080", False, 4),
+    ]  # slots from /props; b: the entry's default
     assert pool.capacity == 3
 
     async def calls() -> None:
-        await asyncio.gather(*(pool.complete(request(), CONTEXT.model_copy(update={"run_id": f"r{i}"}))
-                               for i in range(10)))
+        await asyncio.gather(
+            *(pool.complete(request(), CONTEXT.model_copy(update={"run_id": f"r{i}"})) for i in range(10))
+        )
 
     arun(calls())
     assert hosts.chats == {"a": 10, "b": 0}
@@ -71,8 +80,9 @@ def test_calls_are_balanced_and_a_failing_endpoint_is_dropped_after_repeated_fau
     arun(pool.describe())
 
     async def burst(n: int) -> None:
-        await asyncio.gather(*(pool.complete(request(), CONTEXT.model_copy(update={"run_id": f"r{i}"}))
-                               for i in range(n)))
+        await asyncio.gather(
+            *(pool.complete(request(), CONTEXT.model_copy(update={"run_id": f"r{i}"})) for i in range(n))
+        )
 
     arun(burst(6))  # six at once, three slots each: both servers fill
     assert hosts.chats == {"a": 3, "b": 3}
@@ -98,8 +108,9 @@ def test_an_entry_names_its_servers_one_way_only() -> None:
     with pytest.raises(ValueError, match="unknown backend kind 'nope'"):  # refused before any run
         BackendEntry(label="x", kind="nope", model="m", urls=["http://a"])
     with pytest.raises(ConfigError):  # and by the pool, for an entry built without validation
-        create_backend(BackendEntry.model_construct(label="x", kind="nope", model="m", urls=["http://a"]),
-                       httpx.AsyncClient())
+        create_backend(
+            BackendEntry.model_construct(label="x", kind="nope", model="m", urls=["http://a"]), httpx.AsyncClient()
+        )
 
 
 @pytest.fixture
@@ -110,11 +121,25 @@ def stubs() -> Iterator[list[ThreadingHTTPServer]]:
 
 def test_a_run_over_two_live_servers_and_a_dead_one_loses_no_run(tmp_path, stubs) -> None:
     urls = ["http://127.0.0.1:9/v1"] + [f"http://127.0.0.1:{s.server_address[1]}/v1" for s in stubs]
-    config = RunConfig.model_validate({
-        "name": "pool", "runs": 6, "scenarios": [SCENARIOS], "families": ["casual_greeting"],
-        "backends": [{"label": "stubs", "kind": "openai", "model": "m", "concurrency": 2, "retry": NO_WAIT,
-                      "endpoints": [{"url": u} for u in urls]}],
-        "strategies": {"trust_text": ["trust_text"]}})
+    config = RunConfig.model_validate(
+        {
+            "name": "pool",
+            "runs": 6,
+            "scenarios": [SCENARIOS],
+            "families": ["casual_greeting"],
+            "backends": [
+                {
+                    "label": "stubs",
+                    "kind": "openai",
+                    "model": "m",
+                    "concurrency": 2,
+                    "retry": NO_WAIT,
+                    "endpoints": [{"url": u} for u in urls],
+                }
+            ],
+            "strategies": {"trust_text": ["trust_text"]},
+        }
+    )
     results = load_results([run_config(config, tmp_path / "r.jsonl")])
     assert results.runs and all(r.outcome != "infra_error" for r in results.runs)
     assert all(s.hits > 0 for s in stubs)  # balanced over both live servers
@@ -123,9 +148,14 @@ def test_a_run_over_two_live_servers_and_a_dead_one_loses_no_run(tmp_path, stubs
 
 
 def test_a_replayed_pool_entry_reads_one_recording_directory(tmp_path) -> None:
-    config = RunConfig.model_validate({
-        "name": "p", "scenarios": [SCENARIOS], "strategies": {"t": ["trust_text"]},
-        "backends": [{"label": "pool", "kind": "openai", "model": "m", "urls": ["http://a/v1", "http://b/v1"]}]})
+    config = RunConfig.model_validate(
+        {
+            "name": "p",
+            "scenarios": [SCENARIOS],
+            "strategies": {"t": ["trust_text"]},
+            "backends": [{"label": "pool", "kind": "openai", "model": "m", "urls": ["http://a/v1", "http://b/v1"]}],
+        }
+    )
     (entry,) = config.as_replay(tmp_path).backends
     assert entry.endpoint_list() == [] and entry.options == {"dir": str(tmp_path / "pool")}
 

@@ -25,13 +25,19 @@ NO_WAIT = RetryPolicy(attempts=3, base_delay_s=0, max_delay_s=0)
 
 
 def llama(server: MockServer) -> LlamaServerBackend:
-    return LlamaServerBackend(entry=entry("llama-server", model="smollm2", url="http://gpu-box.test:8080"),
-                              client=server.client())
+    return LlamaServerBackend(
+        entry=entry("llama-server", model="smollm2", url="http://gpu-box.test:8080"), client=server.client()
+    )
 
 
 def llama_server(*chat: Step, props: str = "props") -> MockServer:
-    return MockServer({"GET /health": [(200, {"status": "ok"})], "GET /props": [(200, payload("llama_server", props))],
-                       CHAT: list(chat)})
+    return MockServer(
+        {
+            "GET /health": [(200, {"status": "ok"})],
+            "GET /props": [(200, payload("llama_server", props))],
+            CHAT: list(chat),
+        }
+    )
 
 
 def replay(directory: Path) -> ReplayBackend:
@@ -46,9 +52,11 @@ def context(call_index: int = 0, run_id: str = "r/0") -> CallContext:
     return CallContext(run_id=run_id, seed=1, call_index=call_index)
 
 
-NUDGED = [Message(role="user", content="What is the weather in Paris?"),
-          Message(role="assistant", content="Let me think.", origin="model"),
-          Message(role="user", content="Call a tool now.", origin="guard")]
+NUDGED = [
+    Message(role="user", content="What is the weather in Paris?"),
+    Message(role="assistant", content="Let me think.", origin="model"),
+    Message(role="user", content="Call a tool now.", origin="guard"),
+]
 
 
 # -- recording ------------------------------------------------------------------------------------------
@@ -75,8 +83,12 @@ def test_recording_keeps_errors_with_their_retryability_and_status(tmp_path: Pat
     completion, retries = arun(call_with_retries(lambda: recorder.complete(request(), CONTEXT), NO_WAIT))
     assert retries == 1 and completion.text == "Hello! How can I help you today?"
     error, answer = lines(tmp_path)
-    assert error["error"] == {"message": "HTTP 503 from /v1/chat/completions: no slot available", "retryable": True,
-                              "status": 503, "unsupported": False}
+    assert error["error"] == {
+        "message": "HTTP 503 from /v1/chat/completions: no slot available",
+        "retryable": True,
+        "status": 503,
+        "unsupported": False,
+    }
     assert error["key"] == answer["key"] and "completion" in answer
 
 
@@ -99,8 +111,9 @@ def test_a_failed_describe_is_recorded_and_raised(tmp_path: Path) -> None:
 # -- replay ---------------------------------------------------------------------------------------------
 
 
-def record(directory: Path, calls: list[tuple[ChatRequest, CallContext]], *chat: Step,
-           props: str = "props") -> list[Completion | BackendError]:
+def record(
+    directory: Path, calls: list[tuple[ChatRequest, CallContext]], *chat: Step, props: str = "props"
+) -> list[Completion | BackendError]:
     recorder = RecordingBackend(llama(llama_server(*chat, props=props)), directory)
     arun(recorder.describe())
     out: list[Completion | BackendError] = []
@@ -114,13 +127,21 @@ def record(directory: Path, calls: list[tuple[ChatRequest, CallContext]], *chat:
 
 def test_replay_serves_the_recorded_answers_without_a_server(tmp_path: Path) -> None:
     first, second = request(*NUDGED[:1]), request(*NUDGED)
-    recorded = record(tmp_path, [(first, context(0)), (second, context(1))],
-                      (200, payload("llama_server", "chat_text")), (200, payload("llama_server", "chat_tool_call")))
+    recorded = record(
+        tmp_path,
+        [(first, context(0)), (second, context(1))],
+        (200, payload("llama_server", "chat_text")),
+        (200, payload("llama_server", "chat_tool_call")),
+    )
     player = replay(tmp_path)
     assert arun(player.complete(first, context(0))) == recorded[0]
     assert arun(player.complete(second, context(1))) == recorded[1]
     assert (player.kind, player.recorded_kind, player.model, player.simulated) == (
-        "replay", "llama-server", "smollm2", False)
+        "replay",
+        "llama-server",
+        "smollm2",
+        False,
+    )
 
 
 def test_replay_matches_on_the_request_not_the_origin_marks(tmp_path: Path) -> None:
@@ -130,8 +151,9 @@ def test_replay_matches_on_the_request_not_the_origin_marks(tmp_path: Path) -> N
 
 
 def test_replay_describe_and_supports_come_from_the_recording(tmp_path: Path) -> None:
-    record(tmp_path, [(request(tools=[]), CONTEXT)], (200, payload("llama_server", "chat_text")),
-           props="props_no_tools")
+    record(
+        tmp_path, [(request(tools=[]), CONTEXT)], (200, payload("llama_server", "chat_text")), props="props_no_tools"
+    )
     player = replay(tmp_path)
     described = arun(player.describe())
     assert described["build_info"] == "b6123-79c1160b" and described["replayed_from"] == str(tmp_path.resolve())
@@ -140,9 +162,16 @@ def test_replay_describe_and_supports_come_from_the_recording(tmp_path: Path) ->
 
 def test_recorded_errors_are_raised_again_and_retried_the_same_way(tmp_path: Path) -> None:
     req = request()
-    recorder = RecordingBackend(llama(llama_server(
-        httpx.ReadTimeout, (503, payload("llama_server", "error_slots_busy")),
-        (200, payload("llama_server", "chat_tool_call")))), tmp_path)
+    recorder = RecordingBackend(
+        llama(
+            llama_server(
+                httpx.ReadTimeout,
+                (503, payload("llama_server", "error_slots_busy")),
+                (200, payload("llama_server", "chat_tool_call")),
+            )
+        ),
+        tmp_path,
+    )
     arun(recorder.describe())
     live, live_retries = arun(call_with_retries(lambda: recorder.complete(req, CONTEXT), NO_WAIT))
     player = replay(tmp_path)
@@ -171,7 +200,8 @@ def test_a_changed_nudge_is_a_miss_naming_the_difference(tmp_path: Path) -> None
         arun(replay(tmp_path).complete(changed, CONTEXT))
     assert str(info.value) == (
         f"replay {tmp_path.resolve()}: run r/0 call 0: the request changed since recording: messages[2].content "
-        'differs (recorded "Call a tool now.", now "Please use a tool.") (record again with --record)')
+        'differs (recorded "Call a tool now.", now "Please use a tool.") (record again with --record)'
+    )
 
 
 def test_a_changed_grammar_is_a_miss_naming_the_difference(tmp_path: Path) -> None:
@@ -201,8 +231,12 @@ def test_an_exhausted_or_unknown_call_is_a_miss(tmp_path: Path) -> None:
 
 
 def test_the_same_request_in_many_runs_prefers_its_own_run(tmp_path: Path) -> None:
-    record(tmp_path, [(request(), context(0, "a")), (request(), context(0, "b"))],
-           (200, payload("llama_server", "chat_text")), (200, payload("llama_server", "chat_tool_call")))
+    record(
+        tmp_path,
+        [(request(), context(0, "a")), (request(), context(0, "b"))],
+        (200, payload("llama_server", "chat_text")),
+        (200, payload("llama_server", "chat_tool_call")),
+    )
     player = replay(tmp_path)
     assert arun(player.complete(request(), context(0, "b"))).tool_calls  # b's answer, though a's came first
     assert arun(player.complete(request(), context(0, "a"))).text.startswith("Hello")
@@ -246,15 +280,27 @@ def test_create_backend_builds_a_replay(tmp_path: Path) -> None:
 
 
 def run(backend: Any, stack: list[Any], mode: str = "native") -> RunState:
-    state, _ = arun(run_loop(WEATHER, build_stack(stack), backend, mode=mode,  # type: ignore[arg-type]
-                             sampling=Sampling(temperature=0.0, seed=5, max_tokens=64), run_id="weather/0", seed=5,
-                             policy=NO_WAIT))
+    state, _ = arun(
+        run_loop(
+            WEATHER,
+            build_stack(stack),
+            backend,
+            mode=mode,  # type: ignore[arg-type]
+            sampling=Sampling(temperature=0.0, seed=5, max_tokens=64),
+            run_id="weather/0",
+            seed=5,
+            policy=NO_WAIT,
+        )
+    )
     return state
 
 
 NUDGE = [("retry_nudge", {"message": "Use a tool.", "max_retries": 1})]
-SCRIPT: list[Step] = [(200, payload("llama_server", "chat_text")), (200, payload("llama_server", "chat_tool_call")),
-                      (200, payload("llama_server", "chat_final_answer"))]
+SCRIPT: list[Step] = [
+    (200, payload("llama_server", "chat_text")),
+    (200, payload("llama_server", "chat_tool_call")),
+    (200, payload("llama_server", "chat_final_answer")),
+]
 
 
 def test_a_recorded_run_replays_to_the_same_result(tmp_path: Path) -> None:
@@ -273,9 +319,16 @@ def test_replaying_a_run_with_a_different_nudge_is_a_miss(tmp_path: Path) -> Non
 
 
 def test_replaying_a_run_with_a_different_grammar_is_a_miss(tmp_path: Path) -> None:
-    answer = {"choices": [{"finish_reason": "stop", "index": 0, "message": {
-        "role": "assistant", "content": '{"name": "get_weather", "arguments": {"city": "Paris"}}'}}],
-              "usage": {"prompt_tokens": 200, "completion_tokens": 15}}
+    answer = {
+        "choices": [
+            {
+                "finish_reason": "stop",
+                "index": 0,
+                "message": {"role": "assistant", "content": '{"name": "get_weather", "arguments": {"city": "Paris"}}'},
+            }
+        ],
+        "usage": {"prompt_tokens": 200, "completion_tokens": 15},
+    }
     grammar = [("grammar", {"mode": "grammar", "max_string_chars": 60})]
     server = llama_server((200, answer), (200, payload("llama_server", "chat_final_answer")))
     state = run(RecordingBackend(llama(server), tmp_path), grammar, mode="prompt")

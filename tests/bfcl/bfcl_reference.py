@@ -38,8 +38,12 @@ from bfcl_eval.utils import is_empty_output  # noqa: E402
 __all__ = ["MODEL", "bfcl_verdict", "standardize_string"]  # import BFCL's checker through here: the stub first
 
 
-def bfcl_verdict(category: str, functions: list[dict[str, Any]], output: list[dict[str, Any]] | None,
-                 ground_truth: list[dict[str, Any]] | None) -> bool:
+def bfcl_verdict(
+    category: str,
+    functions: list[dict[str, Any]],
+    output: list[dict[str, Any]] | None,
+    ground_truth: list[dict[str, Any]] | None,
+) -> bool:
     """BFCL's verdict on one decoded model output (`[{tool_name: {arg: value}}]`; None: undecodable)."""
     if "irrelevance" in category:
         return output is None or bool(is_empty_output(output))

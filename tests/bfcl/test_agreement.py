@@ -48,16 +48,20 @@ def _sample() -> list[tuple[Scenario, str, dict[str, Any], dict[str, Any] | None
 SAMPLE_CASES = _sample()
 
 
-def evalkit_verdict(scenario: Scenario, output: Output | None,
-                    reply: str = "Sorry, none of my tools can do that.") -> bool:
+def evalkit_verdict(
+    scenario: Scenario, output: Output | None, reply: str = "Sorry, none of my tools can do that."
+) -> bool:
     """Judge the output as one reply: each call executed against the mocks, the run ended by it
     (`reply` is the text of a reply without calls)."""
     if output is None:  # a cut-off call: the arguments did not parse
         call = ToolCall(id="c0", name=scenario.tools[0].name, raw_arguments='{"x": ', parse_error="cut off")
         calls = [execute_call(scenario, call)]
     else:
-        calls = [execute_call(scenario, ToolCall(id=f"c{i}", name=name, arguments=args))
-                 for i, entry in enumerate(output) for name, args in entry.items()]
+        calls = [
+            execute_call(scenario, ToolCall(id=f"c{i}", name=name, arguments=args))
+            for i, entry in enumerate(output)
+            for name, args in entry.items()
+        ]
     return judge_run(scenario, "terminal_tool" if calls else "final_answer", calls, None if calls else reply).correct
 
 
@@ -65,14 +69,16 @@ def _given(alts: list[Any]) -> list[Any]:
     return [a for a in alts if a != ""]
 
 
-def _answer(ground_truth: list[dict[str, Any]], pick: dict[tuple[int, str], Any] | None = None,
-            omit: tuple[int, str] | None = None) -> Output:
+def _answer(
+    ground_truth: list[dict[str, Any]],
+    pick: dict[tuple[int, str], Any] | None = None,
+    omit: tuple[int, str] | None = None,
+) -> Output:
     pick = pick or {}
     output: Output = []
     for i, entry in enumerate(ground_truth):
-        (name, params), = entry.items()
-        args = {p: pick.get((i, p), _given(alts)[0]) for p, alts in params.items()
-                if _given(alts) and (i, p) != omit}
+        ((name, params),) = entry.items()
+        args = {p: pick.get((i, p), _given(alts)[0]) for p, alts in params.items() if _given(alts) and (i, p) != omit}
         output.append({tool_name(name): args})
     copied: Output = json.loads(json.dumps(output))
     return copied
@@ -105,14 +111,14 @@ def _deviate(base: Output, kind: str, ground_truth: list[dict[str, Any]]) -> Out
             entry[name][param] = [v.lower() if isinstance(v, str) else v for v in value]
             return out
     if kind == "extra_argument":
-        (name, args), = out[0].items()
+        ((name, args),) = out[0].items()
         args["evalkit_extra"] = "x"
         return out
     if kind == "right_call_twice":
         return [*out, copy.deepcopy(out[0])]
     if kind == "wrong_optional":
         for i, entry in enumerate(ground_truth):
-            (name, params), = entry.items()
+            ((name, params),) = entry.items()
             for param, alts in params.items():
                 if "" in alts:
                     given = _given(alts)
@@ -121,8 +127,15 @@ def _deviate(base: Output, kind: str, ground_truth: list[dict[str, Any]]) -> Out
     return None
 
 
-DEVIATIONS = ["int_as_float", "int_as_string", "extra_argument", "wrong_optional", "right_call_twice",
-              "unnormalised_string", "lower_cased_list"]
+DEVIATIONS = [
+    "int_as_float",
+    "int_as_string",
+    "extra_argument",
+    "wrong_optional",
+    "right_call_twice",
+    "unnormalised_string",
+    "lower_cased_list",
+]
 
 
 def outputs(category: str, case: dict[str, Any], answer: dict[str, Any] | None) -> Iterator[tuple[str, Output]]:
@@ -134,7 +147,7 @@ def outputs(category: str, case: dict[str, Any], answer: dict[str, Any] | None) 
     base = _answer(truth)
     yield "answer", base
     for i, entry in enumerate(truth):
-        (_, params), = entry.items()
+        ((_, params),) = entry.items()
         for param, alts in params.items():
             for k, alt in enumerate(_given(alts)[1:], start=1):
                 yield f"answer {param}#{k}", _answer(truth, pick={(i, param): alt})
@@ -146,14 +159,14 @@ def outputs(category: str, case: dict[str, Any], answer: dict[str, Any] | None) 
             yield kind, deviated
     others = [f["name"] for f in case["function"] if f["name"] not in {next(iter(e)) for e in truth}]
     if others:
-        (_, args), = base[0].items()
+        ((_, args),) = base[0].items()
         yield "wrong function", [{tool_name(others[0]): args}, *base[1:]]
 
 
-@pytest.mark.parametrize(("scenario", "category", "case", "answer"), SAMPLE_CASES,
-                         ids=[s.id for s, *_ in SAMPLE_CASES])
-def test_same_verdict_as_bfcl(scenario: Scenario, category: str, case: dict[str, Any],
-                              answer: dict[str, Any] | None) -> None:
+@pytest.mark.parametrize(("scenario", "category", "case", "answer"), SAMPLE_CASES, ids=[s.id for s, *_ in SAMPLE_CASES])
+def test_same_verdict_as_bfcl(
+    scenario: Scenario, category: str, case: dict[str, Any], answer: dict[str, Any] | None
+) -> None:
     truth = answer["ground_truth"] if answer else None
     disagreements = []
     for label, output in outputs(category, case, answer):
@@ -228,8 +241,11 @@ def real_runs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[RunRecord,
     for source in (REAL_RESULTS, GRAMMAR_RESULTS):
         rescored = tmp_path_factory.mktemp("real") / "rescored.jsonl"
         rescore_results(source, rescored, scenarios)
-        out += [(run, by_id[run.cell.scenario]) for run in load_results([rescored]).runs
-                if run.cell.backend == "smollm2" and run.model_calls == 1]
+        out += [
+            (run, by_id[run.cell.scenario])
+            for run in load_results([rescored]).runs
+            if run.cell.backend == "smollm2" and run.model_calls == 1
+        ]
     return out
 
 

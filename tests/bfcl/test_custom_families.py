@@ -24,9 +24,18 @@ check: {calls: {required: [{name: book, arguments: {room: A}}]}}
 def _config(tmp_path: Path, **extra: object) -> Path:
     (tmp_path / "s.yaml").write_text(SCENARIO)
     config = tmp_path / "c.yaml"
-    config.write_text(json.dumps({"name": "c", "runs": 2, "scenarios": [str(tmp_path / "s.yaml")],
-                                  "backends": [{"label": "sim", "kind": "sim", "model": "strong"}],
-                                  "strategies": {"trust_text": ["trust_text"]}, **extra}))
+    config.write_text(
+        json.dumps(
+            {
+                "name": "c",
+                "runs": 2,
+                "scenarios": [str(tmp_path / "s.yaml")],
+                "backends": [{"label": "sim", "kind": "sim", "model": "strong"}],
+                "strategies": {"trust_text": ["trust_text"]},
+                **extra,
+            }
+        )
+    )
     return config
 
 
@@ -38,8 +47,9 @@ def test_declared_custom_family_runs(tmp_path: Path) -> None:
     assert len(runs) == 2 and {r["cell"]["family"] for r in runs} == {"scheduling"}
 
 
-def test_undeclared_family_is_an_error_naming_file_and_field(tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_undeclared_family_is_an_error_naming_file_and_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["run", str(_config(tmp_path)), "-o", str(tmp_path / "r.jsonl")]) == 2
     err = capsys.readouterr().err
     assert "s.yaml" in err and "family" in err and "custom_families" in err

@@ -18,13 +18,24 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def scenario(calls: dict[str, Any], match: dict[str, Any] | None = None) -> Scenario:
-    props = {"city": {"type": "string"}, "days": {"type": "integer"}, "tags": {"type": "array"},
-             "unit": {"type": "string"}, "where": {"type": "object"}}
+    props = {
+        "city": {"type": "string"},
+        "days": {"type": "integer"},
+        "tags": {"type": "array"},
+        "unit": {"type": "string"},
+        "where": {"type": "object"},
+    }
     doc: dict[str, Any] = {
-        "schema_version": 2, "id": "v2", "family": "tool_selection", "turns": ["weather?"],
-        "tools": [{"name": "weather", "parameters": {"type": "object", "properties": props}},
-                  {"name": "news", "parameters": {"type": "object", "properties": {}}}],
-        "reference": {"calls": []}, "check": {"calls": calls},
+        "schema_version": 2,
+        "id": "v2",
+        "family": "tool_selection",
+        "turns": ["weather?"],
+        "tools": [
+            {"name": "weather", "parameters": {"type": "object", "properties": props}},
+            {"name": "news", "parameters": {"type": "object", "properties": {}}},
+        ],
+        "reference": {"calls": []},
+        "check": {"calls": calls},
     }
     if match:
         doc["check"]["match"] = match
@@ -69,18 +80,26 @@ def test_any_of_tools() -> None:
     assert not correct(s)
 
 
-@pytest.mark.parametrize(("normalise", "given", "ok"), [
-    ("exact", ["Paris"], True), ("exact", ["paris"], False),
-    ("casefold", [" PARIS "], True), ("casefold", ["Pa-ris"], False),
-    ("bfcl", ["pa-ris."], True), ("bfcl", ["Rome"], False),
-])
+@pytest.mark.parametrize(
+    ("normalise", "given", "ok"),
+    [
+        ("exact", ["Paris"], True),
+        ("exact", ["paris"], False),
+        ("casefold", [" PARIS "], True),
+        ("casefold", ["Pa-ris"], False),
+        ("bfcl", ["pa-ris."], True),
+        ("bfcl", ["Rome"], False),
+    ],
+)
 def test_normalisation_holds_inside_lists(normalise: str, given: list[str], ok: bool) -> None:
     s = scenario({"required": [{"name": "weather", "arguments": {"tags": ["Paris"]}}]}, {"normalise": normalise})
     assert correct(s, ("weather", {"tags": given})) is ok
 
 
-@pytest.mark.parametrize(("value", "strict_ok", "lenient_ok"), [
-    (3, True, True), (3.0, False, True), ("3", False, True), (True, False, False)])
+@pytest.mark.parametrize(
+    ("value", "strict_ok", "lenient_ok"),
+    [(3, True, True), (3.0, False, True), ("3", False, True), (True, False, False)],
+)
 def test_type_strictness(value: Any, strict_ok: bool, lenient_ok: bool) -> None:
     calls = {"required": [{"name": "weather", "arguments": {"days": 3}, "extra_arguments": "forbid"}]}
     assert correct(scenario(calls, {"strict_types": True}), ("weather", {"days": value})) is strict_ok
@@ -89,8 +108,10 @@ def test_type_strictness(value: Any, strict_ok: bool, lenient_ok: bool) -> None:
 
 def test_nested_object_with_per_key_alternatives_and_optional_keys() -> None:
     spec = {"city": {"$any_of": ["Paris", "Lutetia"]}, "unit": {"$optional": "C"}}
-    s = scenario({"required": [{"name": "weather", "arguments": {"where": spec}, "extra_arguments": "forbid"}]},
-                 {"normalise": "bfcl"})
+    s = scenario(
+        {"required": [{"name": "weather", "arguments": {"where": spec}, "extra_arguments": "forbid"}]},
+        {"normalise": "bfcl"},
+    )
     assert correct(s, ("weather", {"where": {"city": "lutetia"}}))
     assert correct(s, ("weather", {"where": {"city": "Paris", "unit": "c"}}))
     assert not correct(s, ("weather", {"where": {"city": "Paris", "wind": 1}}))

@@ -18,10 +18,12 @@ COMMITTED = ROOT / "scenarios" / "bfcl"
 CATEGORIES = "irrelevance,live_irrelevance,simple_python,multiple,parallel,multi_turn_miss_param"
 
 
-def test_import_writes_valid_scenarios_and_lists_what_it_approximated(tmp_path: Path,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["import", "bfcl", "--categories", CATEGORIES, "--sample", "4", "--seed", "7", "-o",
-                 str(tmp_path)]) == 0
+def test_import_writes_valid_scenarios_and_lists_what_it_approximated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["import", "bfcl", "--categories", CATEGORIES, "--sample", "4", "--seed", "7", "-o", str(tmp_path)]) == 0
+    )
     printed = capsys.readouterr().out
     files = sorted(tmp_path.rglob("*.yaml"))
     assert len(files) == 24 and f"wrote 24 scenarios to {tmp_path}" in printed
@@ -34,8 +36,9 @@ def test_import_writes_valid_scenarios_and_lists_what_it_approximated(tmp_path: 
 
 def test_committed_sample_is_a_fresh_import(tmp_path: Path) -> None:
     """scenarios/bfcl/ is exactly `evalkit import bfcl --sample 10 --seed 1` (nothing edited by hand)."""
-    assert main(["import", "bfcl", "--categories", CATEGORIES, "--sample", "10", "--seed", "1", "-o",
-                 str(tmp_path)]) == 0
+    assert (
+        main(["import", "bfcl", "--categories", CATEGORIES, "--sample", "10", "--seed", "1", "-o", str(tmp_path)]) == 0
+    )
     fresh = {p.relative_to(tmp_path): p.read_text() for p in tmp_path.rglob("*.yaml")}
     committed = {p.relative_to(COMMITTED): p.read_text() for p in COMMITTED.rglob("*.yaml")}
     assert fresh == committed
@@ -46,11 +49,22 @@ def test_unknown_category_is_an_input_error(tmp_path: Path) -> None:
 
 
 def test_types_map_as_bfcl_maps_them_for_function_calling_models() -> None:
-    doc = {"name": "geo.distance", "description": "d", "parameters": {"type": "dict", "required": ["a"], "properties": {
-        "a": {"type": "float", "description": "x."}, "b": {"type": "tuple", "items": {"type": "integer"}},
-        "c": {"type": "any"}, "d": {"type": "dict", "properties": {"e": {"type": "float", "description": ""}}},
-        "f": {"type": "array", "items": {"type": "dict", "properties": {"g": {"type": "any"}}}},
-        "h": {"description": "no type"}}}}
+    doc = {
+        "name": "geo.distance",
+        "description": "d",
+        "parameters": {
+            "type": "dict",
+            "required": ["a"],
+            "properties": {
+                "a": {"type": "float", "description": "x."},
+                "b": {"type": "tuple", "items": {"type": "integer"}},
+                "c": {"type": "any"},
+                "d": {"type": "dict", "properties": {"e": {"type": "float", "description": ""}}},
+                "f": {"type": "array", "items": {"type": "dict", "properties": {"g": {"type": "any"}}}},
+                "h": {"description": "no type"},
+            },
+        },
+    }
     tool = tool_schema(doc)
     props = tool["parameters"]["properties"]
     assert tool["name"] == "geo_distance" and tool["parameters"]["type"] == "object"
@@ -65,7 +79,10 @@ def test_types_map_as_bfcl_maps_them_for_function_calling_models() -> None:
 def test_a_case_that_cannot_be_converted_is_listed_with_its_reason() -> None:
     from evalkit.importers.bfcl import convert_case
 
-    case = {"id": "simple_python_x", "question": [[{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]],
-            "function": [{"name": "f", "parameters": {"type": "dict", "properties": {}}}]}
+    case = {
+        "id": "simple_python_x",
+        "question": [[{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]],
+        "function": [{"name": "f", "parameters": {"type": "dict", "properties": {}}}],
+    }
     conversion = convert_case("simple_python", case, {"id": "simple_python_x", "ground_truth": []})
     assert conversion.scenario is None and "2 user message(s)" in conversion.skipped

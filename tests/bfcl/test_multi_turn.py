@@ -42,8 +42,16 @@ def _reply(calls: list[Any]) -> Completion:
 def _run(scenario: Scenario, script: list[Completion]) -> Any:
     backend = ScriptedBackend(list(script))
     policy = RetryPolicy(attempts=1, base_delay_s=0, max_delay_s=0)
-    loop = run_loop(scenario, build_stack([("trust_text", {})]), backend, mode="native", sampling=Sampling(seed=1),
-                    run_id="r", seed=1, policy=policy)
+    loop = run_loop(
+        scenario,
+        build_stack([("trust_text", {})]),
+        backend,
+        mode="native",
+        sampling=Sampling(seed=1),
+        run_id="r",
+        seed=1,
+        policy=policy,
+    )
     state, view = asyncio.run(loop)
     return judge_run(scenario, state.outcome, view.executed, state.reply, turn_replies=state.turn_replies)
 
@@ -96,13 +104,38 @@ def test_a_different_path_to_the_same_state_passes() -> None:
 def test_simulated_model_acting_on_its_skill_is_caught(tmp_path: Path) -> None:
     """SIMULATED: the simulated model follows its reference in one go, acting before the datum arrives."""
     out_dir = tmp_path / "s"
-    assert main(["import", "bfcl", "--categories", "multi_turn_miss_param", "--sample", "5", "--seed", "1",
-                 "-o", str(out_dir)]) == 0
+    assert (
+        main(
+            [
+                "import",
+                "bfcl",
+                "--categories",
+                "multi_turn_miss_param",
+                "--sample",
+                "5",
+                "--seed",
+                "1",
+                "-o",
+                str(out_dir),
+            ]
+        )
+        == 0
+    )
     config = tmp_path / "c.yaml"
-    config.write_text(json.dumps({
-        "name": "mt", "seed": 1, "runs": 3, "families": ["data_gap_recovery"], "modes": ["native"],
-        "scenarios": [str(out_dir / "*/*.yaml")], "backends": [{"label": "sim", "kind": "sim", "model": "strong"}],
-        "strategies": {"trust_text": ["trust_text"]}}))
+    config.write_text(
+        json.dumps(
+            {
+                "name": "mt",
+                "seed": 1,
+                "runs": 3,
+                "families": ["data_gap_recovery"],
+                "modes": ["native"],
+                "scenarios": [str(out_dir / "*/*.yaml")],
+                "backends": [{"label": "sim", "kind": "sim", "model": "strong"}],
+                "strategies": {"trust_text": ["trust_text"]},
+            }
+        )
+    )
     results = tmp_path / "r.jsonl"
     assert main(["run", str(config), "-o", str(results)]) == 0
     runs = [r for r in map(json.loads, results.read_text().splitlines()) if r.get("type") == "run"]
@@ -133,8 +166,10 @@ def test_real_runs_that_act_before_the_datum_arrives_are_caught(tmp_path: Path) 
     from evalkit.results import load_results
     from evalkit.scenario import load_scenarios
 
-    scenarios = {s.id: s for s in load_scenarios(sorted(REAL_RESULTS.parents[1].glob(
-        "scenarios/bfcl/multi_turn_miss_param/*.yaml")))}
+    scenarios = {
+        s.id: s
+        for s in load_scenarios(sorted(REAL_RESULTS.parents[1].glob("scenarios/bfcl/multi_turn_miss_param/*.yaml")))
+    }
     rescored = tmp_path / "rescored.jsonl"
     rescore_results(REAL_RESULTS, rescored, list(scenarios.values()))
     stored = load_results([REAL_RESULTS])
@@ -161,14 +196,28 @@ def _bfcl_valid(turn_calls: list[list[ToolCall]], tag: str) -> bool:
     from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
 
     case, answer = next((c, a) for c, a in load_category("multi_turn_miss_param") if c["id"] == CASE)
-    decoded = [[[f"{c.name}({', '.join(f'{k}={v!r}' for k, v in (c.arguments or {}).items())})" for c in calls]]
-               if calls else [] for calls in turn_calls]
-    return bool(multi_turn_checker(decoded, answer["ground_truth"], case, "multi_turn_miss_param",
-                                   f"evalkit-test-{tag}")["valid"])
+    decoded = [
+        [[f"{c.name}({', '.join(f'{k}={v!r}' for k, v in (c.arguments or {}).items())})" for c in calls]]
+        if calls
+        else []
+        for calls in turn_calls
+    ]
+    return bool(
+        multi_turn_checker(decoded, answer["ground_truth"], case, "multi_turn_miss_param", f"evalkit-test-{tag}")[
+            "valid"
+        ]
+    )
 
 
-@pytest.mark.parametrize("behaviour", ["follows the reference", "skips the turn that only reads",
-                                       "lists the folder after a pwd", "reads something else (pwd)"])
+@pytest.mark.parametrize(
+    "behaviour",
+    [
+        "follows the reference",
+        "skips the turn that only reads",
+        "lists the folder after a pwd",
+        "reads something else (pwd)",
+    ],
+)
 def test_evalkit_and_bfcl_agree_on_a_multi_turn_case(behaviour: str) -> None:
     """`ls` changes no state, so the state check alone passed a model that did nothing on turn 1; BFCL's
     response checker requires the reference's results among the model's, and so does evalkit now."""

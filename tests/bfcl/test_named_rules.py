@@ -22,8 +22,11 @@ BFCL = MatchRules(normalise="bfcl", strict_types=True)
 
 
 def _case(category: str, params: dict[str, Any], truth: list[dict[str, Any]]) -> tuple[Scenario, dict[str, Any]]:
-    function = {"name": "lab.run", "description": "Run a lab job.",
-                "parameters": {"type": "dict", "properties": params, "required": sorted(params)}}
+    function = {
+        "name": "lab.run",
+        "description": "Run a lab job.",
+        "parameters": {"type": "dict", "properties": params, "required": sorted(params)},
+    }
     case = {"id": f"{category}_0", "question": [[{"role": "user", "content": "Run it."}]], "function": [function]}
     conversion = convert_case(category, case, {"id": case["id"], "ground_truth": truth})
     assert conversion.scenario is not None and not conversion.approximations
@@ -41,8 +44,10 @@ def test_rule_normalise_at_every_depth() -> None:
     scenario, case = _case("simple_python", params, [{"lab.run": {"grid": [[["New York", "Paris"]]]}}])
     output = [{"lab_run": {"grid": [["new york", "PARIS"]]}}]
     assert evalkit_verdict(scenario, output) is True
-    assert bfcl_verdict("simple_python", case["function"], output, [{"lab.run": {"grid": [[["New York", "Paris"]]]}}]) \
+    assert (
+        bfcl_verdict("simple_python", case["function"], output, [{"lab.run": {"grid": [[["New York", "Paris"]]]}}])
         is False
+    )
 
 
 def test_rule_types_at_every_depth() -> None:

@@ -13,11 +13,20 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_strong_simulated_model_passes_imported_parallel_cases_in_one_reply(tmp_path: Path) -> None:
     config = tmp_path / "c.yaml"
-    config.write_text(json.dumps({
-        "name": "bfcl-sim", "seed": 3, "runs": 4, "families": ["tool_selection"], "modes": ["native"],
-        "scenarios": [str(ROOT / "scenarios/bfcl/parallel/*.yaml")],
-        "backends": [{"label": "sim", "kind": "sim", "model": "strong"}],
-        "strategies": {"trust_text": ["trust_text"]}}))
+    config.write_text(
+        json.dumps(
+            {
+                "name": "bfcl-sim",
+                "seed": 3,
+                "runs": 4,
+                "families": ["tool_selection"],
+                "modes": ["native"],
+                "scenarios": [str(ROOT / "scenarios/bfcl/parallel/*.yaml")],
+                "backends": [{"label": "sim", "kind": "sim", "model": "strong"}],
+                "strategies": {"trust_text": ["trust_text"]},
+            }
+        )
+    )
     out = tmp_path / "r.jsonl"
     assert main(["run", str(config), "-o", str(out)]) == 0
     runs = [r for r in map(json.loads, out.read_text().splitlines()) if r.get("type") == "run"]

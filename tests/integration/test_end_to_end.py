@@ -36,13 +36,31 @@ STRATEGIES: dict[str, list[Any]] = {
 }
 
 
-def write_config(tmp: Path, backend: dict[str, Any], *, name: str = "e2e", runs: int = 1,
-                 strategies: dict[str, list[Any]] | None = None, scenarios: list[Path] | None = None) -> Path:
+def write_config(
+    tmp: Path,
+    backend: dict[str, Any],
+    *,
+    name: str = "e2e",
+    runs: int = 1,
+    strategies: dict[str, list[Any]] | None = None,
+    scenarios: list[Path] | None = None,
+) -> Path:
     config = {
-        "name": name, "seed": 5, "runs": runs, "modes": ["native", "prompt"],
+        "name": name,
+        "seed": 5,
+        "runs": runs,
+        "modes": ["native", "prompt"],
         "scenarios": [str(p) for p in scenarios or [GREETING, CHAIN]],
-        "backends": [{"label": "smollm2", "kind": "llama-server", "model": MODEL, "concurrency": 2,
-                      "retry": {"attempts": 2, "base_delay_s": 0.05, "max_delay_s": 0.1}, **backend}],
+        "backends": [
+            {
+                "label": "smollm2",
+                "kind": "llama-server",
+                "model": MODEL,
+                "concurrency": 2,
+                "retry": {"attempts": 2, "base_delay_s": 0.05, "max_delay_s": 0.1},
+                **backend,
+            }
+        ],
         "strategies": strategies or STRATEGIES,
         "sampling": {"temperature": 0.7, "max_tokens": 64},
     }
@@ -82,7 +100,8 @@ def test_every_cell_ran_on_the_real_server(matrix: tuple[Path, Path, Results]) -
     unsupported = {r.run_id for r in results.runs if r.outcome == "unsupported"}
     # a grammar cannot go beside native tools; tool_choice has no tool API to go through in prompt mode
     assert unsupported == {f"smollm2/native/grammar/{s}/0" for s in ("e2e-hi", "e2e-weather")} | {
-        f"smollm2/prompt/tool_choice/{s}/0" for s in ("e2e-hi", "e2e-weather")}
+        f"smollm2/prompt/tool_choice/{s}/0" for s in ("e2e-hi", "e2e-weather")
+    }
     for run in results.runs:
         if run.outcome != "unsupported":
             assert run.calls and run.usage.prompt_tokens > 0 and run.latency_s > 0
@@ -136,8 +155,13 @@ def test_replay_reproduces_every_run_without_a_server(matrix: tuple[Path, Path, 
 
 def test_a_config_with_serve_starts_and_stops_its_own_server(tmp_path: Path) -> None:
     require_llama_server()
-    config = write_config(tmp_path, {"serve": {"parallel": 1, "ctx_size": 2048}}, name="served",
-                          strategies={"trust_text": ["trust_text"]}, scenarios=[GREETING])
+    config = write_config(
+        tmp_path,
+        {"serve": {"parallel": 1, "ctx_size": 2048}},
+        name="served",
+        strategies={"trust_text": ["trust_text"]},
+        scenarios=[GREETING],
+    )
     out = tmp_path / "served.jsonl"
     run_config(load_config(config), out)
     results = load_results([out])
@@ -159,8 +183,14 @@ def _listening(port: int) -> bool:
 def test_killing_the_server_mid_run_records_infra_errors_and_keeps_the_file(tmp_path: Path) -> None:
     require_llama_server()
     with LlamaServer(MODEL, parallel=1, ctx_size=2048, seed=1) as server:
-        config = write_config(tmp_path, {"url": server.url, "concurrency": 1}, name="killed", runs=6,
-                              strategies={"trust_text": ["trust_text"]}, scenarios=[GREETING])
+        config = write_config(
+            tmp_path,
+            {"url": server.url, "concurrency": 1},
+            name="killed",
+            runs=6,
+            strategies={"trust_text": ["trust_text"]},
+            scenarios=[GREETING],
+        )
         out = tmp_path / "killed.jsonl"
         worker = threading.Thread(target=run_config, args=(load_config(config), out))
         worker.start()
@@ -194,8 +224,25 @@ def test_evalkit_serve_starts_a_server_and_stops_it_on_sigterm() -> None:
     import httpx
 
     require_llama_server()
-    proc = subprocess.Popen([sys.executable, "-m", "evalkit", "serve", "llama", "--model", MODEL, "--port", "0",
-                             "--parallel", "1", "--ctx-size", "1024"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "evalkit",
+            "serve",
+            "llama",
+            "--model",
+            MODEL,
+            "--port",
+            "0",
+            "--parallel",
+            "1",
+            "--ctx-size",
+            "1024",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         banner = []  # printed once /health answered

@@ -68,9 +68,17 @@ def test_native_tool_call_is_parsed_from_the_projects_template(http: httpx.Clien
 def test_native_round_trip_with_a_tool_result_in_the_history(http: httpx.Client) -> None:
     messages = [
         {"role": "user", "content": wire.WEATHER_QUESTION},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "call_1", "type": "function",
-             "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_1", "content": '{"temperature_c": 18, "sky": "cloudy"}'},
     ]
     prompt = http.post("/apply-template", json={"messages": messages, "tools": wire.openai_tools()}).json()["prompt"]
@@ -82,15 +90,20 @@ def test_native_round_trip_with_a_tool_result_in_the_history(http: httpx.Client)
 
 def test_tool_choice_required_is_accepted(http: httpx.Client) -> None:
     # accepted, but not enforced for this model: it may write prose until the token limit
-    body = wire.body([{"role": "user", "content": wire.WEATHER_QUESTION}], tools=wire.openai_tools(),
-                     tool_choice="required", max_tokens=24)
+    body = wire.body(
+        [{"role": "user", "content": wire.WEATHER_QUESTION}],
+        tools=wire.openai_tools(),
+        tool_choice="required",
+        max_tokens=24,
+    )
     choice = chat(http, body)
     assert choice["finish_reason"] in ("tool_calls", "length", "stop")
 
 
 def test_respond_tool_is_offered_and_a_call_of_it_parses(http: httpx.Client) -> None:
-    body = wire.body(wire.native_call_messages("Say hello to me."), tools=wire.openai_tools([wire.RESPOND]),
-                     tool_choice="required")
+    body = wire.body(
+        wire.native_call_messages("Say hello to me."), tools=wire.openai_tools([wire.RESPOND]), tool_choice="required"
+    )
     calls = chat(http, body)["message"]["tool_calls"]
     assert calls and {c["function"]["name"] for c in calls} == {"respond"}
 
@@ -125,7 +138,8 @@ def test_the_models_own_template_has_no_tool_support(llama_server_own_template: 
         # and the server drops `tools` silently: the prompt is as long as without them
         question = [{"role": "user", "content": wire.WEATHER_QUESTION}]
         plain = http.post("/v1/chat/completions", json=wire.body(question, max_tokens=1)).json()
-        tooled = http.post("/v1/chat/completions",
-                           json=wire.body(question, max_tokens=1, tools=wire.openai_tools())).json()
+        tooled = http.post(
+            "/v1/chat/completions", json=wire.body(question, max_tokens=1, tools=wire.openai_tools())
+        ).json()
     assert tooled["usage"]["prompt_tokens"] == plain["usage"]["prompt_tokens"]
     assert json.dumps(tooled["choices"][0]["message"]).count("tool_calls") == 0

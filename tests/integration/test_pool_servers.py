@@ -22,10 +22,13 @@ ONE = {"trust_text": ["trust_text"]}
 
 def test_a_server_killed_mid_run_leaves_the_rotation_and_no_run_is_lost(tmp_path: Path) -> None:
     require_llama_server()
-    with LlamaServer(MODEL, parallel=1, ctx_size=2048, seed=1) as doomed, \
-            LlamaServer(MODEL, parallel=1, ctx_size=2048, seed=1) as survivor:
-        config = write_config(tmp_path, {"urls": [doomed.url, survivor.url]}, name="pool", runs=4,
-                              strategies=ONE, scenarios=[GREETING])
+    with (
+        LlamaServer(MODEL, parallel=1, ctx_size=2048, seed=1) as doomed,
+        LlamaServer(MODEL, parallel=1, ctx_size=2048, seed=1) as survivor,
+    ):
+        config = write_config(
+            tmp_path, {"urls": [doomed.url, survivor.url]}, name="pool", runs=4, strategies=ONE, scenarios=[GREETING]
+        )
         out = tmp_path / "pool.jsonl"
         worker = threading.Thread(target=run_config, args=(load_config(config), out))
         worker.start()
@@ -45,8 +48,14 @@ def test_a_server_killed_mid_run_leaves_the_rotation_and_no_run_is_lost(tmp_path
 
 def test_serve_replicas_start_a_pool_of_local_servers_and_stop_them(tmp_path: Path) -> None:
     require_llama_server()
-    config = write_config(tmp_path, {"serve": {"parallel": 1, "ctx_size": 2048, "replicas": 2}}, name="replicas",
-                          strategies=ONE, scenarios=[GREETING], runs=2)
+    config = write_config(
+        tmp_path,
+        {"serve": {"parallel": 1, "ctx_size": 2048, "replicas": 2}},
+        name="replicas",
+        strategies=ONE,
+        scenarios=[GREETING],
+        runs=2,
+    )
     out = tmp_path / "replicas.jsonl"
     run_config(load_config(config), out)
     results = load_results([out])

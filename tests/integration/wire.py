@@ -30,8 +30,11 @@ __all__ = [
 GET_WEATHER = ToolSpec(
     name="get_weather",
     description="Get the current weather for a city.",
-    parameters={"type": "object", "properties": {"city": {"type": "string", "description": "City name"}},
-                "required": ["city"]},
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string", "description": "City name"}},
+        "required": ["city"],
+    },
 )
 RESPOND = ToolSpec(
     name="respond",
@@ -46,8 +49,9 @@ def openai_tools(tools: list[ToolSpec] = TOOLS) -> list[dict[str, Any]]:
     return [t.openai_schema() for t in tools]
 
 
-def body(messages: list[dict[str, Any]], *, max_tokens: int = 48, seed: int = 1, temperature: float = 0.0,
-         **extra: Any) -> dict[str, Any]:
+def body(
+    messages: list[dict[str, Any]], *, max_tokens: int = 48, seed: int = 1, temperature: float = 0.0, **extra: Any
+) -> dict[str, Any]:
     """A /v1/chat/completions body: greedy by default, short, seeded."""
     return {"messages": messages, "max_tokens": max_tokens, "temperature": temperature, "seed": seed, **extra}
 

@@ -32,8 +32,16 @@ from typing import Any
 __all__ = ["CHROMIUM", "FLAGS", "BrowserError", "PageLoad", "chromium_path", "load", "screenshot"]
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's package (scripts/install-chromium.sh)
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 _TIMEOUT_S = 60.0  # a guard against a hung browser, not an assertion about speed
 
 
@@ -70,8 +78,9 @@ class PageLoad:
         return [u for u in self.requests if u != self.url and not u.startswith("data:")]
 
 
-_TRAMPOLINE = ("import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); "
-               "os.execv(sys.argv[3], sys.argv[3:])")
+_TRAMPOLINE = (
+    "import os, sys; os.dup2(int(sys.argv[1]), 3); os.dup2(int(sys.argv[2]), 4); os.execv(sys.argv[3], sys.argv[3:])"
+)
 
 
 def _above(fd: int, lowest: int) -> int:
@@ -91,9 +100,14 @@ class _Pipe:
         to_child, from_child = _above(to_child, 10), _above(from_child, 10)
         # a small trampoline puts our two pipe ends on the descriptors Chromium expects, then execs it
         # (dash, Debian's /bin/sh, cannot redirect descriptors above 9)
-        self.process = subprocess.Popen([sys.executable, "-c", _TRAMPOLINE, str(to_child), str(from_child), *args],
-                                        pass_fds=(to_child, from_child), stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _TRAMPOLINE, str(to_child), str(from_child), *args],
+            pass_fds=(to_child, from_child),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,
+        )
         os.close(to_child)
         os.close(from_child)
         self._buffer = b""
@@ -123,8 +137,9 @@ class _Pipe:
             self.send("Page.handleJavaScriptDialog", {"accept": False}, message.get("sessionId"))
         return message
 
-    def call(self, method: str, params: dict[str, Any] | None = None, session: str | None = None,
-             timeout: float = _TIMEOUT_S) -> dict[str, Any]:
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None, timeout: float = _TIMEOUT_S
+    ) -> dict[str, Any]:
         ident = self.send(method, params, session)
         deadline = time.monotonic() + timeout
         while True:
@@ -175,8 +190,15 @@ def _describe(event: dict[str, Any]) -> tuple[str, str] | None:
 _ERROR_LEVELS = {"error", "assert"}
 
 
-def load(html: Path, probe: str | None = None, *, width: int = 1280, height: int = 2000,
-         timeout: float = _TIMEOUT_S, fragment: str = "") -> PageLoad:
+def load(
+    html: Path,
+    probe: str | None = None,
+    *,
+    width: int = 1280,
+    height: int = 2000,
+    timeout: float = _TIMEOUT_S,
+    fragment: str = "",
+) -> PageLoad:
     """Open `html` (at `fragment`, e.g. "#d-r3-c0") in a fresh headless Chromium, wait for its load
     event, evaluate `probe` (a JavaScript expression whose value must be JSON-serialisable) and return
     what happened."""
@@ -186,8 +208,17 @@ def load(html: Path, probe: str | None = None, *, width: int = 1280, height: int
     with tempfile.TemporaryDirectory(prefix="evalkit-chromium-") as tmp:
         log_path = Path(tmp) / "stderr.log"
         with open(log_path, "w+b") as log:
-            pipe = _Pipe([binary, *FLAGS, f"--user-data-dir={tmp}/profile", f"--window-size={width},{height}",
-                          "--remote-debugging-pipe", "about:blank"], log)
+            pipe = _Pipe(
+                [
+                    binary,
+                    *FLAGS,
+                    f"--user-data-dir={tmp}/profile",
+                    f"--window-size={width},{height}",
+                    "--remote-debugging-pipe",
+                    "about:blank",
+                ],
+                log,
+            )
             try:
                 target = pipe.call("Target.createTarget", {"url": "about:blank"}, timeout=timeout)["targetId"]
                 session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
@@ -218,17 +249,24 @@ def load(html: Path, probe: str | None = None, *, width: int = 1280, height: int
     return page
 
 
-def screenshot(html: Path, png: Path, *, width: int = 1280, height: int = 2000,
-               timeout: float = _TIMEOUT_S) -> Path:
+def screenshot(html: Path, png: Path, *, width: int = 1280, height: int = 2000, timeout: float = _TIMEOUT_S) -> Path:
     """Save what the top `width`×`height` pixels of `html` look like in Chromium as a PNG."""
     binary = _require()
     png.parent.mkdir(parents=True, exist_ok=True)
     png.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="evalkit-chromium-") as tmp:
-        args = [binary, *FLAGS, f"--user-data-dir={tmp}/profile", f"--screenshot={png.resolve()}",
-                f"--window-size={width},{height}", "--hide-scrollbars", html.resolve().as_uri()]
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   start_new_session=True)
+        args = [
+            binary,
+            *FLAGS,
+            f"--user-data-dir={tmp}/profile",
+            f"--screenshot={png.resolve()}",
+            f"--window-size={width},{height}",
+            "--hide-scrollbars",
+            html.resolve().as_uri(),
+        ]
+        process = subprocess.Popen(
+            args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+        )
         try:
             out, err = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -238,6 +276,8 @@ def screenshot(html: Path, png: Path, *, width: int = 1280, height: int = 2000,
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)  # helper processes it may have left behind
     if not png.is_file():
-        raise BrowserError(f"chromium wrote no screenshot (exit code {process.returncode}): "
-                           f"{(out + err).decode('utf-8', 'replace')[-2000:]}")
+        raise BrowserError(
+            f"chromium wrote no screenshot (exit code {process.returncode}): "
+            f"{(out + err).decode('utf-8', 'replace')[-2000:]}"
+        )
     return png

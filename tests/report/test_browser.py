@@ -153,8 +153,9 @@ OPENED = """(() => {
 
 
 @pytest.mark.parametrize("source", ["sim", "adr013", "compare-models"])
-def test_first_screen_at_1400_shows_the_summary_and_the_matrix_headers(source: str, sim_run: SimRun,
-                                                                       tmp_path: Path) -> None:
+def test_first_screen_at_1400_shows_the_summary_and_the_matrix_headers(
+    source: str, sim_run: SimRun, tmp_path: Path
+) -> None:
     """At 1400×900 a reader sees the findings and the matrix's headers without scrolling, and the
     page never scrolls sideways (the matrix scrolls in its own box)."""
     results = sim_run.path if source == "sim" else ROOT / "results" / f"{source}.jsonl"

@@ -20,10 +20,12 @@ from tests.report import records
 
 
 def test_forked_plots_are_the_plots_drawn_in_one_process() -> None:
-    runs = [*records.cell_runs(7, 10, scenario="s1", family="f1"),
-            *records.cell_runs(3, 10, scenario="s2", family="f2"),
-            *records.cell_runs(9, 10, scenario="s1", family="f1", strategy="retry_nudge"),
-            *records.cell_runs(2, 10, scenario="s2", family="f2", strategy="retry_nudge")]
+    runs = [
+        *records.cell_runs(7, 10, scenario="s1", family="f1"),
+        *records.cell_runs(3, 10, scenario="s2", family="f2"),
+        *records.cell_runs(9, 10, scenario="s1", family="f1", strategy="retry_nudge"),
+        *records.cell_runs(2, 10, scenario="s2", family="f2", strategy="retry_nudge"),
+    ]
     data = build_report(records.results(runs), include_power=False)
     forked = render_plots(data, fork=True)
     assert list(forked) == ["forest-0", "forest-1", "heatmap", "tradeoff", "retries", "failures"]
@@ -51,7 +53,9 @@ def test_no_fork_while_another_thread_runs() -> None:
     try:
         assert not can_fork()
         assert draw({"a": lambda: str(os.getpid()), "b": lambda: str(os.getpid())}) == {
-            "a": str(os.getpid()), "b": str(os.getpid())}
+            "a": str(os.getpid()),
+            "b": str(os.getpid()),
+        }
     finally:
         release.set()
         other.join()

@@ -31,7 +31,7 @@ def _script() -> ModuleType:
 def _section(text: str, heading: str) -> str:
     start = text.index(heading + "\n")
     end = text.find("\n## ", start + len(heading))
-    return text[start:end if end >= 0 else None]
+    return text[start : end if end >= 0 else None]
 
 
 def test_generated_blocks_match_the_committed_results() -> None:

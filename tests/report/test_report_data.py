@@ -29,10 +29,17 @@ from evalkit.runner import run_config
 from tests.report import records
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIOS = ("casual_greeting/hi.yaml", "casual_greeting/thanks.yaml", "sequential_reasoning/weather_trip.yaml",
-             "relevance_detection/capital_city.yaml")
-STRATEGIES: dict[str, list[Any]] = {"trust_text": ["trust_text"], "retry_nudge": ["retry_nudge"],
-                                    "respond+nudge": ["respond_tool", "retry_nudge"]}
+SCENARIOS = (
+    "casual_greeting/hi.yaml",
+    "casual_greeting/thanks.yaml",
+    "sequential_reasoning/weather_trip.yaml",
+    "relevance_detection/capital_city.yaml",
+)
+STRATEGIES: dict[str, list[Any]] = {
+    "trust_text": ["trust_text"],
+    "retry_nudge": ["retry_nudge"],
+    "respond+nudge": ["respond_tool", "retry_nudge"],
+}
 BACKENDS = (("sim-small", "small-local"), ("sim-strong", "strong"))
 RUNS = 6
 
@@ -72,16 +79,32 @@ def write_xss_scenario(folder: Path) -> Path:
     return path
 
 
-def sim_config(name: str, scenarios: Iterable[str | Path], *, runs: int = RUNS, seed: int = 7,
-               backends: Sequence[tuple[str, str]] = BACKENDS, strategies: dict[str, list[Any]] | None = None,
-               modes: Sequence[str] = ("native",), **backend_fields: Any) -> RunConfig:
+def sim_config(
+    name: str,
+    scenarios: Iterable[str | Path],
+    *,
+    runs: int = RUNS,
+    seed: int = 7,
+    backends: Sequence[tuple[str, str]] = BACKENDS,
+    strategies: dict[str, list[Any]] | None = None,
+    modes: Sequence[str] = ("native",),
+    **backend_fields: Any,
+) -> RunConfig:
     """A run config on the simulated backend; scenario paths relative to scenarios/ or absolute."""
     paths = [str(p if Path(p).is_absolute() else ROOT / "scenarios" / p) for p in scenarios]
-    return RunConfig.model_validate({
-        "name": name, "seed": seed, "runs": runs, "scenarios": paths, "modes": list(modes),
-        "backends": [{"label": label, "kind": "sim", "model": model, **backend_fields} for label, model in backends],
-        "strategies": strategies or STRATEGIES,
-    })
+    return RunConfig.model_validate(
+        {
+            "name": name,
+            "seed": seed,
+            "runs": runs,
+            "scenarios": paths,
+            "modes": list(modes),
+            "backends": [
+                {"label": label, "kind": "sim", "model": model, **backend_fields} for label, model in backends
+            ],
+            "strategies": strategies or STRATEGIES,
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -119,11 +142,19 @@ def sim_run(tmp_path_factory: pytest.TempPathFactory) -> SimRun:
 
 def runs_in(results: Results, row: Row, column: Column) -> list[RunRecord]:
     def in_row(run: RunRecord) -> bool:
-        return (row.kind == "overall" or (row.kind == "family" and run.cell.family == row.family)
-                or run.cell.scenario == row.scenario)
+        return (
+            row.kind == "overall"
+            or (row.kind == "family" and run.cell.family == row.family)
+            or run.cell.scenario == row.scenario
+        )
 
-    return [r for r in results.runs if in_row(r) and (r.cell.backend, r.cell.model, r.cell.mode, r.cell.strategy)
-            == (column.backend, column.model, column.mode, column.strategy)]
+    return [
+        r
+        for r in results.runs
+        if in_row(r)
+        and (r.cell.backend, r.cell.model, r.cell.mode, r.cell.strategy)
+        == (column.backend, column.model, column.mode, column.strategy)
+    ]
 
 
 def expected_rate(runs: Sequence[RunRecord], test: Callable[[RunRecord], bool], method: str = "wilson") -> Rate:
@@ -199,8 +230,9 @@ def test_clopper_pearson_is_an_option(sim_run: SimRun) -> None:
         for column in exact.columns:
             cell = exact.cell(row, column)
             assert cell is not None
-            assert cell.completed == expected_rate(runs_in(sim_run.results, row, column), lambda r: r.completed,
-                                                   "clopper-pearson")
+            assert cell.completed == expected_rate(
+                runs_in(sim_run.results, row, column), lambda r: r.completed, "clopper-pearson"
+            )
             differs |= cell.completed != sim_run.data.cell(row, column).completed  # type: ignore[union-attr]
     assert differs
     assert exact.interval_method == "clopper-pearson"
@@ -340,10 +372,14 @@ def test_power_statement_on_paired_runs_uses_the_gates_mcnemar_power() -> None:
 
 
 def test_infra_errors_and_unsupported_runs_are_counted_apart() -> None:
-    runs = [*records.cell_runs(20, 22),
-            *(records.run(index=22 + i, outcome="infra_error", completed=False, error="HTTP 503 from the server")
-              for i in range(3)),
-            *(records.run(index=i, outcome="unsupported", completed=False, strategy="grammar") for i in range(5))]
+    runs = [
+        *records.cell_runs(20, 22),
+        *(
+            records.run(index=22 + i, outcome="infra_error", completed=False, error="HTTP 503 from the server")
+            for i in range(3)
+        ),
+        *(records.run(index=i, outcome="unsupported", completed=False, strategy="grammar") for i in range(5)),
+    ]
     data = build_report(records.results(runs), include_power=False)
     overall = data.rows[0]
     trust, grammar = data.columns[1], data.columns[0]  # sorted by name: no config order in these records
@@ -355,7 +391,9 @@ def test_infra_errors_and_unsupported_runs_are_counted_apart() -> None:
     assert unsupported is not None and unsupported.completed is None and unsupported.fully_unsupported
     assert (data.total_runs, data.counted_runs) == (30, 22)
     assert [(n.column.strategy, n.runs, n.infra_errors, n.unsupported, n.example_error) for n in data.not_counted] == [
-        ("grammar", 5, 0, 5, None), ("trust_text", 25, 3, 0, "HTTP 503 from the server")]
+        ("grammar", 5, 0, 5, None),
+        ("trust_text", 25, 3, 0, "HTTP 503 from the server"),
+    ]
 
 
 def test_simulated_flag_follows_the_runs() -> None:

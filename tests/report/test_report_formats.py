@@ -71,9 +71,11 @@ def test_markdown_summary_from_the_cli(sim_run: SimRun, capsys: pytest.CaptureFi
             cell = data.cell(row, column)
             assert cell is not None and cell.completed is not None and cell.correct is not None
             rate = cell.correct
-            assert shown == (f"{rate.x}/{rate.n} = {rate.value * 100:.0f}% "
-                             f"[{rate.low * 100:.0f}–{rate.high * 100:.0f}] "
-                             f"c{cell.completed.value * 100:.0f}% r{cell.retries_mean:.1f}")
+            assert shown == (
+                f"{rate.x}/{rate.n} = {rate.value * 100:.0f}% "
+                f"[{rate.low * 100:.0f}–{rate.high * 100:.0f}] "
+                f"c{cell.completed.value * 100:.0f}% r{cell.retries_mean:.1f}"
+            )
     assert data.power is not None and f"**Power.** {data.power.summary}" in text
     significant = [c for c in data.comparisons if c.significant]
     assert f"{len(significant)} of {len(data.comparisons)} comparisons of correct rates" in text
@@ -108,8 +110,12 @@ def test_json_report_carries_the_report_data(sim_run: SimRun, tmp_path: Path) ->
     for cell in doc["cells"]:
         stats = data.cell(rows[cell["row"]["id"]], columns[cell["column"]])
         assert stats is not None and stats.completed is not None
-        assert cell["completed"] == {"x": stats.completed.x, "n": stats.completed.n,
-                                     "low": stats.completed.low, "high": stats.completed.high}
+        assert cell["completed"] == {
+            "x": stats.completed.x,
+            "n": stats.completed.n,
+            "low": stats.completed.low,
+            "high": stats.completed.high,
+        }
         assert cell["pass_k"] == list(stats.pass_k)
     assert [c["p_holm"] for c in doc["comparisons"]] == [c.p_holm for c in data.comparisons]
     assert data.power is not None and doc["power"]["summary"] == data.power.summary
@@ -120,8 +126,10 @@ def test_json_report_carries_the_report_data(sim_run: SimRun, tmp_path: Path) ->
 
 
 def test_json_report_has_null_not_nan_for_missing_values() -> None:
-    runs = [*records.cell_runs(3, 3), *(records.run(index=3 + i, outcome="unsupported", completed=False,
-                                                    strategy="grammar") for i in range(2))]
+    runs = [
+        *records.cell_runs(3, 3),
+        *(records.run(index=3 + i, outcome="unsupported", completed=False, strategy="grammar") for i in range(2)),
+    ]
     doc = report_json(render(build_report(records.results(runs, simulated=False), include_power=False), "json"))
     assert doc["simulated"] is False and doc["power"] is None
     trust = next(c for c in doc["cells"] if c["row"]["kind"] == "overall" and c["column"] == "c1")
@@ -134,8 +142,12 @@ def test_json_report_has_null_not_nan_for_missing_values() -> None:
 
 
 def _shard_config() -> RunConfig:
-    return sim_config("sharded", ["casual_greeting/hi.yaml", "relevance_detection/capital_city.yaml"], runs=4,
-                      strategies={"trust_text": ["trust_text"], "retry_nudge": ["retry_nudge"]})
+    return sim_config(
+        "sharded",
+        ["casual_greeting/hi.yaml", "relevance_detection/capital_city.yaml"],
+        runs=4,
+        strategies={"trust_text": ["trust_text"], "retry_nudge": ["retry_nudge"]},
+    )
 
 
 def test_shards_merge_into_the_same_report_as_one_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -177,14 +189,27 @@ def test_api_keys_never_reach_results_or_reports(tmp_path: Path, monkeypatch: py
     # pointed at a closed local port: the key goes into request headers, the runs end as infra errors
     # whose messages, like the header's provenance, come from the backend code that handles the key
     monkeypatch.setenv("EVALKIT_TEST_FAKE_KEY", ENV_KEY)
-    config = RunConfig.model_validate({
-        "name": "keys", "runs": 2, "scenarios": [str(Path(__file__).parents[2] / "scenarios/casual_greeting/hi.yaml")],
-        "backends": [
-            {"label": "api", "kind": "openai", "model": "gpt-test", "url": "http://127.0.0.1:9/v1",
-             "api_key_env": "EVALKIT_TEST_FAKE_KEY", "timeout_s": 5, "retry": {"attempts": 1, "base_delay_s": 0},
-             "options": {"headers": {"Authorization": f"Bearer {CONFIG_KEY}"}, "api_key": CONFIG_KEY}},
-            {"label": "sim", "kind": "sim", "model": "small-local", "api_key_env": "EVALKIT_TEST_FAKE_KEY"}],
-        "strategies": {"trust_text": ["trust_text"]}})
+    config = RunConfig.model_validate(
+        {
+            "name": "keys",
+            "runs": 2,
+            "scenarios": [str(Path(__file__).parents[2] / "scenarios/casual_greeting/hi.yaml")],
+            "backends": [
+                {
+                    "label": "api",
+                    "kind": "openai",
+                    "model": "gpt-test",
+                    "url": "http://127.0.0.1:9/v1",
+                    "api_key_env": "EVALKIT_TEST_FAKE_KEY",
+                    "timeout_s": 5,
+                    "retry": {"attempts": 1, "base_delay_s": 0},
+                    "options": {"headers": {"Authorization": f"Bearer {CONFIG_KEY}"}, "api_key": CONFIG_KEY},
+                },
+                {"label": "sim", "kind": "sim", "model": "small-local", "api_key_env": "EVALKIT_TEST_FAKE_KEY"},
+            ],
+            "strategies": {"trust_text": ["trust_text"]},
+        }
+    )
     path = run_config(config, tmp_path / "keys.jsonl")
     results = load_results([path])
     assert {r.outcome for r in results.runs if r.cell.backend == "api"} == {"infra_error"}
@@ -197,13 +222,22 @@ def test_api_keys_never_reach_results_or_reports(tmp_path: Path, monkeypatch: py
 
 
 def test_provenance_drops_credential_fields_a_backend_recorded(tmp_path: Path) -> None:
-    described = {"api": {"kind": "openai", "model": "m", "server_build": "b4567-abcdef", "api_key": HEADER_KEY,
-                         "headers": {"Authorization": f"Bearer {HEADER_KEY}", "x-api-key": HEADER_KEY,
-                                     "user-agent": "evalkit"},
-                         "auth": {"token": HEADER_KEY}, "session_cookie": HEADER_KEY, "password": HEADER_KEY,
-                         "env": {"OPENAI_API_KEY": HEADER_KEY}}}
-    path = records.write_results(tmp_path / "described.jsonl", records.cell_runs(3, 4, backend="api"),
-                                 backends=described)
+    described = {
+        "api": {
+            "kind": "openai",
+            "model": "m",
+            "server_build": "b4567-abcdef",
+            "api_key": HEADER_KEY,
+            "headers": {"Authorization": f"Bearer {HEADER_KEY}", "x-api-key": HEADER_KEY, "user-agent": "evalkit"},
+            "auth": {"token": HEADER_KEY},
+            "session_cookie": HEADER_KEY,
+            "password": HEADER_KEY,
+            "env": {"OPENAI_API_KEY": HEADER_KEY},
+        }
+    }
+    path = records.write_results(
+        tmp_path / "described.jsonl", records.cell_runs(3, 4, backend="api"), backends=described
+    )
     assert HEADER_KEY in path.read_text(encoding="utf-8")  # the schema lets a header hold anything
     for fmt, text in _all_formats([path]).items():
         assert HEADER_KEY not in text, fmt

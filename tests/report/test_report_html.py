@@ -63,8 +63,12 @@ def page(html: str) -> Page:
 
 
 def test_self_contained_no_network_urls_and_no_scripts(html: str, page: Page) -> None:
-    urls = [(tag, name, value) for tag, attrs in page.tags for name, value in attrs.items()
-            if name in URL_ATTRIBUTES and value is not None]
+    urls = [
+        (tag, name, value)
+        for tag, attrs in page.tags
+        for name, value in attrs.items()
+        if name in URL_ATTRIBUTES and value is not None
+    ]
     assert urls  # the page does link: its navigation and drill-downs
     outside = [u for u in urls if not (u[2].startswith("#") or u[2].startswith("data:"))]
     assert outside == []  # every link is in-page, every embedded resource a data: URL
@@ -75,7 +79,7 @@ def test_self_contained_no_network_urls_and_no_scripts(html: str, page: Page) ->
 
 
 def test_css_is_inline(page: Page, html: str) -> None:
-    head = html[:html.index("</head>")]
+    head = html[: html.index("</head>")]
     assert head.count("<style>") == 1 and "table.matrix" in head and "--fg:" in head  # report.css, pasted in
     assert len(page.named("style")) == 1 + len(page.named("svg"))  # plus matplotlib's own, one per SVG
 
@@ -131,11 +135,12 @@ def test_transcripts_are_collapsible_failed_and_passing(page: Page, sim_run: Sim
 
 def test_matrix_shows_rate_interval_retries_and_colour(html: str, sim_run: SimRun) -> None:
     data = sim_run.data
-    table = html[html.index('<table class="matrix" id="matrix-table">'):]
-    table = table[:table.index("</table>")]
+    table = html[html.index('<table class="matrix" id="matrix-table">') :]
+    table = table[: table.index("</table>")]
     matrix = Page(table)
-    assert [t for t in matrix.text if t.strip() in {c.strategy for c in data.columns}] == \
-        [c.strategy for c in data.columns]
+    assert [t for t in matrix.text if t.strip() in {c.strategy for c in data.columns}] == [
+        c.strategy for c in data.columns
+    ]
     assert len(matrix.named("tr")) == 2 + len(data.rows)
     cells = matrix.named("td")
     assert len(cells) == len(data.rows) * len(data.columns)
@@ -154,8 +159,18 @@ def test_matrix_shows_rate_interval_retries_and_colour(html: str, sim_run: SimRu
 
 def test_header_has_provenance(html: str, sim_run: SimRun) -> None:
     header = sim_run.results.headers[0]
-    for fact in (header.config_hash, header.git_sha or "unknown", header.evalkit_version, header.started_at,
-                 str(header.seed), str(sim_run.path), "small-local", "strong", "sim-small", "sim-strong"):
+    for fact in (
+        header.config_hash,
+        header.git_sha or "unknown",
+        header.evalkit_version,
+        header.started_at,
+        str(header.seed),
+        str(sim_run.path),
+        "small-local",
+        "strong",
+        "sim-small",
+        "sim-strong",
+    ):
         assert fact in html
     assert "2026-01-01T00:00:00+00:00" in html  # generated_at, as passed in
     assert f"<td>{header.runs_per_cell}</td>" in html
@@ -185,8 +200,9 @@ def test_no_banner_for_real_results() -> None:
     assert "simulated-banner" not in page.ids
     assert "SIMULATED" not in real and 'class="sim"' not in real
     one_simulated = [*records.cell_runs(4, 5), records.run(index=5, simulated=True)]
-    assert "simulated-banner" in Page(render_html(build_report(records.results(one_simulated),
-                                                               include_power=False))).ids
+    assert (
+        "simulated-banner" in Page(render_html(build_report(records.results(one_simulated), include_power=False))).ids
+    )
 
 
 def test_titles_and_names_are_escaped_too() -> None:
@@ -235,8 +251,9 @@ def test_cli_writes_the_html_report(sim_run: SimRun, tmp_path: Path, capsys: pyt
     assert not list(out.parent.glob(".r.html.*"))  # no temporary file left behind
 
 
-def test_cli_default_output_is_named_after_the_config(sim_run: SimRun, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_default_output_is_named_after_the_config(
+    sim_run: SimRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     assert main(["report", str(sim_run.path)]) == 0
     assert (tmp_path / "reports" / "report-test.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")

@@ -23,11 +23,29 @@ from tests.report.test_report_html import Page
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _cell(correct: int, n: int, *, strategy: str, backend: str = "sim", calls: int = 1, latency: float = 1.0,
-          seed_offset: int = 0, family: str = "fam") -> list[RunRecord]:
+def _cell(
+    correct: int,
+    n: int,
+    *,
+    strategy: str,
+    backend: str = "sim",
+    calls: int = 1,
+    latency: float = 1.0,
+    seed_offset: int = 0,
+    family: str = "fam",
+) -> list[RunRecord]:
     runs = records.cell_runs(correct, n, strategy=strategy, backend=backend, model=backend, family=family)
-    return [r.model_copy(update={"model_calls": calls, "latency_s": latency + r.index, "seed": r.seed + seed_offset,
-                                 "usage": Usage(prompt_tokens=100, completion_tokens=10)}) for r in runs]
+    return [
+        r.model_copy(
+            update={
+                "model_calls": calls,
+                "latency_s": latency + r.index,
+                "seed": r.seed + seed_offset,
+                "usage": Usage(prompt_tokens=100, completion_tokens=10),
+            }
+        )
+        for r in runs
+    ]
 
 
 def test_findings_name_the_best_stack_and_those_the_data_cannot_tell_from_it() -> None:
@@ -47,17 +65,23 @@ def test_findings_name_the_best_stack_and_those_the_data_cannot_tell_from_it() -
     assert finding.sentence == (
         "sim, fam: best is native · a, correct 100% [72–100%] (10/10), at 0.0 retries, 3.0 model calls and "
         "5.5 s median latency per run. Not significantly worse (one-sided, Holm, α = 0.05): "
-        "native · c 90% (9/10, 0.0 retries). Significantly worse: native · b 20% (2/10, 0.0 retries).")
+        "native · c 90% (9/10, 0.0 retries). Significantly worse: native · b 20% (2/10, 0.0 retries)."
+    )
 
 
 def test_findings_break_ties_by_cost_and_say_when_nothing_is_correct() -> None:
-    runs = [*_cell(5, 5, strategy="costly", calls=4), *_cell(5, 5, strategy="cheap", calls=1),
-            *_cell(0, 5, strategy="a", family="hard"), *_cell(0, 5, strategy="b", family="hard")]
+    runs = [
+        *_cell(5, 5, strategy="costly", calls=4),
+        *_cell(5, 5, strategy="cheap", calls=1),
+        *_cell(0, 5, strategy="a", family="hard"),
+        *_cell(0, 5, strategy="b", family="hard"),
+    ]
     data = build_report(records.results(runs), include_power=False)
     by_family = {f.family: f for f in data.findings}
     assert by_family["fam"].best.stack == "native · cheap"
-    assert by_family["hard"].sentence == ("sim, hard: no stack produced a correct run (0/5 for each of 2); "
-                                          "nothing to ship.")
+    assert by_family["hard"].sentence == (
+        "sim, hard: no stack produced a correct run (0/5 for each of 2); nothing to ship."
+    )
     html = render_html(data)
     assert "no stack produced a correct run (2 tried, N = 5)" in html
     assert html.index('id="findings"') < html.index('id="matrix"') < html.index('id="provenance"')
@@ -68,8 +92,10 @@ def test_findings_are_per_model_and_models_are_compared_per_strategy_and_family(
     data = build_report(records.results(paired), include_power=False)
     assert [f.model for f in data.findings] == ["m1", "m2"]
     models = [c for c in data.comparisons if c.kind == "model"]
-    assert {(c.group, c.scope, c.a, c.b) for c in models} == {("native · a", "all scenarios", "m1", "m2"),
-                                                             ("native · a", "fam", "m1", "m2")}
+    assert {(c.group, c.scope, c.a, c.b) for c in models} == {
+        ("native · a", "all scenarios", "m1", "m2"),
+        ("native · a", "fam", "m1", "m2"),
+    }
     assert all(c.test.startswith("McNemar") and c.discordant == (6, 0) for c in models)  # same seeds: paired
     unpaired = [*_cell(9, 10, strategy="a", backend="m1"), *_cell(3, 10, strategy="a", backend="m2", seed_offset=7)]
     models = [c for c in build_report(records.results(unpaired), include_power=False).comparisons if c.kind == "model"]
@@ -89,8 +115,10 @@ def test_cost_per_cell_is_in_the_tooltip_and_the_cost_table() -> None:
 
 def test_failure_categories_keep_their_colour_whatever_else_the_report_holds() -> None:
     def svg(*categories: str) -> str:
-        runs = [records.run(index=i, completed=False).model_copy(update={"failure": c, "correct": False})
-                for i, c in enumerate(categories)]
+        runs = [
+            records.run(index=i, completed=False).model_copy(update={"failure": c, "correct": False})
+            for i, c in enumerate(categories)
+        ]
         return failure_breakdown(build_report(records.results(runs), include_power=False)).lower()
 
     alone, mixed = svg("wrong_answer"), svg("malformed_call", "degenerate_output", "wrong_answer")
@@ -102,9 +130,16 @@ def test_failure_categories_keep_their_colour_whatever_else_the_report_holds() -
 
 def test_provenance_is_portable_and_keeps_the_whole_sha256(tmp_path: Path) -> None:
     sha = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
-    backends = {"sim": {"kind": "llama-server", "model": "m", "build_info": "b1234",
-                        "model_path": "/home/u/proj/.venv/lib/python3.11/site-packages/llm_x/x.gguf",
-                        "model_sha256": sha, "started_by_evalkit": {"binary": "/home/u/proj/.venv/bin/llama-server"}}}
+    backends = {
+        "sim": {
+            "kind": "llama-server",
+            "model": "m",
+            "build_info": "b1234",
+            "model_path": "/home/u/proj/.venv/lib/python3.11/site-packages/llm_x/x.gguf",
+            "model_sha256": sha,
+            "started_by_evalkit": {"binary": "/home/u/proj/.venv/bin/llama-server"},
+        }
+    }
     results = records.results(records.cell_runs(1, 2), backends=backends)
     results.paths = ["/home/u/proj/results/a.jsonl"]
     data = build_report(results, include_power=False, root="/home/u/proj")
@@ -112,9 +147,16 @@ def test_provenance_is_portable_and_keeps_the_whole_sha256(tmp_path: Path) -> No
     assert dict(backend.details)["model_path"] == "site-packages/llm_x/x.gguf"
     assert dict(backend.details)["started_by_evalkit.binary"] == ".venv/bin/llama-server"
     assert data.provenance.files == ("results/a.jsonl",)
-    assert dict(backend.essentials) | {} == {"model file": "x.gguf", "sha256": sha, "server build": "b1234",
-                                            "evalkit": "0.0.test", "git": "abc123", "date": "2026-01-01",
-                                            "N": "25", "seeds": "1"}
+    assert dict(backend.essentials) | {} == {
+        "model file": "x.gguf",
+        "sha256": sha,
+        "server build": "b1234",
+        "evalkit": "0.0.test",
+        "git": "abc123",
+        "date": "2026-01-01",
+        "N": "25",
+        "seeds": "1",
+    }
     html = render_html(data)
     assert "/home/u" not in html and f"<code>{sha}</code>" in html
     assert portable("/opt/venv/lib/python3.12/dist-packages/a/b.py") == "dist-packages/a/b.py"
@@ -140,20 +182,29 @@ def test_a_matrix_cell_opens_its_drill_down_without_script() -> None:
 
 def test_requests_as_sent_are_shown_collapsed_and_escaped() -> None:
     system = "You can call these tools:\n- <script>alert('tool')</script>: a tool"
-    call = ModelCall(index=0, n_messages=2, tools=["t"], tool_choice="required", constraint="grammar:0123456789ab",
-                     completion=Completion(text="x", finish_reason="stop", usage=Usage(prompt_tokens=5)),
-                     decision="accept", system_sent=system)
+    call = ModelCall(
+        index=0,
+        n_messages=2,
+        tools=["t"],
+        tool_choice="required",
+        constraint="grammar:0123456789ab",
+        completion=Completion(text="x", finish_reason="stop", usage=Usage(prompt_tokens=5)),
+        decision="accept",
+        system_sent=system,
+    )
     run = records.run(completed=False, mode="prompt").model_copy(update={"calls": [call]})
     html = render_html(build_report(records.results([run]), include_power=False))
-    section = html[html.index('<details class="requests">'):]
-    section = section[:section.index("</details>")]
+    section = html[html.index('<details class="requests">') :]
+    section = section[: section.index("</details>")]
     assert "Requests as sent (1 model calls, prompt mode)" in section
     assert "<code>required</code>" in section and "<code>grammar:0123456789ab</code>" in section
     assert "&lt;script&gt;alert(&#39;tool&#39;)&lt;/script&gt;" in section and "<script>" not in html
     older = records.run(completed=False, mode="prompt").model_copy(
-        update={"calls": [call.model_copy(update={"system_sent": None})]})
+        update={"calls": [call.model_copy(update={"system_sent": None})]}
+    )
     assert "predates the recording of the system prompt" in render_html(
-        build_report(records.results([older]), include_power=False))
+        build_report(records.results([older]), include_power=False)
+    )
 
 
 def test_mixed_data_is_marked_per_column_not_in_the_title() -> None:

@@ -16,10 +16,18 @@ LONG_FAMILY = "a_family_name_much_longer_than_fourteen_characters"
 
 
 def test_summary_names_families_in_full_with_n_correct_interval_and_completed() -> None:
-    runs = [*records.cell_runs(7, 10, family=LONG_FAMILY, backend="a-backend-with-a-long-label", model="m",
-                               strategy="respond_tool+retry_nudge+grammar+rescue_parsing"),
-            *records.cell_runs(3, 4, family="short", strategy="trust_text"),
-            records.run(family="short", strategy="trust_text", index=9, outcome="infra_error")]
+    runs = [
+        *records.cell_runs(
+            7,
+            10,
+            family=LONG_FAMILY,
+            backend="a-backend-with-a-long-label",
+            model="m",
+            strategy="respond_tool+retry_nudge+grammar+rescue_parsing",
+        ),
+        *records.cell_runs(3, 4, family="short", strategy="trust_text"),
+        records.run(family="short", strategy="trust_text", index=9, outcome="infra_error"),
+    ]
     # correct differs from completed in one run: the summary must lead with correct
     runs[0] = runs[0].model_copy(update={"correct": False, "failure": "wrong_answer"})
     text = summary_table(records.results(runs))
@@ -36,8 +44,9 @@ def test_summary_names_families_in_full_with_n_correct_interval_and_completed() 
 
 
 def test_summary_marks_simulated_lines() -> None:
-    text = summary_table(records.results([*records.cell_runs(2, 2, simulated=True),
-                                          *records.cell_runs(1, 2, backend="real", model="r")]))
+    text = summary_table(
+        records.results([*records.cell_runs(2, 2, simulated=True), *records.cell_runs(1, 2, backend="real", model="r")])
+    )
     assert "sim · native · trust_text [SIM]" in text and "real · native · trust_text  " in text
 
 

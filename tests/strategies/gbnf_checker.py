@@ -78,7 +78,7 @@ class _Parser:
         return self.src[i] if i < len(self.src) else ""
 
     def fail(self, what: str) -> GbnfError:
-        return GbnfError(f"{what} at {self.src[self.pos:self.pos + 20]!r}")
+        return GbnfError(f"{what} at {self.src[self.pos : self.pos + 20]!r}")
 
     def space(self, newline_ok: bool) -> None:
         while self.peek() in (" ", "\t", "#") or (newline_ok and self.peek() in ("\r", "\n")):
@@ -94,7 +94,7 @@ class _Parser:
             self.pos += 1
         if self.pos == start:
             raise self.fail("expecting name")
-        return self.src[start:self.pos]
+        return self.src[start : self.pos]
 
     def symbol(self, name: str) -> None:
         if name not in self.seen:
@@ -107,14 +107,14 @@ class _Parser:
             self.pos += 1
         if self.pos == start:
             raise self.fail("expecting integer")
-        return int(self.src[start:self.pos])
+        return int(self.src[start : self.pos])
 
     def char(self) -> int:
         if self.peek() == "\\":
             kind = self.peek(1)
             sizes = {"x": 2, "u": 4, "U": 8}
             if kind in sizes:
-                digits = self.src[self.pos + 2:self.pos + 2 + sizes[kind]]
+                digits = self.src[self.pos + 2 : self.pos + 2 + sizes[kind]]
                 if len(digits) != sizes[kind] or any(d not in "0123456789abcdefABCDEF" for d in digits):
                     raise self.fail(f"expecting {sizes[kind]} hex chars")
                 self.pos += 2 + sizes[kind]
@@ -221,8 +221,9 @@ class _Parser:
             raise self.fail("expecting preceding item to */+/?/{")
         total = high if high is not None and high > 0 else (low if low > 0 else 1)
         if n_prev * total > MAX_REPETITION_THRESHOLD:
-            raise self.fail("number of rules that are going to be repeated multiplied by the new repetition "
-                            "exceeds sane defaults")
+            raise self.fail(
+                "number of rules that are going to be repeated multiplied by the new repetition exceeds sane defaults"
+            )
         self.n_symbols += 1 if high is None else high - low
         items[-1] = Rep(items[-1], low, high)
         return n_prev * total
@@ -256,7 +257,7 @@ class _Parser:
         name = self.name()
         self.symbol(name)
         self.space(False)
-        if self.src[self.pos:self.pos + 3] != "::=":
+        if self.src[self.pos : self.pos + 3] != "::=":
             raise self.fail("expecting ::=")
         self.pos += 3
         self.space(True)

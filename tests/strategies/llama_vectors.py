@@ -30,7 +30,7 @@ def _decode(literal: str) -> str:
             j = i + 2
             while j < len(literal) and literal[j] in "0123456789abcdefABCDEF":
                 j += 1
-            out.append(chr(int(literal[i + 2:j], 16)))
+            out.append(chr(int(literal[i + 2 : j], 16)))
             i = j
         else:
             out.append(_ESCAPES[literal[i + 1]])

@@ -27,19 +27,34 @@ FIX = "Fix the typo 'teh' in README.md."
 
 
 def done(name: str, *, error: str | None = None, known: bool = True) -> ExecutedCall:
-    return ExecutedCall(call=ToolCall(id="x", name=name, arguments={}), result=None if error else {"ok": True},
-                        error=error, known_tool=known, mutating=name == "edit_file")
+    return ExecutedCall(
+        call=ToolCall(id="x", name=name, arguments={}),
+        result=None if error else {"ok": True},
+        error=error,
+        known_tool=known,
+        mutating=name == "edit_file",
+    )
 
 
-def view(request: str = FIX, work: list[ExecutedCall] | None = None, earlier: list[ExecutedCall] | None = None,
-         mutating: frozenset[str] = frozenset({"edit_file"})) -> TurnView:
+def view(
+    request: str = FIX,
+    work: list[ExecutedCall] | None = None,
+    earlier: list[ExecutedCall] | None = None,
+    mutating: frozenset[str] = frozenset({"edit_file"}),
+) -> TurnView:
     """A view whose current turn executed `work`; `earlier` ran during a previous user turn."""
     messages: list[Message] = []
     for batch, user in ((earlier or [], "Read README.md"), (work or [], request)):
         messages.append(Message(role="user", content=user))
         messages += [Message(role="tool", content="{}", name=e.call.name) for e in batch]
-    return TurnView(messages=messages, tools=TOOLS, mode="native", supports=lambda f: True,
-                    executed=[*(earlier or []), *(work or [])], mutating_tools=mutating)
+    return TurnView(
+        messages=messages,
+        tools=TOOLS,
+        mode="native",
+        supports=lambda f: True,
+        executed=[*(earlier or []), *(work or [])],
+        mutating_tools=mutating,
+    )
 
 
 # --- the seed's unit tests -------------------------------------------------------------------------
@@ -62,42 +77,51 @@ def test_a_failed_mutation_needs_a_blocker() -> None:
     assert classify_turn("Edited.", [done("edit_file", known=False)]) == "insufficient_progress"
 
 
-@pytest.mark.parametrize("answer", [
-    "I am blocked: config/prod.yaml is read-only. Please make it writable.",
-    "I can't edit the file because the disk is full.",
-    "I could not apply the change since the file is locked by another process.",
-    "Unable to write README.md: the workspace is mounted read-only.",
-    "Blocker: the edit tool returns permission denied for this path.",
-    "Permission denied when writing config/prod.yaml; please grant write access.",
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I am blocked: config/prod.yaml is read-only. Please make it writable.",
+        "I can't edit the file because the disk is full.",
+        "I could not apply the change since the file is locked by another process.",
+        "Unable to write README.md: the workspace is mounted read-only.",
+        "Blocker: the edit tool returns permission denied for this path.",
+        "Permission denied when writing config/prod.yaml; please grant write access.",
+    ],
+)
 def test_explicit_blockers(answer: str) -> None:
     assert has_blocker(answer)
 
 
-@pytest.mark.parametrize("answer", [
-    "I'll implement this now.",
-    "Done! The typo is fixed.",
-    "Unable to.",  # no cause
-    "I cannot wait to help!",  # "cannot" without a reason
-    "Sure, working on it.",
-    "",
-])
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I'll implement this now.",
+        "Done! The typo is fixed.",
+        "Unable to.",  # no cause
+        "I cannot wait to help!",  # "cannot" without a reason
+        "Sure, working on it.",
+        "",
+    ],
+)
 def test_not_blockers(answer: str) -> None:
     assert not has_blocker(answer)
 
 
-@pytest.mark.parametrize("message, expected", [
-    ("Fix the typo 'teh' in README.md.", True),
-    ("Create utils/slug.py with a slugify function.", True),
-    ("Set debug to false in config/prod.yaml.", True),
-    ("Can you add a test for parse()?", True),
-    ("Why does the build fail? Fix it.", True),  # analysis question plus an imperative
-    ("Explain how to fix the typo.", False),
-    ("What does the write_file tool do?", False),
-    ("What is the capital of France?", False),
-    ("hi", False),
-    ("Thanks!", False),
-])
+@pytest.mark.parametrize(
+    "message, expected",
+    [
+        ("Fix the typo 'teh' in README.md.", True),
+        ("Create utils/slug.py with a slugify function.", True),
+        ("Set debug to false in config/prod.yaml.", True),
+        ("Can you add a test for parse()?", True),
+        ("Why does the build fail? Fix it.", True),  # analysis question plus an imperative
+        ("Explain how to fix the typo.", False),
+        ("What does the write_file tool do?", False),
+        ("What is the capital of France?", False),
+        ("hi", False),
+        ("Thanks!", False),
+    ],
+)
 def test_action_intent(message: str, expected: bool) -> None:
     assert is_action_request(message) is expected
 
@@ -112,7 +136,8 @@ def test_fake_progress_is_retried_with_the_seed_message_then_fails() -> None:
     assert first.reason == "insufficient progress: no tool work and no blocker (retry 1/2)"
     assert isinstance(second, Retry) and "2/2" in second.reason
     assert guard.judge(text("Done."), view()) == Stop(
-        "failed", "insufficient progress after 2 retries (no tool work and no blocker)")
+        "failed", "insufficient progress after 2 retries (no tool work and no blocker)"
+    )
 
 
 def test_reasons_name_what_was_missing() -> None:
@@ -183,8 +208,18 @@ def run(name: str, replies: list[Completion], stack: list[str] | None = None) ->
     scenario = load_scenario(f"scenarios/action_completion/{name}.yaml")
     backend = ScriptedBackend(list(replies))
     specs: list[tuple[str, dict[str, Any]]] = [(s, {}) for s in stack or ["completion_guard"]]
-    state, _ = asyncio.run(run_loop(scenario, build_stack(specs), backend, mode="native", sampling=Sampling(),
-                                    run_id="r", seed=1, policy=RetryPolicy(attempts=1)))
+    state, _ = asyncio.run(
+        run_loop(
+            scenario,
+            build_stack(specs),
+            backend,
+            mode="native",
+            sampling=Sampling(),
+            run_id="r",
+            seed=1,
+            policy=RetryPolicy(attempts=1),
+        )
+    )
     return state
 
 
@@ -195,23 +230,34 @@ def test_loop_fake_progress_ends_as_an_explicit_failure() -> None:
 
 
 def test_loop_real_work_is_accepted() -> None:
-    state = run("fix_typo", [text("I'll fix it."), calls(call("edit_file", path="README.md", old="teh", new="the")),
-                             text("Fixed 2 typos.")])
+    state = run(
+        "fix_typo",
+        [
+            text("I'll fix it."),
+            calls(call("edit_file", path="README.md", old="teh", new="the")),
+            text("Fixed 2 typos."),
+        ],
+    )
     assert state.outcome == "final_answer" and state.reply == "Fixed 2 typos." and state.retries == 1
 
 
 def test_loop_a_failed_edit_then_a_blocker_is_accepted() -> None:
-    state = run("readonly_config", [
-        calls(call("edit_file", path="config/prod.yaml", old="debug: true", new="debug: false")),
-        text("Done, debug is false now."),
-        text("I cannot edit config/prod.yaml because it is read-only (permission denied)."),
-    ])
+    state = run(
+        "readonly_config",
+        [
+            calls(call("edit_file", path="config/prod.yaml", old="debug: true", new="debug: false")),
+            text("Done, debug is false now."),
+            text("I cannot edit config/prod.yaml because it is read-only (permission denied)."),
+        ],
+    )
     assert state.outcome == "final_answer" and state.retries == 1 and "read-only" in (state.reply or "")
 
 
 def test_loop_with_respond_tool_judges_the_respond_message() -> None:
-    replies = [Completion(tool_calls=[ToolCall(name="respond", arguments={"message": "Will do!"})]),
-               Completion(tool_calls=[ToolCall(name="respond", arguments={"message": "Still on it."})]),
-               Completion(tool_calls=[ToolCall(name="respond", arguments={"message": "Done."})])]
+    replies = [
+        Completion(tool_calls=[ToolCall(name="respond", arguments={"message": "Will do!"})]),
+        Completion(tool_calls=[ToolCall(name="respond", arguments={"message": "Still on it."})]),
+        Completion(tool_calls=[ToolCall(name="respond", arguments={"message": "Done."})]),
+    ]
     state = run("fix_typo", replies, stack=["completion_guard", "respond_tool"])
     assert state.outcome == "failed"

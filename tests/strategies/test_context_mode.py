@@ -23,8 +23,11 @@ FIRST_TURN = [
 ]
 CURRENT_TURN = [
     Message(role="user", content="What's the weather in Paris, then in Rome?"),
-    Message(role="assistant", origin="model", tool_calls=[ToolCall(id="c1", name="get_weather",
-                                                                   arguments={"city": "Paris"})]),
+    Message(
+        role="assistant",
+        origin="model",
+        tool_calls=[ToolCall(id="c1", name="get_weather", arguments={"city": "Paris"})],
+    ),
     Message(role="tool", content='{"sky": "sunny"}', tool_call_id="c1", name="get_weather", origin="mock"),
     Message(role="user", content="Call a tool.", origin="guard"),
 ]
@@ -54,7 +57,8 @@ def test_minimal_keeps_a_short_system_prompt_and_the_whole_current_turn() -> Non
 
 def test_minimal_can_drop_the_scenario_system_prompt_and_use_custom_texts() -> None:
     out = ContextMode(mode="minimal", keep_system=False, system="Use tools.", prefix="TOOLS!").prepare(
-        request(), view())
+        request(), view()
+    )
     assert out.messages[0].content == "Use tools."
     assert out.messages[1].content.startswith("TOOLS!\n\nUser request: ")
 
@@ -83,24 +87,31 @@ def test_minimal_with_no_user_message_yet_changes_nothing() -> None:
     assert ContextMode(mode="minimal").prepare(request(only_system), view(only_system)) == request(only_system)
 
 
-@pytest.mark.parametrize("message, expected, why", [
-    ("Fix the typo in README.md", "minimal", "file path 'README.md'"),
-    ("open src/app/main.py please", "minimal", "file path 'src/app/main.py'"),
-    ("Set debug to false in config/prod.yaml.", "minimal", "file path 'config/prod.yaml'"),
-    ("What's the weather like in Paris?", "minimal", "mentions tool word 'weather'"),
-    ("use read_file on it", "minimal", "mentions tool word 'read_file'"),
-    ("Please update my booking", "minimal", "tool keyword 'update'"),
-    ("hi", "full", "conversational keyword 'hi'"),
-    ("Thanks!", "full", "conversational keyword 'thanks'"),
-    ("Explain recursion to a child", "full", "conversational keyword 'explain'"),
-    ("Write me a short story about a cat", "minimal", "tool keyword 'write'"),  # tool cues win (seed 002 §4)
-    ("What is the square root of 144?", "minimal", "no cue; tools offered"),
-    ("this is thinking", "minimal", "no cue; tools offered"),  # 'hi' inside words is not a greeting
-])
+@pytest.mark.parametrize(
+    "message, expected, why",
+    [
+        ("Fix the typo in README.md", "minimal", "file path 'README.md'"),
+        ("open src/app/main.py please", "minimal", "file path 'src/app/main.py'"),
+        ("Set debug to false in config/prod.yaml.", "minimal", "file path 'config/prod.yaml'"),
+        ("What's the weather like in Paris?", "minimal", "mentions tool word 'weather'"),
+        ("use read_file on it", "minimal", "mentions tool word 'read_file'"),
+        ("Please update my booking", "minimal", "tool keyword 'update'"),
+        ("hi", "full", "conversational keyword 'hi'"),
+        ("Thanks!", "full", "conversational keyword 'thanks'"),
+        ("Explain recursion to a child", "full", "conversational keyword 'explain'"),
+        ("Write me a short story about a cat", "minimal", "tool keyword 'write'"),  # tool cues win (seed 002 §4)
+        ("What is the square root of 144?", "minimal", "no cue; tools offered"),
+        ("this is thinking", "minimal", "no cue; tools offered"),  # 'hi' inside words is not a greeting
+    ],
+)
 def test_auto_heuristic(message: str, expected: str, why: str) -> None:
-    assert choose_context(message, TOOLS, tool_keywords=["update", "write"], text_keywords=["hi", "thanks",
-                                                                                            "explain"],
-                          when_uncertain="minimal") == (expected, why)
+    assert choose_context(
+        message,
+        TOOLS,
+        tool_keywords=["update", "write"],
+        text_keywords=["hi", "thanks", "explain"],
+        when_uncertain="minimal",
+    ) == (expected, why)
 
 
 def test_auto_when_uncertain_is_configurable() -> None:
@@ -124,20 +135,39 @@ def test_bad_options_are_config_errors(options: dict[str, object]) -> None:
 
 # --- in the loop: what auto chose is recorded per call --------------------------------------------
 
-TWO_TURNS = Scenario.model_validate({
-    "id": "two", "family": "casual_greeting", "system": "Be brief.", "turns": ["hi", "weather in Paris?"],
-    "tools": [{"name": "get_weather", "results": [{"returns": {"sky": "sunny"}}]}],
-    "reference": {"reply": "Hi!"}, "check": {"no_tool_calls": True},
-})
+TWO_TURNS = Scenario.model_validate(
+    {
+        "id": "two",
+        "family": "casual_greeting",
+        "system": "Be brief.",
+        "turns": ["hi", "weather in Paris?"],
+        "tools": [{"name": "get_weather", "results": [{"returns": {"sky": "sunny"}}]}],
+        "reference": {"reply": "Hi!"},
+        "check": {"no_tool_calls": True},
+    }
+)
 
 
 def test_loop_records_the_choice_per_call_and_chains_keep_their_results() -> None:
     backend = ScriptedBackend([text("Hello!"), calls(call("get_weather", city="Paris")), text("Sunny.")])
-    state, _ = asyncio.run(run_loop(TWO_TURNS, build_stack([("context_mode", {})]), backend, mode="native",
-                                    sampling=Sampling(), run_id="r", seed=1, policy=RetryPolicy(attempts=1)))
+    state, _ = asyncio.run(
+        run_loop(
+            TWO_TURNS,
+            build_stack([("context_mode", {})]),
+            backend,
+            mode="native",
+            sampling=Sampling(),
+            run_id="r",
+            seed=1,
+            policy=RetryPolicy(attempts=1),
+        )
+    )
     notes = [(i.call_index, i.reason) for i in state.interventions if i.strategy == "context_mode"]
-    assert notes == [(0, "full: conversational keyword 'hi'"), (1, "minimal: mentions tool word 'weather'"),
-                     (2, "minimal: mentions tool word 'weather'")]
+    assert notes == [
+        (0, "full: conversational keyword 'hi'"),
+        (1, "minimal: mentions tool word 'weather'"),
+        (2, "minimal: mentions tool word 'weather'"),
+    ]
     first, second, third = backend.requests
     assert [m.content for m in first.messages] == ["Be brief.", "hi"]
     assert "Hello!" not in [m.content for m in second.messages]

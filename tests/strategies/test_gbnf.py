@@ -34,24 +34,50 @@ TRICKY = [
     ToolSpec(name="free_form", parameters={"type": "object"}),
     ToolSpec(name="all_optional", parameters=obj({"a": B, "b": {"type": "array", "items": N}, "c": INT})),
     ToolSpec(name="interleaved", parameters=obj({"o1": S, "r1": INT, "o2": B, "r2": S, "o3": N}, ["r1", "r2"])),
-    ToolSpec(name="nested", parameters=obj({"filter": obj({"tags": {"type": "array", "items": S},
-                                                            "range": obj({"lo": N, "hi": N}, ["lo"])}, ["tags"]),
-                                            "rows": {"type": "array", "items": obj({"id": INT}, ["id"])}},
-                                           ["filter"])),
-    ToolSpec(name="unions", parameters=obj({"maybe": {"type": ["string", "null"]},
-                                            "either": {"anyOf": [INT, {"enum": ["auto"]}]},
-                                            "fixed": {"const": {"v": 1}},
-                                            "mixed_enum": {"enum": [1, "two", None, True, 2.5]}},
-                                           ["either"])),
-    ToolSpec(name="fallbacks", parameters=obj({"ref": {"$ref": "#/defs/x"}, "all": {"allOf": [S, S]},
-                                               "pattern": {"type": "string", "pattern": "^[a-z]+$"},
-                                               "any": {}, "extra": {"type": "object",
-                                                                    "additionalProperties": S}},
-                                              ["ref"])),
-    ToolSpec(name='we"ird\\näme-ü', parameters=obj({'key "quoted"': S, "spaced key": INT, "ключ": B,
-                                                      "emoji 🔑": S}, ['key "quoted"'])),
-    ToolSpec(name="required_not_declared", parameters={"type": "object", "properties": {"x": S},
-                                                       "required": ["x", "ghost"]}),
+    ToolSpec(
+        name="nested",
+        parameters=obj(
+            {
+                "filter": obj(
+                    {"tags": {"type": "array", "items": S}, "range": obj({"lo": N, "hi": N}, ["lo"])}, ["tags"]
+                ),
+                "rows": {"type": "array", "items": obj({"id": INT}, ["id"])},
+            },
+            ["filter"],
+        ),
+    ),
+    ToolSpec(
+        name="unions",
+        parameters=obj(
+            {
+                "maybe": {"type": ["string", "null"]},
+                "either": {"anyOf": [INT, {"enum": ["auto"]}]},
+                "fixed": {"const": {"v": 1}},
+                "mixed_enum": {"enum": [1, "two", None, True, 2.5]},
+            },
+            ["either"],
+        ),
+    ),
+    ToolSpec(
+        name="fallbacks",
+        parameters=obj(
+            {
+                "ref": {"$ref": "#/defs/x"},
+                "all": {"allOf": [S, S]},
+                "pattern": {"type": "string", "pattern": "^[a-z]+$"},
+                "any": {},
+                "extra": {"type": "object", "additionalProperties": S},
+            },
+            ["ref"],
+        ),
+    ),
+    ToolSpec(
+        name='we"ird\\näme-ü',
+        parameters=obj({'key "quoted"': S, "spaced key": INT, "ключ": B, "emoji 🔑": S}, ['key "quoted"']),
+    ),
+    ToolSpec(
+        name="required_not_declared", parameters={"type": "object", "properties": {"x": S}, "required": ["x", "ghost"]}
+    ),
     ToolSpec(name="empty_enum", parameters=obj({"e": {"enum": []}, "t": {"type": "tuple"}})),
     ToolSpec(name="get-weather", parameters=obj({"city": S}, ["city"])),  # same rule slug as get_weather
 ]
@@ -80,8 +106,7 @@ def example(schema: dict[str, Any], full: bool = True) -> Any:
         return {k: example(props[k], full) for k in keep}
     if kind == "array" and "items" in schema:
         return [example(schema["items"], full), example(schema["items"], full)]
-    values = {"array": [], "string": "a \"b\" \\ é\n", "number": -1.5e3, "integer": 42, "boolean": False,
-              "null": None}
+    values = {"array": [], "string": 'a "b" \\ é\n', "number": -1.5e3, "integer": 42, "boolean": False, "null": None}
     return values.get(str(kind), {"any": [1, "x", None]})  # no type: any JSON value
 
 
@@ -115,8 +140,11 @@ def valid(value: Any, schema: dict[str, Any]) -> bool:
         return all(valid(v, schema.get("items", {})) for v in value)
     if kind == "object" and "properties" in schema:
         props = schema["properties"]
-        return (set(value) <= set(props) and set(schema["required"]) <= set(value)
-                and all(valid(v, props[k]) for k, v in value.items()))
+        return (
+            set(value) <= set(props)
+            and set(schema["required"]) <= set(value)
+            and all(valid(v, props[k]) for k, v in value.items())
+        )
     return True
 
 
@@ -254,22 +282,27 @@ def test_no_tools_is_an_error() -> None:
 # --- the checker itself ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text, reason", [
-    ('root ::= "a" | root "a"', "left recursion"),
-    ("root ::= asdf\nasdf ::= \"a\" | foo \"b\"\nfoo ::= \"c\" | empty asdf \"d\" | \"e\"\nempty ::= \"blah\" | ",
-     "left recursion"),
-    ("root ::= foo", "Undefined rule"),
-    ('foo ::= "a"', "root"),
-    ('my_rule ::= "a"\nroot ::= my_rule', "expecting ::="),  # underscores are not rule-name characters
-    ('root ::= "a"\n  "b"', "expecting name"),
-    ('root ::= "a', "unexpected end"),
-    ('root ::= [a-', "unexpected end"),
-    ('root ::= "\\q"', "unknown escape"),
-    ('root ::= "a"{5000}', "sane defaults"),
-    ("root ::= (((((([^x]*){0,99}){0,99}){0,99}){0,99}){0,99}){0,99}", "sane defaults"),
-    ('root ::= ("a"', r"expecting '\)'"),
-    ("root ::= *", "preceding item"),
-])
+@pytest.mark.parametrize(
+    "text, reason",
+    [
+        ('root ::= "a" | root "a"', "left recursion"),
+        (
+            'root ::= asdf\nasdf ::= "a" | foo "b"\nfoo ::= "c" | empty asdf "d" | "e"\nempty ::= "blah" | ',
+            "left recursion",
+        ),
+        ("root ::= foo", "Undefined rule"),
+        ('foo ::= "a"', "root"),
+        ('my_rule ::= "a"\nroot ::= my_rule', "expecting ::="),  # underscores are not rule-name characters
+        ('root ::= "a"\n  "b"', "expecting name"),
+        ('root ::= "a', "unexpected end"),
+        ("root ::= [a-", "unexpected end"),
+        ('root ::= "\\q"', "unknown escape"),
+        ('root ::= "a"{5000}', "sane defaults"),
+        ("root ::= (((((([^x]*){0,99}){0,99}){0,99}){0,99}){0,99}){0,99}", "sane defaults"),
+        ('root ::= ("a"', r"expecting '\)'"),
+        ("root ::= *", "preceding item"),
+    ],
+)
 def test_checker_rejects_what_llama_cpp_rejects(text: str, reason: str) -> None:
     with pytest.raises(GbnfError, match=reason):
         parse_gbnf(text)

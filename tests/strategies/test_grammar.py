@@ -26,19 +26,25 @@ from tests.fakes import ScriptedBackend, text
 from tests.integration.conftest import MODEL, require_llama_server
 from tests.strategies.gbnf_checker import parse_gbnf
 
-WEATHER = ToolSpec(name="get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}},
-                                                   "required": ["city"]})
+WEATHER = ToolSpec(
+    name="get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+)
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def view(tools: list[ToolSpec] | None = None) -> TurnView:
-    return TurnView(messages=[Message(role="user", content="weather in Paris?")],
-                    tools=[WEATHER] if tools is None else tools, mode="prompt", supports=lambda f: True)
+    return TurnView(
+        messages=[Message(role="user", content="weather in Paris?")],
+        tools=[WEATHER] if tools is None else tools,
+        mode="prompt",
+        supports=lambda f: True,
+    )
 
 
 def request(tools: list[ToolSpec] | None = None) -> ChatRequest:
-    return ChatRequest(messages=[Message(role="user", content="weather in Paris?")],
-                       tools=[WEATHER] if tools is None else tools)
+    return ChatRequest(
+        messages=[Message(role="user", content="weather in Paris?")], tools=[WEATHER] if tools is None else tools
+    )
 
 
 def test_requires_grammar_with_tools_in_native_mode_and_the_constraint_kind_in_prompt_mode() -> None:
@@ -73,8 +79,7 @@ def test_hybrid_mode_marks_the_grammar_optional() -> None:
 def test_options_reach_the_grammar() -> None:
     out = Grammar(parallel=True, allow_text=True, max_string_chars=40).prepare(request(), view())
     assert out.constraint is not None
-    assert out.constraint.grammar == tool_call_grammar([WEATHER], parallel=True, allow_text=True,
-                                                       max_string_chars=40)
+    assert out.constraint.grammar == tool_call_grammar([WEATHER], parallel=True, allow_text=True, max_string_chars=40)
 
 
 def test_no_tools_means_no_constraint() -> None:
@@ -104,8 +109,16 @@ def test_judge_notes_a_dropped_constraint_and_decides_nothing() -> None:
     assert Grammar().judge(Completion(text='{"name": "get_weather"}'), v2) is None and v2.notes == []
 
 
-@pytest.mark.parametrize("options", [{"mode": "regex"}, {"mode": "schema", "allow_text": True},
-                                     {"max_string_chars": 0}, {"max_string_chars": 5000}, {"strict": True}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"mode": "regex"},
+        {"mode": "schema", "allow_text": True},
+        {"max_string_chars": 0},
+        {"max_string_chars": 5000},
+        {"strict": True},
+    ],
+)
 def test_bad_options_are_config_errors(options: dict[str, Any]) -> None:
     with pytest.raises(ConfigError):
         build_stack([("grammar", options)])
@@ -113,16 +126,31 @@ def test_bad_options_are_config_errors(options: dict[str, Any]) -> None:
 
 # --- in the loop ---------------------------------------------------------------------------------
 
-GREETING = Scenario.model_validate({
-    "id": "g", "family": "casual_greeting", "turns": ["hi!"],
-    "tools": [{"name": "get_weather", "parameters": WEATHER.parameters}],
-    "reference": {"reply": "Hi!"}, "check": {"no_tool_calls": True},
-})
+GREETING = Scenario.model_validate(
+    {
+        "id": "g",
+        "family": "casual_greeting",
+        "turns": ["hi!"],
+        "tools": [{"name": "get_weather", "parameters": WEATHER.parameters}],
+        "reference": {"reply": "Hi!"},
+        "check": {"no_tool_calls": True},
+    }
+)
 
 
 def run(stack: list[str], mode: str, backend: ScriptedBackend) -> Any:
-    return asyncio.run(run_loop(GREETING, build_stack([(s, {}) for s in stack]), backend, mode=mode,  # type: ignore[arg-type]
-                                sampling=Sampling(), run_id="r", seed=1, policy=RetryPolicy(attempts=1)))
+    return asyncio.run(
+        run_loop(
+            GREETING,
+            build_stack([(s, {}) for s in stack]),
+            backend,
+            mode=mode,  # type: ignore[arg-type]
+            sampling=Sampling(),
+            run_id="r",
+            seed=1,
+            policy=RetryPolicy(attempts=1),
+        )
+    )
 
 
 def test_native_mode_cells_are_unsupported() -> None:
@@ -159,11 +187,17 @@ def llama_url() -> Iterator[str]:
 
 
 def _tool_sets() -> list[tuple[str, list[ToolSpec]]]:
-    respond = ToolSpec(name="respond", parameters={"type": "object", "properties": {"message": {"type": "string"}},
-                                                   "required": ["message"]})
+    respond = ToolSpec(
+        name="respond",
+        parameters={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+    )
     sets = []
-    for name in ("sequential_reasoning/medication_chain", "action_completion/fix_typo",
-                 "data_gap_recovery/hr_profile", "relevance_detection/square_root"):
+    for name in (
+        "sequential_reasoning/medication_chain",
+        "action_completion/fix_typo",
+        "data_gap_recovery/hr_profile",
+        "relevance_detection/square_root",
+    ):
         path = ROOT / "scenarios" / f"{name}.yaml"
         if path.exists():
             scenario = load_scenario(path)
@@ -172,9 +206,13 @@ def _tool_sets() -> list[tuple[str, list[ToolSpec]]]:
 
 
 def _ask(url: str, tools: list[ToolSpec], question: str, constraint: dict[str, Any]) -> str:
-    body = {"messages": [{"role": "system", "content": render_tool_prompt(tools)},
-                         {"role": "user", "content": question}],
-            "max_tokens": 200, "temperature": 0, "seed": 1, **constraint}
+    body = {
+        "messages": [{"role": "system", "content": render_tool_prompt(tools)}, {"role": "user", "content": question}],
+        "max_tokens": 200,
+        "temperature": 0,
+        "seed": 1,
+        **constraint,
+    }
     response = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=120)
     assert response.status_code == 200, response.text  # an invalid grammar is a 400/500 here
     choice = response.json()["choices"][0]

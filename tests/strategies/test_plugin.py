@@ -58,8 +58,12 @@ def test_the_plugin_is_built_from_the_config_with_its_options(examples_on_path: 
 
 def test_the_plugins_decisions(examples_on_path: None, tmp_path: Path) -> None:
     guard, _ = stack_from_config(tmp_path)
-    view = TurnView(messages=[Message(role="user", content="clean up")], tools=[ToolSpec(name="delete_file")],
-                    mode="native", supports=lambda f: True)
+    view = TurnView(
+        messages=[Message(role="user", content="clean up")],
+        tools=[ToolSpec(name="delete_file")],
+        mode="native",
+        supports=lambda f: True,
+    )
     forbidden = calls(ToolCall(name="delete_file", arguments={"path": "/"}))
     assert guard.judge(text("ok"), view) is None
     assert guard.judge(calls(call("list_files")), view) is None
@@ -78,13 +82,28 @@ def test_unknown_plugin_options_and_modules_are_config_errors(examples_on_path: 
 
 
 def test_the_plugin_runs_in_the_loop(examples_on_path: None, tmp_path: Path) -> None:
-    scenario = Scenario.model_validate({
-        "id": "clean", "family": "sequential_reasoning", "turns": ["clean up the temp folder"],
-        "tools": [{"name": "delete_file", "mutating": True}, {"name": "list_files"}],
-        "reference": {"calls": [{"name": "list_files"}]}, "check": {"calls": {"required": [{"name": "list_files"}]}},
-    })
+    scenario = Scenario.model_validate(
+        {
+            "id": "clean",
+            "family": "sequential_reasoning",
+            "turns": ["clean up the temp folder"],
+            "tools": [{"name": "delete_file", "mutating": True}, {"name": "list_files"}],
+            "reference": {"calls": [{"name": "list_files"}]},
+            "check": {"calls": {"required": [{"name": "list_files"}]}},
+        }
+    )
     backend = ScriptedBackend([calls(call("delete_file", path="/tmp")), calls(call("delete_file", path="/"))])
-    state, view = asyncio.run(run_loop(scenario, stack_from_config(tmp_path), backend, mode="native",
-                                       sampling=Sampling(), run_id="r", seed=1, policy=RetryPolicy(attempts=1)))
+    state, view = asyncio.run(
+        run_loop(
+            scenario,
+            stack_from_config(tmp_path),
+            backend,
+            mode="native",
+            sampling=Sampling(),
+            run_id="r",
+            seed=1,
+            policy=RetryPolicy(attempts=1),
+        )
+    )
     assert state.outcome == "escalated" and view.executed == []
     assert [(i.strategy, i.action) for i in state.interventions] == [("my_guard", "retry"), ("my_guard", "stop")]

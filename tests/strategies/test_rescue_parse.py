@@ -16,10 +16,18 @@ from evalkit.strategies import Rewrite, TurnView, build_stack
 from evalkit.strategies.rescue_parse import RescueParse, rescue_calls
 from tests.fakes import ScriptedBackend, calls, text
 
-WEATHER = ToolSpec(name="get_weather", parameters={
-    "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]})
-RESPOND = ToolSpec(name="respond", parameters={
-    "type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]})
+WEATHER = ToolSpec(
+    name="get_weather",
+    parameters={
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}},
+        "required": ["city"],
+    },
+)
+RESPOND = ToolSpec(
+    name="respond",
+    parameters={"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+)
 CLOCK = ToolSpec(name="get_time", parameters={"type": "object", "properties": {}})
 TOOLS = {t.name: t for t in (WEATHER, RESPOND, CLOCK)}
 PARIS = ("get_weather", {"city": "Paris"})
@@ -43,8 +51,11 @@ RESCUED = [
     ('{"name": "get_weather", "arguments": "{\\"city\\": \\"Paris\\"}"}', [PARIS], "json"),
     ('{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}', [PARIS], "json"),
     ('{"id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}}', [PARIS], "json"),
-    ('[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {}}]',
-     [PARIS, ("get_time", {})], "json"),
+    (
+        '[{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {}}]',
+        [PARIS, ("get_time", {})],
+        "json",
+    ),
     ('{"name": "get_time"}', [("get_time", {})], "json"),
     # small-model slips: trailing comma, missing closers, Python literals
     ('{"name": "get_weather", "arguments": {"city": "Paris",}}', [PARIS], "json"),
@@ -52,39 +63,65 @@ RESCUED = [
     ("{'name': 'get_weather', 'arguments': {'city': 'Paris'}}", [PARIS], "json"),
     # tags
     ('<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>', [PARIS], "tagged"),
-    ('Let me check.\n<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>', [PARIS],
-     "tagged"),
-    ('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>\n'
-     '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>', [PARIS, ("get_time", {})], "tagged"),
+    (
+        'Let me check.\n<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>',
+        [PARIS],
+        "tagged",
+    ),
+    (
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>\n'
+        '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>',
+        [PARIS, ("get_time", {})],
+        "tagged",
+    ),
     ('<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}', [PARIS], "tagged"),  # never closed
     ('<function_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</function_call>', [PARIS], "tagged"),
     # Qwen-style XML, inside tags or bare; values typed by the tool's schema
-    ("<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n"
-     "</parameter>\n</function>\n</tool_call>", [("get_weather", {"city": "Paris", "days": 3})], "tagged"),
-    ("<function=get_weather><parameter=city>New York</parameter></function>",
-     [("get_weather", {"city": "New York"})], "xml"),
-    ("<function=get_weather>\n<parameter=city>\n007\n</parameter>\n</function>",
-     [("get_weather", {"city": "007"})], "xml"),  # a string parameter stays a string
-    ('<invoke name="get_weather"><parameter name="city">Rome</parameter></invoke>',
-     [("get_weather", {"city": "Rome"})], "xml"),
+    (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=days>\n3\n"
+        "</parameter>\n</function>\n</tool_call>",
+        [("get_weather", {"city": "Paris", "days": 3})],
+        "tagged",
+    ),
+    (
+        "<function=get_weather><parameter=city>New York</parameter></function>",
+        [("get_weather", {"city": "New York"})],
+        "xml",
+    ),
+    (
+        "<function=get_weather>\n<parameter=city>\n007\n</parameter>\n</function>",
+        [("get_weather", {"city": "007"})],
+        "xml",
+    ),  # a string parameter stays a string
+    (
+        '<invoke name="get_weather"><parameter name="city">Rome</parameter></invoke>',
+        [("get_weather", {"city": "Rome"})],
+        "xml",
+    ),
     # fenced code blocks
     ('Sure!\n```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```', [PARIS], "fenced"),
     ('```\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```\nDone.', [PARIS], "fenced"),
     ('```python\nget_weather(city="Paris")\n```', [PARIS], "fenced"),
     # calls inside prose
-    ("I'll call get_weather({\"city\": \"Paris\"}) now.", [PARIS], "prose"),
+    ('I\'ll call get_weather({"city": "Paris"}) now.', [PARIS], "prose"),
     ("Let me check: get_weather(city='Paris', days=2)", [("get_weather", {"city": "Paris", "days": 2})], "prose"),
     ('I will use {"name": "get_weather", "arguments": {"city": "Paris"}} to find out.', [PARIS], "prose"),
     ('Checking the forecast. {"name": "get_weather", "arguments": {"city": "Paris"}}', [PARIS], "prose"),
     ('get_weather(city="Paris")', [PARIS], "prose"),
     ("get_time()", [("get_time", {})], "prose"),  # the whole reply is the call
     ('Calling get_weather("Paris")', [PARIS], "prose"),  # positional, one-parameter... of the required one
-    ("The weather tool: respond(message='It is sunny in Paris.')",
-     [("respond", {"message": "It is sunny in Paris."})], "prose"),
+    (
+        "The weather tool: respond(message='It is sunny in Paris.')",
+        [("respond", {"message": "It is sunny in Paris."})],
+        "prose",
+    ),
     ('[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Paris"}}]', [PARIS], "prose"),
-    ('That was an example. Now the real one: {"name": "get_weather", "arguments": {"city": "Paris"}}', [PARIS],
-     "prose"),
-    ("get_weather(city=\"Paris\", metric=true)", [("get_weather", {"city": "Paris", "metric": True})], "prose"),
+    (
+        'That was an example. Now the real one: {"name": "get_weather", "arguments": {"city": "Paris"}}',
+        [PARIS],
+        "prose",
+    ),
+    ('get_weather(city="Paris", metric=true)', [("get_weather", {"city": "Paris", "metric": True})], "prose"),
 ]
 
 
@@ -100,7 +137,7 @@ STAYS_PROSE = [
     "Thanks, glad I could help!",
     "The function get_weather takes a city name.",
     "You can use get_weather() to check the weather.",
-    "Would you like me to call get_weather(city=\"Paris\")?",
+    'Would you like me to call get_weather(city="Paris")?',
     "If you want, I can run get_weather(city='Paris') for you.",
     "I don't need to call get_weather(city='Paris') for this; it is sunny.",
     # JSON examples in an answer to a question
@@ -112,9 +149,9 @@ STAYS_PROSE = [
     'The format is {"name": "<tool>", "arguments": {...}}.',
     # unknown tools are never rescued, in any format
     '{"name": "search_web", "arguments": {"query": "weather"}}',
-    "<tool_call>{\"name\": \"send_email\", \"arguments\": {}}</tool_call>",
+    '<tool_call>{"name": "send_email", "arguments": {}}</tool_call>',
     "<function=delete_all><parameter=x>1</parameter></function>",
-    "I'll call search_web({\"q\": \"Paris\"}).",
+    'I\'ll call search_web({"q": "Paris"}).',
     # JSON that mentions a tool name but is not a call
     '{"city": "get_weather"}',
     '{"name": "get_weather", "description": "Get the weather", "parameters": {"type": "object"}}',
@@ -146,13 +183,14 @@ def test_only_offered_tools_are_rescued_when_a_list_mixes_known_and_unknown() ->
 
 
 def test_duplicates_are_rescued_once_and_ids_are_left_to_the_loop() -> None:
-    result = rescue_calls('<tool_call>{"name": "get_time"}</tool_call><tool_call>{"name": "get_time"}</tool_call>',
-                          TOOLS)
+    result = rescue_calls(
+        '<tool_call>{"name": "get_time"}</tool_call><tool_call>{"name": "get_time"}</tool_call>', TOOLS
+    )
     assert result is not None and [c.id for c in result[0]] == [""]
 
 
 def test_formats_can_be_restricted() -> None:
-    reply = "I'll call get_weather({\"city\": \"Paris\"}) now."
+    reply = 'I\'ll call get_weather({"city": "Paris"}) now.'
     assert rescue_calls(reply, TOOLS, ("json", "tagged")) is None
 
 
@@ -160,13 +198,19 @@ def test_formats_can_be_restricted() -> None:
 
 
 def view(offered: list[ToolSpec] | None = None, tools: list[ToolSpec] | None = None) -> TurnView:
-    return TurnView(messages=[Message(role="user", content="weather?")], tools=tools or [WEATHER, CLOCK],
-                    mode="native", supports=lambda f: True, offered=offered or [])
+    return TurnView(
+        messages=[Message(role="user", content="weather?")],
+        tools=tools or [WEATHER, CLOCK],
+        mode="native",
+        supports=lambda f: True,
+        offered=offered or [],
+    )
 
 
 def test_judge_rewrites_text_into_calls_with_a_note() -> None:
-    decision = RescueParse().judge(text('```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```'),
-                                   view())
+    decision = RescueParse().judge(
+        text('```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```'), view()
+    )
     assert isinstance(decision, Rewrite)
     assert [(c.name, c.arguments) for c in decision.reply.tool_calls] == [PARIS]
     assert decision.note == "rescued get_weather from fenced"
@@ -182,8 +226,9 @@ def test_judge_leaves_real_calls_prose_and_empty_replies_alone() -> None:
 
 def test_judge_repairs_a_strict_call_that_failed_to_parse() -> None:
     broken = '{"name": "get_weather", "arguments": {"city": "Paris",}}'
-    reply = Completion(text=broken, tool_calls=[ToolCall(name="get_weather", raw_arguments=broken,
-                                                         parse_error="invalid JSON")])
+    reply = Completion(
+        text=broken, tool_calls=[ToolCall(name="get_weather", raw_arguments=broken, parse_error="invalid JSON")]
+    )
     decision = RescueParse().judge(reply, view())
     assert isinstance(decision, Rewrite) and decision.reply.tool_calls[0].arguments == {"city": "Paris"}
 
@@ -207,33 +252,58 @@ def test_unknown_formats_are_config_errors() -> None:
 
 # --- in the loop: the rescued reply is judged by the rest of the stack ----------------------------
 
-WEATHER_SCENARIO = Scenario.model_validate({
-    "id": "w", "family": "sequential_reasoning", "turns": ["weather in Paris?"],
-    "tools": [{"name": "get_weather", "parameters": WEATHER.parameters,
-               "results": [{"when": {"city": "Paris"}, "returns": {"sky": "sunny"}}]}],
-    "reference": {"calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}], "reply": "Sunny."},
-    "check": {"calls": {"required": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}},
-})
+WEATHER_SCENARIO = Scenario.model_validate(
+    {
+        "id": "w",
+        "family": "sequential_reasoning",
+        "turns": ["weather in Paris?"],
+        "tools": [
+            {
+                "name": "get_weather",
+                "parameters": WEATHER.parameters,
+                "results": [{"when": {"city": "Paris"}, "returns": {"sky": "sunny"}}],
+            }
+        ],
+        "reference": {"calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}], "reply": "Sunny."},
+        "check": {"calls": {"required": [{"name": "get_weather", "arguments": {"city": "Paris"}}]}},
+    }
+)
 
 
 def run(stack: list[str], replies: list[Completion], mode: str = "native") -> Any:
     backend = ScriptedBackend(list(replies))
-    state, view = asyncio.run(run_loop(WEATHER_SCENARIO, build_stack([(s, {}) for s in stack]), backend, mode=mode,  # type: ignore[arg-type]
-                                       sampling=Sampling(), run_id="r", seed=1, policy=RetryPolicy(attempts=1)))
+    state, view = asyncio.run(
+        run_loop(
+            WEATHER_SCENARIO,
+            build_stack([(s, {}) for s in stack]),
+            backend,
+            mode=mode,  # type: ignore[arg-type]
+            sampling=Sampling(),
+            run_id="r",
+            seed=1,
+            policy=RetryPolicy(attempts=1),
+        )
+    )
     return state, view
 
 
 def test_loop_executes_a_rescued_call_and_records_the_rescue() -> None:
-    state, view = run(["rescue_parse", "respond_tool"], [
-        text("I'll call get_weather({\"city\": \"Paris\"})."),
-        text('<tool_call>{"name": "respond", "arguments": {"message": "Sunny in Paris."}}</tool_call>'),
-    ])
+    state, view = run(
+        ["rescue_parse", "respond_tool"],
+        [
+            text('I\'ll call get_weather({"city": "Paris"}).'),
+            text('<tool_call>{"name": "respond", "arguments": {"message": "Sunny in Paris."}}</tool_call>'),
+        ],
+    )
     assert [e.call.name for e in view.executed] == ["get_weather"]  # respond was an answer, not a call
     assert state.reply == "Sunny in Paris."
     assert [(i.strategy, i.action) for i in state.interventions] == [("rescue_parse", "rescue")] * 2
 
 
 def test_loop_prompt_mode_rescues_what_the_strict_parser_refuses() -> None:
-    state, view = run(["rescue_parse"], [text('Sure! ```json\n{"name": "get_weather", "arguments": '
-                                              '{"city": "Paris"}}\n```'), text("Sunny.")], mode="prompt")
+    state, view = run(
+        ["rescue_parse"],
+        [text('Sure! ```json\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n```'), text("Sunny.")],
+        mode="prompt",
+    )
     assert [e.call.arguments for e in view.executed] == [{"city": "Paris"}] and state.reply == "Sunny."

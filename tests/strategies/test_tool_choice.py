@@ -18,8 +18,7 @@ TOOLS = [ToolSpec(name="get_weather")]
 
 
 def view() -> TurnView:
-    return TurnView(messages=[Message(role="user", content="hi")], tools=TOOLS, mode="native",
-                    supports=lambda f: True)
+    return TurnView(messages=[Message(role="user", content="hi")], tools=TOOLS, mode="native", supports=lambda f: True)
 
 
 def test_sets_required_when_tools_are_offered() -> None:
@@ -49,15 +48,31 @@ def test_the_simulated_backend_supports_native_forcing_but_not_prompt_mode_forci
     assert missing_features(sim, stack, "prompt", True) == ["tool_choice_in_prompt_mode"]
 
 
-SCENARIO = Scenario.model_validate({
-    "id": "w", "family": "casual_greeting", "turns": ["hi"], "tools": [{"name": "get_weather"}],
-    "reference": {"reply": "Hi!"}, "check": {"no_tool_calls": True},
-})
+SCENARIO = Scenario.model_validate(
+    {
+        "id": "w",
+        "family": "casual_greeting",
+        "turns": ["hi"],
+        "tools": [{"name": "get_weather"}],
+        "reference": {"reply": "Hi!"},
+        "check": {"no_tool_calls": True},
+    }
+)
 
 
 def run(backend: ScriptedBackend, mode: str) -> str:
-    state, _ = asyncio.run(run_loop(SCENARIO, build_stack([("tool_choice", {})]), backend, mode=mode,  # type: ignore[arg-type]
-                                    sampling=Sampling(), run_id="r", seed=1, policy=RetryPolicy(attempts=1)))
+    state, _ = asyncio.run(
+        run_loop(
+            SCENARIO,
+            build_stack([("tool_choice", {})]),
+            backend,
+            mode=mode,  # type: ignore[arg-type]
+            sampling=Sampling(),
+            run_id="r",
+            seed=1,
+            policy=RetryPolicy(attempts=1),
+        )
+    )
     return state.outcome
 
 
