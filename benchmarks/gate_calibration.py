@@ -38,13 +38,13 @@ import numpy as np
 from scipy import stats as sps
 
 from evalkit import stats
-from evalkit.config import RunConfig, load_config
 from evalkit.gate import compare
-from evalkit.gate_config import GateConfig
+from evalkit.gate.config import GateConfig
 from evalkit.results import Results, load_results
-from evalkit.runner import run_config
-from evalkit.sequential_rule import CellRule, cell_rule, decide, operating_characteristics
-from evalkit.stats_exact import unpaired_pvalues
+from evalkit.run.config import RunConfig, load_config
+from evalkit.run.runner import run_config
+from evalkit.stats.exact import unpaired_pvalues
+from evalkit.stats.stopping_rule import CellRule, cell_rule, decide, operating_characteristics
 
 ROOT = Path(__file__).resolve().parent.parent
 N, ALPHA, MAX_RUNS, BATCH = 25, 0.05, 50, 5

@@ -5,7 +5,7 @@ pooled table). Here the default matrix's shape (17 scenarios × 2 modes × 6 str
 with hand-made run records (no model runs; the outcomes are Bernoulli draws at 80%), the candidate
 on other seeds so that nothing pairs, and the gate runs at each level. Printed: seconds per gate and
 seconds per 1,000 runs, whose ratio across N shows the growth (flat = linear). Boschloo is exact up
-to 500 runs per side of a table and Fisher mid-p above (`evalkit.stats_exact`).
+to 500 runs per side of a table and Fisher mid-p above (`evalkit.stats.exact`).
 
 The last line per N is a report's statistics (`build_report`, without the power statement) on both
 sides as two models: its model comparisons do not pair, so each is a two-sided Boschloo test on
@@ -23,10 +23,10 @@ import numpy as np
 
 from evalkit.chat import Sampling, Usage
 from evalkit.gate import compare
-from evalkit.gate_config import GateConfig
+from evalkit.gate.config import GateConfig
 from evalkit.report import build_report
 from evalkit.results import Cell, Header, Results, RunRecord
-from evalkit.stats_exact import boschloo_table
+from evalkit.stats.exact import boschloo_table
 
 SCENARIOS = [f"s{i:02d}" for i in range(17)]
 MODES = ["native", "prompt"]

@@ -29,9 +29,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from evalkit.config import RunConfig
 from evalkit.results import load_results
-from evalkit.runner import run_config
+from evalkit.run.config import RunConfig
+from evalkit.run.runner import run_config
 
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIO = ROOT / "scenarios/sequential_reasoning/medication_chain.yaml"
@@ -121,8 +121,8 @@ def backend_only_seconds(results_path: Path) -> float:
     """Time the simulated backend alone on the exact requests of the run (replayed from transcripts)."""
     from evalkit.backends.sim import SimulatedBackend
     from evalkit.chat import CallContext, ChatRequest
-    from evalkit.config import BackendEntry
-    from evalkit.scenario import load_scenario
+    from evalkit.run.config import BackendEntry
+    from evalkit.scenario.model import load_scenario
 
     scenario = load_scenario(SCENARIO)
     backend = SimulatedBackend(entry=BackendEntry(label="sim", kind="sim", model="strong"))

@@ -21,9 +21,9 @@ from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, score
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.tool import ToolDef, ToolParams
 
-from evalkit.matching import args_match
-from evalkit.scenario import Scenario, load_scenario
-from evalkit.scenario import ToolDef as ScenarioTool
+from evalkit.scenario.matching import args_match
+from evalkit.scenario.model import Scenario, load_scenario
+from evalkit.scenario.model import ToolDef as ScenarioTool
 
 
 def _mock_tool(tool: ScenarioTool) -> ToolDef:

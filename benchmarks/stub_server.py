@@ -24,7 +24,7 @@ _ASSISTANT = (b'"role":"assistant"', b'"role": "assistant"')
 
 
 def _responses(scenario_path: Path) -> list[bytes]:
-    from evalkit.scenario import load_scenario
+    from evalkit.scenario.model import load_scenario
 
     scenario = load_scenario(scenario_path)
     bodies: list[dict[str, Any]] = []

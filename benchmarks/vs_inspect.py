@@ -67,7 +67,7 @@ def _evalkit_runs(url: str, runs: int, concurrency: int, tmp: Path) -> int:
     from harness_overhead import http_config
 
     from evalkit.results import load_results
-    from evalkit.runner import run_config
+    from evalkit.run.runner import run_config
 
     out = tmp / f"evalkit-{runs}-{concurrency}.jsonl"
     run_config(http_config(url, runs, concurrency), out)

@@ -14,25 +14,26 @@ __version__ = "0.1.0"
 # The public names load on first use (PEP 562), so that `import evalkit` (and with it every
 # `evalkit` command, even `--help`) does not pay for pydantic models, httpx and the runner up front.
 _LAZY = {
-    "RunConfig": "evalkit.config",
-    "load_config": "evalkit.config",
+    "RunConfig": "evalkit.run.config",
+    "load_config": "evalkit.run.config",
     "EvalkitError": "evalkit.errors",
-    "Results": "evalkit.results",
-    "RunRecord": "evalkit.results",
-    "load_results": "evalkit.results",
-    "arun_config": "evalkit.runner",
-    "run_config": "evalkit.runner",
-    "Scenario": "evalkit.scenario",
-    "load_scenario": "evalkit.scenario",
-    "load_scenarios": "evalkit.scenario",
+    "Results": "evalkit.results.records",
+    "RunRecord": "evalkit.results.records",
+    "load_results": "evalkit.results.reader",
+    "arun_config": "evalkit.run.runner",
+    "run_config": "evalkit.run.runner",
+    "Scenario": "evalkit.scenario.model",
+    "load_scenario": "evalkit.scenario.model",
+    "load_scenarios": "evalkit.scenario.model",
 }
 
 if TYPE_CHECKING:
-    from evalkit.config import RunConfig, load_config
     from evalkit.errors import EvalkitError
-    from evalkit.results import Results, RunRecord, load_results
-    from evalkit.runner import arun_config, run_config
-    from evalkit.scenario import Scenario, load_scenario, load_scenarios
+    from evalkit.results.reader import load_results
+    from evalkit.results.records import Results, RunRecord
+    from evalkit.run.config import RunConfig, load_config
+    from evalkit.run.runner import arun_config, run_config
+    from evalkit.scenario.model import Scenario, load_scenario, load_scenarios
 
 
 def __getattr__(name: str) -> Any:

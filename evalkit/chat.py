@@ -7,9 +7,12 @@ a provider's JSON. They are pydantic models because they are written verbatim in
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from evalkit._model import StrictModel
 
 __all__ = [
     "UNKNOWN_TOOL_NAME",
@@ -17,6 +20,7 @@ __all__ = [
     "ChatRequest",
     "Completion",
     "Constraint",
+    "ExecutedCall",
     "Message",
     "Sampling",
     "Skill",
@@ -31,11 +35,7 @@ ToolChoice = Literal["auto", "required", "none"]
 ToolMode = Literal["native", "prompt"]
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ToolSpec(_Model):
+class ToolSpec(StrictModel):
     """A tool offered to the model: a name, a description and JSON-schema parameters."""
 
     name: str
@@ -52,7 +52,7 @@ class ToolSpec(_Model):
 UNKNOWN_TOOL_NAME = "(unparsed)"  # the name of a call whose tool could not be read from the output
 
 
-class ToolCall(_Model):
+class ToolCall(StrictModel):
     """A tool call as the model made it.
 
     Unparseable arguments are kept, never dropped: `arguments` is then None, `raw_arguments` holds
@@ -91,7 +91,7 @@ def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any] | 
     return value, None
 
 
-class Message(_Model):
+class Message(StrictModel):
     """One chat message. `origin` marks messages the harness wrote (a guard's nudge, a mocked result)."""
 
     role: Role
@@ -102,7 +102,7 @@ class Message(_Model):
     origin: Literal["scenario", "model", "guard", "mock", "harness"] = "scenario"
 
 
-class Constraint(_Model):
+class Constraint(StrictModel):
     """Constrained decoding: a GBNF grammar or a JSON schema the output must match."""
 
     kind: Literal["grammar", "json_schema"]
@@ -112,7 +112,7 @@ class Constraint(_Model):
     optional: bool = False
 
 
-class Sampling(_Model):
+class Sampling(StrictModel):
     """Sampling settings sent with every call (and recorded per run)."""
 
     temperature: float = 0.7
@@ -120,7 +120,7 @@ class Sampling(_Model):
     max_tokens: int = 256
 
 
-class ChatRequest(_Model):
+class ChatRequest(StrictModel):
     """What a backend is asked: the only input a backend may use to build its wire request."""
 
     messages: list[Message]
@@ -130,7 +130,7 @@ class ChatRequest(_Model):
     sampling: Sampling = Field(default_factory=Sampling)
 
 
-class Skill(_Model):
+class Skill(StrictModel):
     """The scenario's intended solution, which a *simulated* model may know (never the check)."""
 
     calls: list[ToolCall] = Field(default_factory=list)
@@ -139,7 +139,7 @@ class Skill(_Model):
     parallel: bool = False  # the calls belong in one reply (a scenario with end_after_calls)
 
 
-class CallContext(_Model):
+class CallContext(StrictModel):
     """Facts about the call that are not part of the wire request.
 
     Real backends ignore it. The simulated backend uses it to draw deterministic randomness per
@@ -154,12 +154,12 @@ class CallContext(_Model):
     skill: Skill = Field(default_factory=Skill)
 
 
-class Usage(_Model):
+class Usage(StrictModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
 
-class Completion(_Model):
+class Completion(StrictModel):
     """A backend's normalised answer. A tool call happened iff `tool_calls` is non-empty."""
 
     text: str = ""
@@ -168,3 +168,15 @@ class Completion(_Model):
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = 0.0
     constraint_dropped: bool = False
+
+
+@dataclass(frozen=True)
+class ExecutedCall:
+    """A tool call the harness executed against the mocks, with what the mock answered."""
+
+    call: ToolCall
+    result: Any
+    error: str | None
+    known_tool: bool
+    mutating: bool
+    turn: int = 0  # the user turn (0-based) during which the model made the call

@@ -20,9 +20,11 @@ __all__ = [
     "ConfigError",
     "EvalkitError",
     "GateInputError",
+    "ModelUnavailable",
     "ReplayMiss",
     "ResultsError",
     "ScenarioError",
+    "ServerUnavailable",
     "SpecError",
     "UnsupportedFeature",
 ]
@@ -76,3 +78,11 @@ class ReplayMiss(EvalkitError):
 
 class GateInputError(EvalkitError):
     """The gate's inputs cannot be compared: mismatched scenarios, empty cells, too many infra errors."""
+
+
+class ServerUnavailable(BackendError):
+    """llama-server cannot be started: not installed, crashed, or never became healthy."""
+
+
+class ModelUnavailable(ServerUnavailable):
+    """The package that ships a model is not installed, or its file is broken."""

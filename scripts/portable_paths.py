@@ -1,6 +1,6 @@
 """Rewrite this machine's absolute paths in committed artifacts to the portable form.
 
-Results headers and recordings written before `evalkit.portable` stored the llama-server command
+Results headers and recordings written before `evalkit.results.portable` stored the llama-server command
 line, model and template with absolute paths. This rewrites each such path as evalkit now stores
 it (`site-packages/…`, project-relative, else the file name); hashes are untouched.
 
@@ -16,7 +16,7 @@ import argparse
 import re
 from pathlib import Path
 
-from evalkit.portable import PROJECT_ROOT, portable_path
+from evalkit.results.portable import PROJECT_ROOT, portable_path
 
 # the prefixes tests/test_committed_artifacts.py refuses; a path ends where JSON, HTML or a space would
 MACHINE_PATH = re.compile(r"/(?:work|tmp|root|home)/[^\s\"'<>\\,;)]+")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalkit.checks import judge_run
-from evalkit.mocks import execute_call
-from evalkit.scenario import Scenario
+from evalkit.judge.verdict import judge_run
+from evalkit.scenario.mocks import execute_call
+from evalkit.scenario.model import Scenario
 from tests.fakes import call
 
 CHAIN = Scenario.model_validate(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalkit import load_config, load_results, run_config
-from evalkit.serve import MODELS
+from evalkit.backends.serve import MODELS
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -15,11 +15,11 @@ import pytest
 import yaml
 
 from evalkit.cli import main
-from evalkit.config import RunConfig
 from evalkit.errors import BackendError
-from evalkit.preflight import dead_backends
 from evalkit.results import load_results
-from evalkit.runner import run_config
+from evalkit.run.config import RunConfig
+from evalkit.run.preflight import dead_backends
+from evalkit.run.runner import run_config
 from tests.faultserver import FaultServer
 from tests.report import records
 

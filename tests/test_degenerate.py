@@ -1,4 +1,4 @@
-"""Degenerate output (evalkit.degenerate): real replies from the committed results, and ordinary text."""
+"""Degenerate output (evalkit.judge.degenerate): real replies from the committed results, and ordinary text."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.degenerate import degenerate_reason
+from evalkit.judge.degenerate import degenerate_reason
 
 REAL_DEGENERATE = [
     # results/compare-models.jsonl smollm2/prompt/respond_tool/greet-hi/2: a loop of lines

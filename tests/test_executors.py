@@ -12,12 +12,12 @@ from http.server import ThreadingHTTPServer
 import pytest
 
 from evalkit.errors import ConfigError, ResultsError
-from evalkit.executors import create_executor
-from evalkit.executors.local import LocalExecutor
-from evalkit.merge import merge_results
 from evalkit.results import load_results
-from evalkit.runner import run_config
-from evalkit.shards import Shard
+from evalkit.results.merge import merge_results
+from evalkit.results.shards import Shard
+from evalkit.run.executors import create_executor
+from evalkit.run.executors.local import LocalExecutor
+from evalkit.run.runner import run_config
 from tests.stub_server import chat_stubs
 from tests.test_runner import config
 from tests.test_shards import decided

@@ -16,10 +16,10 @@ from scipy import stats as sps
 from evalkit import stats
 from evalkit.errors import GateInputError
 from evalkit.gate import GateResult, compare
-from evalkit.gate_config import FloorRule, GateConfig
-from evalkit.gate_render import render_junit, render_markdown, render_text
+from evalkit.gate.config import FloorRule, GateConfig
+from evalkit.gate.render import render_junit, render_markdown, render_text
 from evalkit.results import Results, RunRecord, load_results
-from evalkit.runner import run_config
+from evalkit.run.runner import run_config
 from tests.report import records
 from tests.report.test_report_data import sim_config
 

@@ -9,11 +9,11 @@ import pytest
 import yaml
 
 from evalkit.cli import main
-from evalkit.config import load_config
+from evalkit.gate.sequential import baseline_counts
 from evalkit.results import load_results
-from evalkit.runner import run_config
-from evalkit.sequential import baseline_counts
-from evalkit.sequential_rule import cell_rule, decide
+from evalkit.run.config import load_config
+from evalkit.run.runner import run_config
+from evalkit.stats.stopping_rule import cell_rule, decide
 from tests.report import records
 from tests.test_gate import GATE_SCENARIOS, Sims, gate_results, shared_sims
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.config import RunConfig, load_config
 from evalkit.gate import compare
-from evalkit.gate_config import GateConfig
-from evalkit.gate_render import render_text
+from evalkit.gate.config import GateConfig
+from evalkit.gate.render import render_text
 from evalkit.results import Results, load_results
-from evalkit.runner import run_config
+from evalkit.run.config import RunConfig, load_config
+from evalkit.run.runner import run_config
 
 ROOT = Path(__file__).resolve().parents[1]
 NEW_NUDGE = "That was not a tool call. Use one of the tools you were given."

@@ -17,8 +17,8 @@ import pytest
 pytest.importorskip("inspect_ai")
 
 from evalkit.chat import ToolCall
-from evalkit.mocks import execute_call, result_text
-from evalkit.scenario import Scenario, load_scenario
+from evalkit.scenario.mocks import execute_call, result_text
+from evalkit.scenario.model import Scenario, load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))

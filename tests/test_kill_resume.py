@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from evalkit.integrity import check_integrity
 from evalkit.results import load_results
+from evalkit.results.integrity import check_integrity
 from tests.stub_server import chat_stubs
 from tests.test_runner import SCENARIOS
 

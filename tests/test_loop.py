@@ -7,10 +7,10 @@ from typing import Any
 
 from evalkit.backends.base import RetryPolicy
 from evalkit.chat import ChatRequest, Completion, Sampling
-from evalkit.checks import judge_run
 from evalkit.errors import BackendError
-from evalkit.loop import run_loop
-from evalkit.scenario import Scenario
+from evalkit.judge.verdict import judge_run
+from evalkit.run.loop import run_loop
+from evalkit.scenario.model import Scenario
 from evalkit.strategies import build_stack
 from tests.fakes import ScriptedBackend, call, calls, text
 

@@ -1,4 +1,4 @@
-"""Argument matching: one set of rules at every depth (evalkit.matching), with the issue-8 inputs."""
+"""Argument matching: one set of rules at every depth (evalkit.scenario.matching), with the issue-8 inputs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalkit.errors import EvalkitError, SpecError
-from evalkit.matching import MatchRules, args_match, mismatch, normalise_text, spec_problem, value_matches
+from evalkit.scenario.matching import MatchRules, args_match, mismatch, normalise_text, spec_problem, value_matches
 
 EXACT = MatchRules(normalise="exact")
 STRICT = MatchRules(strict_types=True)

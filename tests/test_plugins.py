@@ -20,11 +20,11 @@ import pytest
 import yaml
 
 from evalkit.cli import main
-from evalkit.config import RunConfig
 from evalkit.errors import ConfigError
-from evalkit.preflight import preflight
 from evalkit.results import load_results
-from evalkit.runner import run_config
+from evalkit.run.config import RunConfig
+from evalkit.run.preflight import preflight
+from evalkit.run.runner import run_config
 from evalkit.strategies.plugins import MAX_SOURCE_BYTES, check_plugin, load_plugin_class
 
 SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.yaml")

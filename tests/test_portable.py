@@ -1,4 +1,4 @@
-"""Paths stored in committed artifacts: `evalkit.portable` drops this machine's directory layout."""
+"""Paths stored in committed artifacts: `evalkit.results.portable` drops this machine's directory layout."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalkit.portable import PROJECT_ROOT, portable_args, portable_path
+from evalkit.results.portable import PROJECT_ROOT, portable_args, portable_path
 
 ROOT = Path("/work/wt/bfcl")
 

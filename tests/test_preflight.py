@@ -15,12 +15,12 @@ import yaml
 
 from evalkit.cli import main
 from evalkit.cli.run_cmd import ProgressBar
-from evalkit.config import RunConfig, load_config
 from evalkit.errors import ConfigError, ResultsError
-from evalkit.integrity import check_integrity
-from evalkit.preflight import MAX_PLANNED_RUNS, discard_empty_leftover, preflight
 from evalkit.results import load_results
-from evalkit.runner import load_config_scenarios, run_config
+from evalkit.results.integrity import check_integrity
+from evalkit.run.config import RunConfig, load_config
+from evalkit.run.preflight import MAX_PLANNED_RUNS, discard_empty_leftover, preflight
+from evalkit.run.runner import load_config_scenarios, run_config
 
 SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.yaml")
 UNSET = "EVALKIT_PREFLIGHT_TEST_NEVER_SET_7c41"  # a key variable no environment defines
@@ -399,7 +399,7 @@ def test_run_refuses_every_bad_config_fixture_before_creating_a_file(
 
 
 def test_a_packaged_model_whose_package_is_missing_names_the_pip_command() -> None:
-    from evalkit.serve import ModelUnavailable, PackagedModel
+    from evalkit.backends.serve import ModelUnavailable, PackagedModel
 
     for file in ("model.gguf", None):  # a GGUF inside the package, or one assembled from chunk packages
         absent = PackagedModel(

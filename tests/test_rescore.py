@@ -8,9 +8,9 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import ResultsError
-from evalkit.rescore import rescore_results
 from evalkit.results import load_results
-from evalkit.scenario import load_scenarios
+from evalkit.run.rescore import rescore_results
+from evalkit.scenario.model import load_scenarios
 
 
 def verdicts(path: Path) -> dict[str, tuple[object, ...]]:

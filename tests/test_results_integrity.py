@@ -10,9 +10,9 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import ResultsError
-from evalkit.integrity import check_integrity, load_checked
 from evalkit.results import load_results
-from evalkit.runner import run_config
+from evalkit.results.integrity import check_integrity, load_checked
+from evalkit.run.runner import run_config
 from tests.test_runner import config
 
 

@@ -17,12 +17,12 @@ from hypothesis import strategies as st
 from evalkit.chat import Message
 from evalkit.errors import ResultsError
 from evalkit.gate import compare
-from evalkit.gate_config import GateConfig
+from evalkit.gate.config import GateConfig
 from evalkit.report import build_report
 from evalkit.report.transcripts import pick_failed, pick_passing, transcript
 from evalkit.results import FAILURE_CATEGORIES, CheckItem, Intervention, RunRecord, load_results
-from evalkit.runner import run_config
-from evalkit.scan import RunSummary, _head, _RunHead, rows_held, scan_results
+from evalkit.results.summaries import RunSummary, _RunHead, rows_held, scan_results
+from evalkit.run.runner import run_config
 from tests.report import records
 from tests.test_runner import config
 
@@ -153,7 +153,7 @@ def test_the_sample_holds_every_run_a_drilldown_picks(
     assert len(sample) <= limit + len(FAILURE_CATEGORIES) + 1
 
 
-# JSON-hostile text: quotes, backslashes, braces and the very keys `_head` looks for
+# JSON-hostile text: quotes, backslashes, braces and the keys of a record's own fields
 _hostile = st.lists(
     st.sampled_from(
         [
@@ -180,7 +180,7 @@ _hostile = st.lists(
 
 @settings(max_examples=300, deadline=None)
 @given(run_id=_hostile, error=st.none() | _hostile, reason=_hostile, detail=_hostile, content=_hostile)
-def test_a_writer_line_read_up_to_its_calls_gives_what_the_whole_line_gives(
+def test_a_run_head_is_the_whole_record_without_its_transcript(
     run_id: str, error: str | None, reason: str, detail: str, content: str
 ) -> None:
     base = records.run(
@@ -191,33 +191,27 @@ def test_a_writer_line_read_up_to_its_calls_gives_what_the_whole_line_gives(
     record = base.model_copy(
         update={"run_id": run_id, "check": [CheckItem(item=detail, passed=False, structural=True, detail=detail)]}
     )
-    line = record.model_dump_json() + "\n"
-    head = _head(line)
-    assert head != line and len(head) < line.index('"messages":')  # the transcript is cut off, always
-    assert _RunHead.model_validate_json(head) == _RunHead.model_validate_json(line)
+    head = _RunHead.model_validate_json(record.model_dump_json())
+    assert head.model_dump() == record.model_dump(exclude={"calls", "messages", "check"})
 
 
-def test_a_line_laid_out_otherwise_is_read_whole(tmp_path: Path) -> None:
-    """Fields after `calls` (not the writer's order) would be lost by the cut: such a line is read whole."""
+def test_a_line_laid_out_in_another_field_order_reads_the_same(tmp_path: Path) -> None:
     data = records.run(outcome="infra_error", error="HTTP 503").model_dump(mode="json")
     error = data.pop("error")
-    reordered = json.dumps({**data, "error": error}, separators=(",", ":")) + "\n"
-    assert _head(reordered) == reordered
+    reordered = json.dumps({"error": error, **data}, separators=(",", ":")) + "\n"
     path = tmp_path / "r.jsonl"
     lines = records.write_results(path, [records.run(index=1)]).read_text().splitlines(keepends=True)
     path.write_text("".join([lines[0], reordered, *lines[1:]]))
     assert [r.error for r in scan_results([path]).runs] == ["HTTP 503", None]
 
 
-def test_damage_inside_an_unshown_transcript_is_seen_only_by_a_whole_read(tmp_path: Path) -> None:
-    """What the cut gives up, pinned: the JSON past `calls` of a run no drill-down shows is not parsed."""
+def test_broken_json_anywhere_in_a_run_line_is_an_error(tmp_path: Path) -> None:
     path = records.write_results(tmp_path / "r.jsonl", [records.run(index=i) for i in range(3)])
     lines = path.read_text().splitlines(keepends=True)
     lines[3] = lines[3].replace('"messages":[', '"messages":[{oops', 1)  # run 2: never shown (run 0 passes first)
     path.write_text("".join(lines))
-    assert len(scan_results([path]).runs) == 3
     with pytest.raises(ResultsError, match=r"r.jsonl:4: not JSON"):
-        load_results([path])
+        scan_results([path])
 
 
 def test_rows_held_hides_what_is_alive_from_the_collector_until_the_command_ends() -> None:

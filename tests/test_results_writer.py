@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalkit.results_writer import truncate_partial_line
+from evalkit.results.writer import truncate_partial_line
 
 
 def _whole_lines(data: bytes) -> bytes:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from evalkit.cli import main
-from evalkit.config import RunConfig, load_config
 from evalkit.errors import ResultsError
 from evalkit.results import load_results
-from evalkit.runner import run_config
+from evalkit.run.config import RunConfig, load_config
+from evalkit.run.runner import run_config
 
 SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.yaml")
 

@@ -16,10 +16,10 @@ import pytest
 from evalkit.backends.recording import prune_unfinished
 from evalkit.cli import main
 from evalkit.errors import ResultsError
-from evalkit.integrity import check_integrity
-from evalkit.outputlock import OutputLock
 from evalkit.results import load_results
-from evalkit.runner import run_config
+from evalkit.results.integrity import check_integrity
+from evalkit.results.lock import OutputLock
+from evalkit.run.runner import run_config
 from tests.test_runner import SCENARIOS, config
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import ScenarioError
-from evalkit.scenario import load_scenario, load_scenarios
+from evalkit.scenario.model import load_scenario, load_scenarios
 
 GOOD = """\
 id: greet

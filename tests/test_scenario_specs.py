@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import ScenarioError
-from evalkit.scenario import load_scenario
+from evalkit.scenario.model import load_scenario
 
 BASE = """\
 id: weather

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from evalkit.cli import main
-from evalkit.scenario import load_scenario, load_scenarios
-from evalkit.selfcheck import reference_problems
+from evalkit.judge.reference_check import reference_problems
+from evalkit.scenario.model import load_scenario, load_scenarios
 
 GOOD = """\
 id: weather

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from evalkit.sequential_rule import INTERIM_SHARE, cell_rule, decide, operating_characteristics
+from evalkit.stats.stopping_rule import INTERIM_SHARE, cell_rule, decide, operating_characteristics
 
 
 @pytest.mark.parametrize(("base_x", "base_n", "max_runs"), [(25, 25, 20), (22, 25, 20), (15, 20, 12)])

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from evalkit.cli import main
 from evalkit.errors import ConfigError, ResultsError
-from evalkit.merge import merge_results
 from evalkit.results import RunRecord, load_results
-from evalkit.runner import run_config
-from evalkit.shards import Shard, parse_shard
+from evalkit.results.merge import merge_results
+from evalkit.results.shards import Shard, parse_shard
+from evalkit.run.runner import run_config
 from tests.test_runner import config
 
 # what a run decided; timing (latency_s, wall_s) and transcripts' timings differ between machines

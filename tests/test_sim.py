@@ -7,7 +7,7 @@ import json
 
 from evalkit.backends.sim import SimulatedBackend
 from evalkit.chat import CallContext, ChatRequest, Constraint, Message, Skill, ToolSpec
-from evalkit.config import BackendEntry
+from evalkit.run.config import BackendEntry
 from tests.fakes import call
 
 TOOLS = [ToolSpec(name="get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}})]

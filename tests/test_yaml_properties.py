@@ -11,8 +11,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from evalkit._yaml import MAX_DEPTH, read_yaml
 from evalkit.errors import ScenarioError
-from evalkit.yamlfile import MAX_DEPTH, read_yaml
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

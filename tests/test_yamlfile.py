@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from evalkit._yaml import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, read_yaml
 from evalkit.errors import ScenarioError
-from evalkit.yamlfile import MAX_ALIASES, MAX_BYTES, MAX_DEPTH, read_yaml
 
 
 def problem_of(path: Path) -> str:

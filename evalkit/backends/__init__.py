@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from evalkit._imports import load_class
 from evalkit.backends.base import Backend, Feature, RetryPolicy, call_with_retries
+from evalkit.backends.entry import BACKENDS, BackendEntry
 from evalkit.errors import ConfigError
 
 if TYPE_CHECKING:
     import httpx
 
-    from evalkit.config import BackendEntry
 
 __all__ = [
     "BACKENDS",
@@ -28,16 +29,6 @@ __all__ = [
     "key_required",
     "needs_http_client",
 ]
-
-# kind -> "module:Class". Every class takes keyword arguments (entry=..., client=..., api_key=...).
-BACKENDS: dict[str, str] = {
-    "sim": "evalkit.backends.sim:SimulatedBackend",
-    "replay": "evalkit.backends.replay:ReplayBackend",
-    "llama-server": "evalkit.backends.llama_server:LlamaServerBackend",
-    "ollama": "evalkit.backends.ollama:OllamaBackend",
-    "anthropic": "evalkit.backends.anthropic:AnthropicBackend",
-    "openai": "evalkit.backends.openai:OpenAIBackend",
-}
 
 # where a kind reads its key when the config names no variable
 DEFAULT_KEY_ENV = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}
@@ -73,14 +64,10 @@ def create_backend(entry: BackendEntry, client: httpx.AsyncClient | None) -> Bac
     """Build the backend for a config entry. The API key is read here and kept out of every record.
 
     `client` may be None only for a kind that needs none (`needs_http_client`)."""
-    from evalkit.strategies import load_class
-
     if entry.endpoint_list():  # several servers: one backend each, balanced by a pool
-        from evalkit.backends.pool import create_pool
-
         if client is None:
             raise ConfigError(f"backend {entry.label!r}: kind {entry.kind!r} takes no endpoint list")
-        return create_pool(entry, client)
+        return _pool(entry, client)
     target = BACKENDS.get(entry.kind)
     if target is None:
         raise ConfigError(f"backend {entry.label!r}: unknown kind {entry.kind!r} (known: {', '.join(BACKENDS)})")
@@ -102,3 +89,14 @@ def create_backend(entry: BackendEntry, client: httpx.AsyncClient | None) -> Bac
         kwargs["api_key"] = key
     backend: Backend = load_class(target)(**kwargs)
     return backend
+
+
+def _pool(entry: BackendEntry, client: httpx.AsyncClient) -> Backend:
+    """One backend per endpoint of `entry` (sharing the client and its connection pool), balanced."""
+    from evalkit.backends.pool import Endpoint, PoolBackend
+
+    endpoints = []
+    for settings in entry.endpoint_list():
+        single = entry.model_copy(update={"url": settings.url, "urls": None, "endpoints": None})
+        endpoints.append(Endpoint(settings.url, create_backend(single, client), settings.concurrency))
+    return PoolBackend(entry, endpoints)

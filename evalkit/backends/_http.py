@@ -14,7 +14,7 @@ byte at a time never trips httpx's per-read timeout, so the call runs under `asy
 
 Error messages carry the server's own error text, truncated, and never a header: API keys travel in
 headers only, and every body (an error's or a successful answer's) has the backend's secrets blanked
-by `evalkit.secrets` before it can reach a record.
+by `evalkit.results.secrets` before it can reach a record.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from evalkit.errors import BackendError
-from evalkit.secrets import public_url, redact, redact_data, secrets_of
+from evalkit.results.secrets import public_url, redact, redact_data, secrets_of
 
 __all__ = [
     "MAX_ERROR_CHARS",

@@ -26,11 +26,11 @@ import httpx
 from evalkit.backends._http import get_json, is_loopback, join_url, post_json, public_url
 from evalkit.backends._wire import check_tool_choice, constraint_body, settle_constraint
 from evalkit.backends.base import Feature, RetryPolicy, call_with_retries
+from evalkit.backends.entry import BackendEntry
 from evalkit.backends.openai import chat_messages, chat_tools, parse_chat_response
 from evalkit.chat import UNKNOWN_TOOL_NAME, CallContext, ChatRequest, Completion, ToolCall
-from evalkit.config import BackendEntry
 from evalkit.errors import BackendError, UnsupportedFeature
-from evalkit.portable import portable_path
+from evalkit.results.portable import portable_path
 
 __all__ = ["UNPARSED_CALL", "LlamaServerBackend", "file_sha256", "unparsed_call"]
 

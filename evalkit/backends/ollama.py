@@ -20,8 +20,8 @@ import httpx
 from evalkit.backends._http import get_json, join_url, post_json, public_url
 from evalkit.backends._wire import check_tool_choice, constraint_body, normalise_finish, settle_constraint, tool_call
 from evalkit.backends.base import Feature
+from evalkit.backends.entry import BackendEntry
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, Usage
-from evalkit.config import BackendEntry
 from evalkit.errors import BackendError, UnsupportedFeature
 
 __all__ = ["OllamaBackend", "ollama_messages"]

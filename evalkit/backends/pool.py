@@ -32,9 +32,9 @@ from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError
 
 if TYPE_CHECKING:
-    from evalkit.config import BackendEntry
+    from evalkit.backends.entry import BackendEntry
 
-__all__ = ["MAX_FAULTS", "PoolBackend", "create_pool", "run_capacity"]
+__all__ = ["MAX_FAULTS", "Endpoint", "PoolBackend", "run_capacity"]
 
 MAX_FAULTS = 3  # retryable faults in a row that take a server out of rotation
 _AFFINITY = 4  # remembered runs per slot of capacity (bounded: memory must not grow with the runs)
@@ -170,17 +170,6 @@ class PoolBackend:
     async def aclose(self) -> None:
         for endpoint in self.endpoints:
             await endpoint.backend.aclose()
-
-
-def create_pool(entry: BackendEntry, client: httpx.AsyncClient) -> PoolBackend:
-    """One backend per endpoint of `entry` (sharing the client and its connection pool)."""
-    from evalkit.backends import create_backend
-
-    endpoints = []
-    for settings in entry.endpoint_list():
-        single = entry.model_copy(update={"url": settings.url, "urls": None, "endpoints": None})
-        endpoints.append(Endpoint(settings.url, create_backend(single, client), settings.concurrency))
-    return PoolBackend(entry, endpoints)
 
 
 def run_capacity(backend: Backend, default: int) -> int:

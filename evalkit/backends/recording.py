@@ -22,7 +22,7 @@ from typing import Any, get_args
 from evalkit.backends.base import Backend, Feature
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError, ResultsError, UnsupportedFeature
-from evalkit.results_writer import output_error
+from evalkit.results.writer import output_error
 
 __all__ = [
     "PROVENANCE_FILE",

@@ -22,9 +22,9 @@ from typing import Any
 import httpx
 
 from evalkit.backends.base import Feature
+from evalkit.backends.entry import BackendEntry
 from evalkit.backends.recording import PROVENANCE_FILE, RECORDINGS_FILE, request_document, request_key
 from evalkit.chat import CallContext, ChatRequest, Completion
-from evalkit.config import BackendEntry
 from evalkit.errors import BackendError, ConfigError, ReplayMiss, UnsupportedFeature
 
 __all__ = ["ReplayBackend", "first_difference", "last_attempts"]

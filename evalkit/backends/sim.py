@@ -19,9 +19,9 @@ from typing import Any
 import httpx
 
 from evalkit.backends.base import UNSATISFIABLE, Feature
+from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim_profile import SimProfile, load_profile
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, Skill, ToolCall, ToolSpec, Usage
-from evalkit.config import BackendEntry
 from evalkit.prompt_mode import parse_strict_calls
 
 __all__ = ["SimulatedBackend"]

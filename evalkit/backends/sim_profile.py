@@ -10,21 +10,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
+from evalkit._model import StrictModel, first_problem
+from evalkit._yaml import read_yaml
 from evalkit.errors import ConfigError, ScenarioError
-from evalkit.yamlfile import read_yaml
 
 __all__ = ["PROFILE_DIR", "SimProfile", "load_profile"]
 
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "profiles"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ToolStep(_Model):
+class ToolStep(StrictModel):
     """When the next right move is a tool call. Weights are normalised, so they need not sum to 1."""
 
     correct: float = Field(ge=0)
@@ -35,14 +32,14 @@ class ToolStep(_Model):
     premature_answer: float = Field(ge=0)
 
 
-class ReplyStep(_Model):
+class ReplyStep(StrictModel):
     """When the next right move is a reply (a greeting, an off-topic question, a final answer)."""
 
     unneeded_tool_call: float = Field(ge=0, le=1)
     uses_respond: float = Field(ge=0, le=1)  # calls `respond` rather than writing bare text, when offered
 
 
-class AfterNudge(_Model):
+class AfterNudge(StrictModel):
     """Just after a guard's corrective message."""
 
     tool_step_correct: float = Field(ge=0, le=1)  # self-corrects to the right call
@@ -50,7 +47,7 @@ class AfterNudge(_Model):
     uses_respond: float = Field(ge=0, le=1)  # with `respond` offered, a nudge sends it there
 
 
-class SimProfile(_Model):
+class SimProfile(StrictModel):
     name: str
     description: str = ""
     tool_step: ToolStep
@@ -80,6 +77,5 @@ def load_profile(name_or_path: str) -> SimProfile:
     except ScenarioError as exc:
         raise ConfigError(str(exc)) from exc
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{path}: {field}: {first['msg']}") from exc
+        problem = first_problem(exc)
+        raise ConfigError(f"{path}: {problem.field}: {problem.message}") from exc

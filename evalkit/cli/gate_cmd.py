@@ -14,12 +14,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from evalkit._model import first_problem
 from evalkit.errors import EvalkitError, GateInputError
-from evalkit.gate import compare
-from evalkit.gate_config import GateConfig, load_gate_config
-from evalkit.gate_render import error_junit, error_markdown, render_junit, render_markdown, render_text
-from evalkit.integrity import load_checked
-from evalkit.scan import rows_held
+from evalkit.gate.config import GateConfig, load_gate_config
+from evalkit.gate.render import error_junit, error_markdown, render_junit, render_markdown, render_text
+from evalkit.gate.verdict import compare
+from evalkit.results.integrity import load_checked
+from evalkit.results.summaries import rows_held
 
 __all__ = ["add_parser", "run"]
 
@@ -89,9 +90,9 @@ def _settings(args: argparse.Namespace) -> GateConfig:
     try:
         return GateConfig.model_validate(config.model_dump() | update)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise GateInputError(f"gate option: {where + ': ' if where else ''}{first['msg']}") from exc
+        problem = first_problem(exc)
+        where = f"{problem.field}: " if problem.loc else ""
+        raise GateInputError(f"gate option: {where}{problem.message}") from exc
 
 
 def _write(path: Path | None, text: str, *, append: bool = False) -> None:
@@ -107,9 +108,9 @@ def _write_outputs(args: argparse.Namespace, markdown: str, junit: str) -> None:
 
 
 def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
-    from evalkit.config import load_config
-    from evalkit.gate_render import render_sequential, sequential_junit, sequential_markdown
-    from evalkit.sequential import run_sequential
+    from evalkit.gate.render import render_sequential, sequential_junit, sequential_markdown
+    from evalkit.gate.sequential import run_sequential
+    from evalkit.run.config import load_config
 
     if len(args.candidate) != 1:
         raise GateInputError("--sequential takes one candidate run config")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evalkit.backends import BACKENDS
 from evalkit.backends.sim_profile import PROFILE_DIR
-from evalkit.scenario import load_scenarios
+from evalkit.scenario.model import load_scenarios
 from evalkit.strategies import STRATEGIES
 
 __all__ = ["add_parser", "run"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.merge import merge_results
+from evalkit.results.merge import merge_results
 
 __all__ = ["add_parser", "run"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from evalkit.results import Results
+    from evalkit.results.records import Results
 
 __all__ = ["add_parser", "run"]
 
@@ -38,8 +38,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    from evalkit.integrity import load_checked
-    from evalkit.scan import rows_held
+    from evalkit.results.integrity import load_checked
+    from evalkit.results.summaries import rows_held
 
     results = load_checked(args.results, transcripts=max(args.transcripts, 0))
     with rows_held():

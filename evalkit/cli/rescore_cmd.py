@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.rescore import rescore_results
-from evalkit.scenario import load_scenarios
+from evalkit.run.rescore import rescore_results
+from evalkit.scenario.model import load_scenarios
 
 __all__ = ["add_parser", "run"]
 

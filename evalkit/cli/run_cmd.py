@@ -12,18 +12,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from evalkit.config import load_config
 from evalkit.errors import ConfigError
-from evalkit.executors import EXECUTORS, create_executor
-from evalkit.preflight import MAX_PLANNED_RUNS, dead_backends
-from evalkit.runner import default_output, iter_runs, load_config_scenarios, run_config
-from evalkit.scan import scan_results
-from evalkit.shards import parse_shard
+from evalkit.results.shards import parse_shard
+from evalkit.results.summaries import scan_results
+from evalkit.run.config import load_config
+from evalkit.run.executors import EXECUTORS, create_executor
+from evalkit.run.plan import iter_runs
+from evalkit.run.preflight import MAX_PLANNED_RUNS, dead_backends
+from evalkit.run.runner import default_output, load_config_scenarios, run_config
 
 if TYPE_CHECKING:
-    from evalkit.config import RunConfig
     from evalkit.report import ReportFormat
-    from evalkit.shards import Shard
+    from evalkit.results.shards import Shard
+    from evalkit.run.config import RunConfig
 
 __all__ = ["add_parser", "run"]
 
@@ -229,7 +230,7 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         progress.close()
-    from evalkit.summary import summary_table  # here, not at start-up: it needs scipy
+    from evalkit.report.summary import summary_table  # here, not at start-up: it needs scipy
 
     results = scan_results([output])  # compact rows: a large run's summary needs no transcripts
     print(summary_table(results))

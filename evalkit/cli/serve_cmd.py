@@ -1,6 +1,6 @@
 """`evalkit serve llama --model smollm2`: run llama.cpp's server on loopback until Ctrl-C.
 
-It listens on port 8765 by default (`evalkit.serve.DEFAULT_PORT`), the URL that configs/smollm2.yaml
+It listens on port 8765 by default (`evalkit.backends.serve.DEFAULT_PORT`), the URL that configs/smollm2.yaml
 and configs/gemma3.yaml name, so `evalkit run configs/smollm2.yaml` works in a second terminal.
 """
 
@@ -10,7 +10,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit.serve import CHAT_TEMPLATE, DEFAULT_PORT, MODELS, LlamaServer, ServerUnavailable
+from evalkit.backends.serve import CHAT_TEMPLATE, DEFAULT_PORT, MODELS, LlamaServer, ServerUnavailable
 
 __all__ = ["add_parser", "config_snippet", "run"]
 

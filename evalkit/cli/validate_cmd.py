@@ -11,12 +11,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit.config import load_config
+from evalkit._yaml import read_yaml
 from evalkit.errors import EvalkitError
-from evalkit.preflight import preflight
-from evalkit.scenario import load_scenario
-from evalkit.selfcheck import reference_problems
-from evalkit.yamlfile import read_yaml
+from evalkit.judge.reference_check import reference_problems
+from evalkit.run.config import load_config
+from evalkit.run.preflight import preflight
+from evalkit.scenario.model import load_scenario
 
 __all__ = ["add_parser", "run"]
 

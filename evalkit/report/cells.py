@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalkit.results import RunRecord
-from evalkit.stats import Interval, IntervalMethod, bootstrap_mean, pass_hat_k, proportion_interval
+from evalkit.results.records import RunRecord
+from evalkit.stats.intervals import Interval, IntervalMethod, bootstrap_mean, pass_hat_k, proportion_interval
 
 __all__ = ["PASS_K", "CellStats", "Cost", "Rate", "Tally", "cell_stats", "rate"]
 

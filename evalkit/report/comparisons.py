@@ -17,8 +17,8 @@ from itertools import combinations
 from typing import Literal
 
 from evalkit.report.cells import Rate, rate
-from evalkit.results import RunRecord
-from evalkit.stats import Difference, boschloo, holm, mcnemar, newcombe
+from evalkit.results.records import RunRecord
+from evalkit.stats.intervals import Difference, boschloo, holm, mcnemar, newcombe
 
 __all__ = ["Comparison", "ComparisonKind", "DiscordantPairs", "Metric", "compare", "paired_outcomes"]
 

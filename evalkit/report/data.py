@@ -22,8 +22,8 @@ from evalkit.report.findings import Finding, find
 from evalkit.report.power import PowerStatement, power_statement
 from evalkit.report.provenance import Provenance, provenance
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
-from evalkit.results import Results, RunRecord
-from evalkit.stats import IntervalMethod
+from evalkit.results.records import Results, RunRecord
+from evalkit.stats.intervals import IntervalMethod
 
 __all__ = ["Column", "Drilldown", "NotCounted", "ReportData", "Row", "build_report"]
 
@@ -233,7 +233,7 @@ def _drilldown(
     stats: CellStats,
     max_failed: int,
 ) -> Drilldown:
-    """`whole`: the records of `runs` with transcripts (all, or the sample `evalkit.scan` kept)."""
+    """`whole`: the records of `runs` with transcripts (all, or the sample `evalkit.results.summaries` kept)."""
     passing = pick_passing(whole)
     return Drilldown(
         id=ident,

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from evalkit.report.cells import CellStats, Cost, Rate
 from evalkit.report.comparisons import DiscordantPairs
-from evalkit.results import RunRecord
-from evalkit.stats import boschloo, holm, mcnemar
+from evalkit.results.records import RunRecord
+from evalkit.stats.intervals import boschloo, holm, mcnemar
 
 __all__ = ["Candidate", "Finding", "find"]
 

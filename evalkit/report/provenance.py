@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.results import Results
+from evalkit.results.records import Results
 
 __all__ = ["BackendInfo", "Provenance", "SourceRun", "portable", "provenance"]
 

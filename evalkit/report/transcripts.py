@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from evalkit.chat import Message, ToolCall
-from evalkit.results import RunRecord
-from evalkit.scan import RunSummary
+from evalkit.results.records import RunRecord
+from evalkit.results.summaries import RunSummary
 
 __all__ = [
     "RequestSent",

@@ -8,9 +8,9 @@ lazily so that listing strategies costs nothing.
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from typing import Any
 
+from evalkit._imports import load_class
 from evalkit.errors import ConfigError
 from evalkit.strategies.base import (
     Accept,
@@ -58,22 +58,6 @@ STRATEGIES: dict[str, str] = {
 }
 
 StrategySpec = tuple[str, dict[str, Any]]  # (registry name or "module:Class", options)
-
-
-def load_class(target: str) -> type[Any]:
-    """Import `module:Class`, with an error that says what was wrong."""
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        raise ConfigError(f"plugin {target!r}: expected 'module:Class'")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"plugin {target!r}: cannot import {module_name!r}: {exc}") from exc
-    try:
-        cls: type[Any] = getattr(module, attr)
-    except AttributeError as exc:
-        raise ConfigError(f"plugin {target!r}: module {module_name!r} has no {attr!r}") from exc
-    return cls
 
 
 def _target(name: str) -> str:

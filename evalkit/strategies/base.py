@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import ClassVar, Literal, Protocol, runtime_checkable
 
 from evalkit.backends.base import Feature
-from evalkit.chat import ChatRequest, Completion, Message, ToolCall, ToolMode, ToolSpec
+from evalkit.chat import ChatRequest, Completion, ExecutedCall, Message, ToolCall, ToolMode, ToolSpec
 
 __all__ = [
     "Accept",
@@ -76,18 +76,6 @@ class Stop:
 
 
 Decision = Execute | Accept | Retry | Rewrite | Stop
-
-
-@dataclass(frozen=True)
-class ExecutedCall:
-    """A tool call the harness executed against the mocks, with what the mock answered."""
-
-    call: ToolCall
-    result: Any
-    error: str | None
-    known_tool: bool
-    mutating: bool
-    turn: int = 0  # the user turn (0-based) during which the model made the call
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """`grammar`: constrained decoding (PedroCLI ADR-004), so every reply is a valid call of an offered tool.
 
 From the request's tools (after earlier strategies, so `respond` is in when `respond_tool` comes
-first in the stack) it builds one of two equivalent constraints (`evalkit.gbnf`):
+first in the stack) it builds one of two equivalent constraints (`evalkit.strategies.gbnf`):
 
 - `mode: grammar` — a GBNF grammar (`Constraint(kind="grammar")`); the backend needs `grammar`;
 - `mode: schema` — a JSON schema with one `oneOf` branch per tool; the backend needs `json_schema`;
@@ -23,8 +23,8 @@ from typing import ClassVar, Literal
 
 from evalkit.backends.base import Feature
 from evalkit.chat import ChatRequest, Completion, Constraint, ToolMode, ToolSpec
-from evalkit.gbnf import tool_call_grammar, tool_call_schema
 from evalkit.strategies.base import BaseStrategy, Decision, TurnView
+from evalkit.strategies.gbnf import tool_call_grammar, tool_call_schema
 
 __all__ = ["Grammar"]
 

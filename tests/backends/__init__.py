@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 import httpx
 
 from evalkit.chat import CallContext, ChatRequest, Message, Sampling, ToolSpec
-from evalkit.config import BackendEntry, RetrySettings
-from evalkit.scenario import Scenario
+from evalkit.run.config import BackendEntry, RetrySettings
+from evalkit.scenario.model import Scenario
 from tests.integration.wire import GET_WEATHER, RESPOND, TOOLS
 
 __all__ = [

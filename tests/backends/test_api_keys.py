@@ -18,9 +18,9 @@ from evalkit.backends import RetryPolicy, create_backend
 from evalkit.backends.recording import RecordingBackend
 from evalkit.chat import Sampling
 from evalkit.errors import BackendError, ConfigError
-from evalkit.loop import run_loop
 from evalkit.results import Header, RunRecord
-from evalkit.results_writer import ResultsWriter
+from evalkit.results.writer import ResultsWriter
+from evalkit.run.loop import run_loop
 from evalkit.strategies import build_stack
 from tests.backends import CONTEXT, WEATHER, MockServer, arun, entry, payload, request
 

@@ -22,11 +22,12 @@ from evalkit.backends.llama_server import LlamaServerBackend
 from evalkit.backends.ollama import OllamaBackend
 from evalkit.backends.recording import RecordingBackend
 from evalkit.chat import Sampling
-from evalkit.config import RunConfig
 from evalkit.errors import ReplayMiss
-from evalkit.loop import RunState, run_loop
 from evalkit.results import load_results
-from evalkit.runner import execute_run, load_config_scenarios, plan_runs, run_config
+from evalkit.run.config import RunConfig
+from evalkit.run.loop import RunState, run_loop
+from evalkit.run.plan import execute_run, plan_runs
+from evalkit.run.runner import load_config_scenarios, run_config
 from evalkit.strategies import build_stack
 from tests.backends import WEATHER, WEATHER_DOC, MockServer, Step, arun, entry, payload
 

@@ -18,9 +18,17 @@ from hypothesis import strategies as st
 from evalkit.backends import create_backend, http_client, needs_http_client
 from evalkit.backends._http import join_url, post_json, url_problem
 from evalkit.backends.openai import OpenAIBackend
-from evalkit.config import BackendEntry
 from evalkit.errors import BackendError, ConfigError
-from evalkit.secrets import MIN_SECRET_CHARS, REDACTED, public_config, public_url, redact, redact_data, secrets_of
+from evalkit.results.secrets import (
+    MIN_SECRET_CHARS,
+    REDACTED,
+    public_config,
+    public_url,
+    redact,
+    redact_data,
+    secrets_of,
+)
+from evalkit.run.config import BackendEntry
 from tests.backends import CONTEXT, MockServer, arun, entry, payload, request
 from tests.faultserver import FaultServer
 

@@ -12,10 +12,10 @@ import pytest
 
 from evalkit.backends import create_backend
 from evalkit.backends.pool import MAX_FAULTS, PoolBackend
-from evalkit.config import BackendEntry, RunConfig
 from evalkit.errors import BackendError, ConfigError
 from evalkit.results import load_results
-from evalkit.runner import run_config
+from evalkit.run.config import BackendEntry, RunConfig
+from evalkit.run.runner import run_config
 from tests.backends import CONTEXT, NO_WAIT, arun, payload, request
 from tests.stub_server import chat_stubs
 from tests.test_runner import SCENARIOS

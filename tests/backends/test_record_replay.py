@@ -16,7 +16,7 @@ from evalkit.backends.recording import PROVENANCE_FILE, RECORDINGS_FILE, Recordi
 from evalkit.backends.replay import ReplayBackend, first_difference
 from evalkit.chat import CallContext, ChatRequest, Completion, Constraint, Message, Sampling
 from evalkit.errors import BackendError, ConfigError, ReplayMiss, UnsupportedFeature
-from evalkit.loop import RunState, run_loop
+from evalkit.run.loop import RunState, run_loop
 from evalkit.strategies import build_stack
 from tests.backends import CONTEXT, WEATHER, MockServer, Step, arun, entry, payload, request
 

@@ -1,6 +1,6 @@
 """evalkit's checker (v2 checks in `bfcl` mode, as `evalkit import bfcl` writes them) gives the same
 verdict as BFCL's own checker on every output of a fixed sample: each possible answer and each with one
-controlled deviation. Deliberate differences are named in `evalkit.callmatch.DELIBERATE_DIFFERENCES`
+controlled deviation. Deliberate differences are named in `evalkit.judge.arguments.DELIBERATE_DIFFERENCES`
 and tested on their own below."""
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ import pytest
 
 pytest.importorskip("bfcl_eval")
 
-from evalkit.callmatch import DELIBERATE_DIFFERENCES
+from evalkit.backends.serve import MODELS
 from evalkit.chat import Completion, ToolCall
-from evalkit.checks import judge_run
 from evalkit.importers.bfcl import import_bfcl, load_category, tool_name
-from evalkit.mocks import execute_call
-from evalkit.rescore import rescore_results
+from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
+from evalkit.judge.verdict import judge_run
 from evalkit.results import RunRecord, load_results
-from evalkit.scenario import Scenario, load_scenarios
-from evalkit.serve import MODELS
+from evalkit.run.rescore import rescore_results
+from evalkit.scenario.mocks import execute_call
+from evalkit.scenario.model import Scenario, load_scenarios
 from evalkit.strategies.respond_tool import RESPOND_TOOL
 from tests.bfcl.bfcl_reference import bfcl_verdict
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from evalkit.callcheck import uses_v2
 from evalkit.chat import ToolCall
-from evalkit.checks import judge_run
-from evalkit.mocks import execute_call
-from evalkit.scenario import Scenario, load_scenarios
+from evalkit.judge.calls import uses_v2
+from evalkit.judge.verdict import judge_run
+from evalkit.scenario.mocks import execute_call
+from evalkit.scenario.model import Scenario, load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 

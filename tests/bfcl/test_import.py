@@ -11,7 +11,7 @@ pytest.importorskip("bfcl_eval")
 
 from evalkit.cli import main
 from evalkit.importers.bfcl import tool_schema
-from evalkit.scenario import load_scenarios
+from evalkit.scenario.model import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "scenarios" / "bfcl"

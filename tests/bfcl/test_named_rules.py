@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 pytest.importorskip("bfcl_eval")
 
-from evalkit.callmatch import DELIBERATE_DIFFERENCES
 from evalkit.importers.bfcl import convert_case
-from evalkit.matching import MatchRules, normalise_text, value_matches
-from evalkit.scenario import Scenario
+from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
+from evalkit.scenario.matching import MatchRules, normalise_text, value_matches
+from evalkit.scenario.model import Scenario
 from tests.bfcl.bfcl_reference import bfcl_verdict, standardize_string
 from tests.bfcl.test_agreement import evalkit_verdict
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from evalkit.backends.serve import CHAT_TEMPLATE, LlamaServer, find_binary, resolve_model
 from evalkit.errors import EvalkitError
-from evalkit.serve import CHAT_TEMPLATE, LlamaServer, find_binary, resolve_model
 
 MODEL = "smollm2"
 

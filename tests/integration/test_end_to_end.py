@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from evalkit import load_config, load_results, run_config
+from evalkit.backends.serve import MODELS, LlamaServer
 from evalkit.results import Results, RunRecord
-from evalkit.serve import MODELS, LlamaServer
 from tests.integration.conftest import MODEL, require_llama_server
 
 pytestmark = pytest.mark.server

@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
+from evalkit.backends.serve import MODELS, LlamaServer, sha256_file
 from evalkit.chat import parse_arguments
 from evalkit.prompt_mode import parse_strict_calls
-from evalkit.serve import MODELS, LlamaServer, sha256_file
 from tests.integration import wire
 
 pytestmark = pytest.mark.server

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.config import load_config
+from evalkit.backends.serve import LlamaServer
 from evalkit.results import load_results
-from evalkit.runner import run_config
-from evalkit.serve import LlamaServer
+from evalkit.run.config import load_config
+from evalkit.run.runner import run_config
 from tests.integration.conftest import MODEL, require_llama_server
 from tests.integration.test_end_to_end import GREETING, _listening, _run_lines, write_config
 

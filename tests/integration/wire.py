@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from evalkit.chat import ToolSpec
-from evalkit.gbnf import tool_call_grammar, tool_call_schema
 from evalkit.prompt_mode import render_tool_prompt
+from evalkit.strategies.gbnf import tool_call_grammar, tool_call_schema
 
 __all__ = [
     "GET_WEATHER",

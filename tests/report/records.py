@@ -8,7 +8,7 @@ from typing import Any
 
 from evalkit.chat import Message, Sampling, ToolCall, Usage
 from evalkit.results import Cell, Footer, Header, Intervention, Results, RunRecord
-from evalkit.results_writer import ResultsWriter
+from evalkit.results.writer import ResultsWriter
 
 FAILURE_OF = {"final_answer": "text_instead_of_tool", "iteration_limit": "iteration_limit"}
 

@@ -19,13 +19,13 @@ import numpy as np
 import pytest
 
 from evalkit import stats
-from evalkit.config import RunConfig
 from evalkit.report import ReportData, build_report
 from evalkit.report.cells import PASS_K, Rate
 from evalkit.report.data import OVERALL, Column, Row
 from evalkit.report.power import BASELINES, DROPS, NEEDED_AT_DEFAULTS, POWER, power_statement
 from evalkit.results import Results, RunRecord, load_results
-from evalkit.runner import run_config
+from evalkit.run.config import RunConfig
+from evalkit.run.runner import run_config
 from tests.report import records
 
 ROOT = Path(__file__).resolve().parents[2]

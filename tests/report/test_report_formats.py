@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from evalkit.cli import main
-from evalkit.config import RunConfig
 from evalkit.report import ReportFormat, build_report, render
 from evalkit.report.markdown import escape_cell
 from evalkit.results import load_results
-from evalkit.runner import run_config
+from evalkit.run.config import RunConfig
+from evalkit.run.runner import run_config
 from tests.report import records
 from tests.report.test_report_data import XSS_REPLY, SimRun, shared_sim_run, sim_config
 

@@ -7,9 +7,9 @@ import io
 from pathlib import Path
 
 from evalkit.cli.run_cmd import ProgressBar
-from evalkit.results_writer import ResultsWriter
+from evalkit.report.summary import WIDTH, summary_table
+from evalkit.results.writer import ResultsWriter
 from evalkit.stats import wilson
-from evalkit.summary import WIDTH, summary_table
 from tests.report import records
 
 LONG_FAMILY = "a_family_name_much_longer_than_fourteen_characters"

@@ -10,8 +10,8 @@ import pytest
 from evalkit.backends.base import RetryPolicy
 from evalkit.chat import Completion, Message, Sampling, ToolCall, ToolSpec
 from evalkit.errors import ConfigError
-from evalkit.loop import run_loop
-from evalkit.scenario import load_scenario
+from evalkit.run.loop import run_loop
+from evalkit.scenario.model import load_scenario
 from evalkit.strategies import ExecutedCall, Retry, Stop, TurnView, build_stack
 from evalkit.strategies.completion_guard import (
     CORRECTIVE,

@@ -9,8 +9,8 @@ import pytest
 from evalkit.backends.base import RetryPolicy
 from evalkit.chat import ChatRequest, Message, Sampling, ToolCall, ToolSpec
 from evalkit.errors import ConfigError
-from evalkit.loop import run_loop
-from evalkit.scenario import Scenario
+from evalkit.run.loop import run_loop
+from evalkit.scenario.model import Scenario
 from evalkit.strategies import TurnView, build_stack
 from evalkit.strategies.context_mode import DEFAULT_PREFIX, DEFAULT_SYSTEM, ContextMode, choose_context
 from tests.fakes import ScriptedBackend, call, calls, text

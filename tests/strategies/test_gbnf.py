@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from evalkit.chat import ToolSpec
-from evalkit.gbnf import gbnf_literal, normalize_schema, tool_call_grammar, tool_call_schema
-from evalkit.scenario import load_scenario
+from evalkit.scenario.model import load_scenario
+from evalkit.strategies.gbnf import gbnf_literal, normalize_schema, tool_call_grammar, tool_call_schema
 from tests.strategies.gbnf_checker import GbnfError, parse_gbnf
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,14 +13,14 @@ import httpx
 import pytest
 
 from evalkit.backends.base import RetryPolicy
+from evalkit.backends.serve import LlamaServer
 from evalkit.chat import ChatRequest, Completion, Message, Sampling, ToolSpec
 from evalkit.errors import ConfigError
-from evalkit.gbnf import tool_call_grammar, tool_call_schema
-from evalkit.loop import run_loop
 from evalkit.prompt_mode import parse_strict_calls, render_tool_prompt
-from evalkit.scenario import Scenario, load_scenario
-from evalkit.serve import LlamaServer
+from evalkit.run.loop import run_loop
+from evalkit.scenario.model import Scenario, load_scenario
 from evalkit.strategies import TurnView, build_stack
+from evalkit.strategies.gbnf import tool_call_grammar, tool_call_schema
 from evalkit.strategies.grammar import Grammar
 from tests.fakes import ScriptedBackend, text
 from tests.integration.conftest import MODEL, require_llama_server

@@ -12,10 +12,10 @@ import pytest
 
 from evalkit.backends.base import RetryPolicy
 from evalkit.chat import Message, Sampling, ToolCall, ToolSpec
-from evalkit.config import load_config
 from evalkit.errors import ConfigError
-from evalkit.loop import run_loop
-from evalkit.scenario import Scenario
+from evalkit.run.config import load_config
+from evalkit.run.loop import run_loop
+from evalkit.scenario.model import Scenario
 from evalkit.strategies import Retry, Stop, TurnView, build_stack
 from evalkit.strategies.retry_nudge import RetryNudge
 from tests.fakes import ScriptedBackend, call, calls, text

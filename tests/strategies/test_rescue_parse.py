@@ -10,8 +10,8 @@ import pytest
 from evalkit.backends.base import RetryPolicy
 from evalkit.chat import Completion, Message, Sampling, ToolCall, ToolSpec
 from evalkit.errors import ConfigError
-from evalkit.loop import run_loop
-from evalkit.scenario import Scenario
+from evalkit.run.loop import run_loop
+from evalkit.scenario.model import Scenario
 from evalkit.strategies import Rewrite, TurnView, build_stack
 from evalkit.strategies.rescue_parse import RescueParse, rescue_calls
 from tests.fakes import ScriptedBackend, calls, text

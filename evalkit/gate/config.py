@@ -1,0 +1,80 @@
+"""The regression gate's settings: what `evalkit gate --config gate.yaml` and its options set."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from evalkit._model import StrictModel, first_problem
+from evalkit._yaml import read_yaml
+from evalkit.errors import GateInputError
+from evalkit.results.records import Cell
+
+__all__ = ["FloorRule", "GateConfig", "Level", "Metric", "SequentialSettings", "load_gate_config"]
+
+Metric = Literal["correct", "completed"]
+Level = Literal["scenario", "family", "cell"]
+
+
+class FloorRule(StrictModel):
+    """A floor for the cells whose fields match these globs (the first matching rule wins)."""
+
+    floor: float = Field(ge=0, le=1)
+    backend: str = "*"
+    model: str = "*"
+    mode: str = "*"
+    strategy: str = "*"
+    family: str = "*"
+    scenario: str = "*"
+
+
+class SequentialSettings(StrictModel):
+    """`gate --sequential`: the candidate runs in batches against a baseline results file, each cell
+    until its fixed-N verdict at `max_runs` is known (see `evalkit.stats.stopping_rule`). `futility`: a
+    cell stops as accepted once its chance of still failing at `max_runs`, at the drop that the
+    fixed-N test catches with 80% probability, is under this (it costs at most this much power)."""
+
+    futility: float = Field(0.1, ge=0, lt=1)
+    batch: int = Field(5, ge=1)
+    max_runs: int = Field(50, ge=1)
+
+
+class GateConfig(StrictModel):
+    alpha: float = Field(0.05, gt=0, lt=1)
+    metric: Metric = "correct"
+    floor: float | None = Field(None, ge=0, le=1)
+    floors: list[FloorRule] = Field(default_factory=list)
+    max_infra_error_rate: float = Field(0.1, ge=0, le=1)
+    test: Literal["boschloo", "fisher"] = "boschloo"
+    pairing: Literal["auto", "paired", "unpaired"] = "auto"
+    level: Level = "scenario"
+    match_model: bool = False
+    sequential: SequentialSettings = Field(default_factory=SequentialSettings)
+
+    def floor_for(self, c: Cell) -> float | None:
+        for rule in self.floors:
+            fields = (
+                (rule.backend, c.backend),
+                (rule.model, c.model),
+                (rule.mode, c.mode),
+                (rule.strategy, c.strategy),
+                (rule.family, c.family),
+                (rule.scenario, c.scenario),
+            )
+            if all(fnmatchcase(value, pattern) for pattern, value in fields):
+                return rule.floor
+        return self.floor
+
+
+def load_gate_config(path: str | Path) -> GateConfig:
+    doc = read_yaml(path)  # a ScenarioError here names the file and line, and exits 2 like ours
+    try:
+        return GateConfig.model_validate(doc.data or {})
+    except ValidationError as exc:
+        problem = first_problem(exc)
+        line = doc.line_of(problem.loc)
+        where = f"{path}:{line}" if line else str(path)
+        raise GateInputError(f"{where}: {problem.field}: {problem.message}") from exc

@@ -1,0 +1,144 @@
+"""Which runs the gate compares: like with like, over counted runs.
+
+An infra error says nothing about the model, so it is left out of the rates; but leaving it out on
+one side only can change what a pooled cell averages over. With nine scenarios at 25/25 and a tenth
+whose 25 baseline runs were all infra errors, a pooled baseline of 225/225 against a candidate of
+225/250 is a 10-point "drop" with nothing changed. So the gate compares the same things on both
+sides: pairs counted on both sides when runs pair up, else per scenario the same number of counted
+runs (the first by run index), and scenarios counted on both sides only.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from evalkit.errors import GateInputError
+from evalkit.gate.config import GateConfig
+from evalkit.results.records import RunRecord
+
+__all__ = ["Matched", "check_infra", "match_runs"]
+
+PairKey = tuple[str, int, int]
+
+
+@dataclass(frozen=True)
+class Matched:
+    base: list[RunRecord]
+    cand: list[RunRecord]
+    base_outcomes: list[bool]
+    cand_outcomes: list[bool]
+    paired: bool  # base[i] and cand[i] are the same scenario, run index and seed
+    notes: list[str] = field(default_factory=list)
+    why_empty: str = ""
+
+
+def check_infra(runs: Sequence[RunRecord], side: str, config: GateConfig) -> None:
+    """A broken backend makes the input unusable: infra errors over the limit in a strategy column
+    (backend, mode, strategy, pooled over scenarios) raise GateInputError."""
+    tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for run in runs:
+        if run.outcome != "unsupported":
+            c = run.cell
+            t = tally[f"{c.backend}/{c.mode}/{c.strategy}"]
+            t[0] += 1
+            t[1] += run.outcome == "infra_error"
+    for name, (supported, infra) in sorted(tally.items()):
+        if infra / supported > config.max_infra_error_rate:
+            raise GateInputError(
+                f"{name}: {infra} of {supported} {side} runs are infra errors, more than "
+                f"max_infra_error_rate {config.max_infra_error_rate:.0%}; fix the backend and rerun"
+            )
+
+
+def _pair_key(run: RunRecord) -> PairKey:
+    return (run.cell.scenario, run.index, run.seed)
+
+
+def _pairs(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> tuple[list[RunRecord], list[RunRecord]] | None:
+    left, right = {_pair_key(r): r for r in base}, {_pair_key(r): r for r in cand}
+    if len(left) != len(base) or len(right) != len(cand) or left.keys() != right.keys():
+        return None
+    keys = sorted(k for k in left if left[k].counted and right[k].counted)
+    return [left[k] for k in keys], [right[k] for k in keys]
+
+
+def _by_scenario(runs: Sequence[RunRecord]) -> dict[str, list[RunRecord]]:
+    out: dict[str, list[RunRecord]] = defaultdict(list)
+    for run in sorted(runs, key=lambda r: r.index):
+        if run.counted:
+            out[run.cell.scenario].append(run)
+    return out
+
+
+def _same_mix(
+    base: Sequence[RunRecord], cand: Sequence[RunRecord], pooled: bool
+) -> tuple[list[RunRecord], list[RunRecord]]:
+    b, c = _by_scenario(base), _by_scenario(cand)
+    keep_b: list[RunRecord] = []
+    keep_c: list[RunRecord] = []
+    for scenario in sorted(b.keys() & c.keys()):
+        n = min(len(b[scenario]), len(c[scenario])) if pooled else None
+        keep_b += b[scenario][:n]
+        keep_c += c[scenario][:n]
+    return keep_b, keep_c
+
+
+def _check_scenarios(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> None:
+    """Pooled cells: both sides must have run the same scenarios."""
+    b = {r.cell.scenario for r in base if r.outcome != "unsupported"}
+    c = {r.cell.scenario for r in cand if r.outcome != "unsupported"}
+    if b != c:
+        parts = [
+            f"only in the {side}: {', '.join(sorted(names)[:5])}" + (" ..." if len(names) > 5 else "")
+            for side, names in (("baseline", b - c), ("candidate", c - b))
+            if names
+        ]
+        raise GateInputError(
+            f"{name}: baseline and candidate ran different scenarios ({'; '.join(parts)}); "
+            "pooled rates over different scenarios cannot be compared"
+        )
+
+
+def _left_out(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], kept: tuple[int, int]) -> list[str]:
+    counted = (sum(r.counted for r in base), sum(r.counted for r in cand))
+    if counted == kept or not kept[0]:
+        return []
+    lost = _by_scenario(base).keys() ^ _by_scenario(cand).keys()
+    missing = f"; scenarios without counted runs on one side: {', '.join(sorted(lost))}" if lost else ""
+    return [
+        f"{name}: compared {kept[0]} runs per side, like with like; left out {counted[0] - kept[0]} baseline "
+        f"and {counted[1] - kept[1]} candidate counted runs whose counterpart was an infra error{missing}"
+    ]
+
+
+def _why_empty(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> str:
+    parts = [
+        f"{side}: {sum(r.outcome == 'infra_error' for r in runs)} infra errors of {len(runs)} runs"
+        for side, runs in (("baseline", base), ("candidate", cand))
+        if not any(r.counted for r in runs)
+    ]
+    return "no counted runs on both sides (" + "; ".join(parts or ["no scenario counted on both sides"]) + ")"
+
+
+def match_runs(
+    name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], config: GateConfig, *, pooled: bool
+) -> Matched:
+    """The runs of one cell that the gate compares, and the outcomes of `config.metric`."""
+    if pooled:
+        _check_scenarios(name, base, cand)
+    pairs = _pairs(base, cand) if config.pairing != "unpaired" else None
+    if pairs is None and config.pairing == "paired":
+        raise GateInputError("pairing: paired, but the runs do not pair up by scenario, index and seed")
+    kept_b, kept_c = pairs if pairs is not None else _same_mix(base, cand, pooled)
+    notes = _left_out(name, base, cand, (len(kept_b), len(kept_c)))
+    return Matched(
+        kept_b,
+        kept_c,
+        [bool(getattr(r, config.metric)) for r in kept_b],
+        [bool(getattr(r, config.metric)) for r in kept_c],
+        pairs is not None,
+        notes,
+        "" if kept_b and kept_c else _why_empty(base, cand),
+    )

@@ -1,0 +1,238 @@
+"""What the gate says: the terminal text, a markdown summary and JUnit XML, for every way it ends.
+
+Exit 0 and 1 describe the cells; exit 2 (unusable input) writes the same files with the reason,
+so a CI step that publishes them never finds them missing or stale.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import TYPE_CHECKING
+from xml.etree import ElementTree as ET
+
+from evalkit.gate.verdict import CellVerdict, GateResult
+
+if TYPE_CHECKING:
+    from evalkit.gate.sequential import SequentialCell, SequentialResult
+
+__all__ = [
+    "SIMULATED",
+    "error_junit",
+    "error_markdown",
+    "junit_suite",
+    "md",
+    "pts",
+    "render_junit",
+    "render_markdown",
+    "render_sequential",
+    "render_text",
+    "sequential_junit",
+    "sequential_markdown",
+]
+
+SIMULATED = "SIMULATED results: at least one side comes from the simulated backend, not a real model."
+
+
+def pts(value: float) -> str:
+    points = round(value * 100)
+    return f"{points:+d}" if points else "0"
+
+
+def md(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _headline(result: GateResult) -> str:
+    verdict = "PASS" if result.passed else "FAIL"
+    return (
+        f"evalkit gate: {verdict}: {len(result.failed)} of {len(result.cells)} cells failed "
+        f"(metric {result.metric}; level {result.level}; α = {result.alpha}, Holm across "
+        f"{len(result.cells)} cells)"
+    )
+
+
+def _cell_line(v: CellVerdict) -> str:
+    return (
+        f"{v.name}: {v.metric} {v.baseline.x}/{v.baseline.n} → {v.candidate.x}/{v.candidate.n} "
+        f"({pts(v.difference.estimate)} pts), p = {v.p:.4f}, Holm {v.p_holm:.4f}"
+    )
+
+
+def _skipped_lines(result: GateResult) -> list[str]:
+    """Cells not compared, grouped by reason (a whole unsupported column is one line, not 17)."""
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for name, why in result.skipped:
+        by_reason[why].append(name)
+    return [
+        f"not compared ({why}): " + ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+        for why, names in by_reason.items()
+    ]
+
+
+def render_text(result: GateResult, *, verbose: bool = False) -> str:
+    lines = [_headline(result)]
+    if result.simulated:
+        lines.append(SIMULATED)
+    lines += [f"warning: {w}" for w in result.warnings]
+    lines += [f"note: {n}" for n in result.notes]
+    for v in result.failed:
+        lines.append(f"FAIL {v.name} ({v.where})")
+        lines += [f"     - {reason}" for reason in v.reasons]
+    if verbose:
+        lines += [f"pass {_cell_line(v)}" for v in result.cells if not v.failed]
+    return "\n".join(lines + _skipped_lines(result))
+
+
+def _row(v: CellVerdict) -> str:
+    d = v.difference
+    model = v.models[1] if v.models[0] == v.models[1] else f"{v.models[0]} → {v.models[1]}"
+    result = "**FAIL**: " + md("; ".join(v.reasons)) if v.failed else "pass"
+    return (
+        f"| {md(v.name)} | {md(v.family or 'all')} | {md(v.scenario or 'pooled')} | {md(model)} | "
+        f"{v.baseline.x}/{v.baseline.n} ({v.baseline.value:.0%}) | {v.candidate.x}/{v.candidate.n} "
+        f"({v.candidate.value:.0%}) | {pts(d.estimate)} pts [{pts(d.low)}, {pts(d.high)}] | {md(v.test)} | "
+        f"{v.p:.4f} | {v.p_holm:.4f} | {'' if v.floor is None else f'{v.floor:.0%}'} | {result} |"
+    )
+
+
+def render_markdown(result: GateResult) -> str:
+    lines = [f"## {md(_headline(result))}", ""]
+    if result.simulated:
+        lines += [f"> **{SIMULATED}**", ""]
+    lines += [f"- **warning**: {md(w)}" for w in result.warnings]
+    lines += [f"- {md(n)}" for n in result.notes]
+    confidence = f"{1 - 2 * result.alpha:.0%}"
+    lines += [
+        "",
+        f"| cell | family | scenario | model | baseline | candidate | change [{confidence} CI] | test | p "
+        "| Holm p | floor | result |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines += [_row(v) for v in sorted(result.cells, key=lambda v: (not v.failed, v.name))]
+    lines += [""] + [f"- {md(line)}" for line in _skipped_lines(result)] if result.skipped else []
+    return "\n".join(lines) + "\n"
+
+
+def junit_suite(name: str, simulated: bool) -> ET.Element:
+    return ET.Element(
+        "testsuite", name=name + (" (SIMULATED)" if simulated else ""), tests="0", failures="0", errors="0", skipped="0"
+    )
+
+
+def junit_case(
+    suite: ET.Element,
+    name: str,
+    *,
+    failure: tuple[str, str] | None = None,
+    skipped: str | None = None,
+    kind: str = "regression",
+) -> None:
+    """Add a test case; `failure` is (message, detail)."""
+    case = ET.SubElement(
+        suite, "testcase", classname="evalkit.gate." + ".".join(name.split("/")[:3]), name=name, time="0"
+    )
+    suite.set("tests", str(int(suite.get("tests", "0")) + 1))
+    if failure is not None:
+        tag = "error" if kind == "input" else "failure"
+        element = ET.SubElement(case, tag, message=failure[0], type=kind)
+        element.text = failure[1]
+        counter = "errors" if tag == "error" else "failures"
+        suite.set(counter, str(int(suite.get(counter, "0")) + 1))
+    if skipped is not None:
+        ET.SubElement(case, "skipped", message=skipped)
+        suite.set("skipped", str(int(suite.get("skipped", "0")) + 1))
+
+
+def junit_text(suite: ET.Element) -> str:
+    root = ET.Element("testsuites")
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def render_junit(result: GateResult) -> str:
+    """JUnit XML: one test case per cell, a failure element with the reasons for failed cells."""
+    suite = junit_suite("evalkit gate", result.simulated)
+    for v in result.cells:
+        junit_case(suite, v.name, failure=("; ".join(v.reasons), f"{_cell_line(v)} ({v.where})") if v.failed else None)
+    for name, why in result.skipped:
+        junit_case(suite, name, skipped=why)
+    return junit_text(suite)
+
+
+def error_markdown(message: str, *, sequential: bool = False) -> str:
+    mode = " --sequential" if sequential else ""
+    return (
+        f"## evalkit gate{mode}: ERROR (exit 2): the inputs could not be compared\n\n"
+        f"> {md(message)}\n\nNo verdict: fix the input and rerun the gate.\n"
+    )
+
+
+def error_junit(message: str) -> str:
+    suite = junit_suite("evalkit gate", False)
+    junit_case(suite, "evalkit gate input", failure=(message, "unusable input (exit 2): " + message), kind="input")
+    return junit_text(suite)
+
+
+# --- sequential mode -----------------------------------------------------------------------------
+
+
+def _sequential_headline(result: SequentialResult) -> str:
+    s = result.settings
+    regressions = sum(c.regression for c in result.cells)
+    return (
+        f"evalkit gate --sequential: {'PASS' if result.passed else 'FAIL'}: {regressions} of {len(result.cells)} "
+        f"cells regressed against the baseline (metric {result.metric}; α = {result.alpha}, "
+        f"{result.alpha_per_cell:.4g} per cell [Bonferroni]; fixed-N verdict at {s.max_runs} runs, curtailed; "
+        f"futility {s.futility}); {result.runs_executed} runs in {result.batches} "
+        f"batches of up to {s.batch} per cell"
+    )
+
+
+def _sequential_cell(c: SequentialCell, max_runs: int) -> str:
+    fails = (
+        f"{c.failures_to_fail} failures in {max_runs} runs would fail it"
+        if c.failures_to_fail <= max_runs
+        else "no result could fail it against this baseline"
+    )
+    return (
+        f"{c.name}: {c.decision} after {c.runs_used} runs: {c.passes}/{c.runs_used} against the baseline's "
+        f"{c.baseline[0]}/{c.baseline[1]} ({fails})"
+    )
+
+
+def render_sequential(result: SequentialResult) -> str:
+    lines = [_sequential_headline(result)]
+    if result.simulated:
+        lines.append(SIMULATED)
+    for c in result.cells:
+        lines.append(
+            f"{'FAIL' if c.regression else 'pass'} {_sequential_cell(c, result.settings.max_runs)}"
+            + (f" ({c.where})" if c.regression else "")
+        )
+    return "\n".join(lines)
+
+
+def sequential_markdown(result: SequentialResult) -> str:
+    lines = [f"## {md(_sequential_headline(result))}", ""]
+    if result.simulated:
+        lines += [f"> **{SIMULATED}**", ""]
+    lines += [
+        "| cell | family | model | verdict | runs | candidate | baseline | failures that fail it |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for c in sorted(result.cells, key=lambda c: (not c.regression, c.name)):
+        verdict = f"**FAIL**: {c.decision}" if c.regression else c.decision
+        lines.append(
+            f"| {md(c.name)} | {md(c.family)} | {md(c.model)} | {verdict} | {c.runs_used} | "
+            f"{c.passes}/{c.runs_used} | {c.baseline[0]}/{c.baseline[1]} | {c.failures_to_fail} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def sequential_junit(result: SequentialResult) -> str:
+    suite = junit_suite("evalkit gate --sequential", result.simulated)
+    for c in result.cells:
+        failure = (_sequential_cell(c, result.settings.max_runs), c.where) if c.regression else None
+        junit_case(suite, c.name, failure=failure)
+    return junit_text(suite)

@@ -1,0 +1,209 @@
+"""`evalkit gate --sequential`: run a candidate config in batches against a baseline, stop early.
+
+Each batch runs `batch` more runs per undecided cell (backend/mode/strategy/scenario) into a results
+file of its own (`batch-000.jsonl`, ...), with a seed derived from the config's seed and the batch
+number, so no two batches repeat a run. A batch runs only what undecided cells need: the config is
+narrowed to their backends, modes, strategies and scenarios, and runs of decided cells that the
+narrowed matrix still contains are not counted. Each cell is judged against the baseline's cell by
+the curtailed fixed-N rule of `evalkit.stats.stopping_rule` at α/m (Bonferroni over the m cells), on
+the gate's metric (`correct` by default). A cell whose infra errors left it short of `max_runs`
+counted runs is decided by the fixed-N test on the runs it has.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalkit.errors import GateInputError
+from evalkit.gate.config import GateConfig, SequentialSettings
+from evalkit.gate.match import check_infra
+from evalkit.results.reader import load_results
+from evalkit.results.records import Results, RunRecord
+from evalkit.run.config import RunConfig
+from evalkit.run.runner import load_config_scenarios, run_config
+from evalkit.stats.exact import unpaired_pvalues
+from evalkit.stats.stopping_rule import CellRule, cell_rule, decide
+
+__all__ = ["SequentialCell", "SequentialResult", "baseline_counts", "batch_seed", "run_sequential"]
+
+
+@dataclass(frozen=True)
+class SequentialCell:
+    name: str  # backend/mode/strategy/scenario
+    family: str
+    model: str
+    decision: str  # regression | accept | accept (futility) | regression (short) | accept (short)
+    passes: int
+    runs_used: int
+    baseline: tuple[int, int]
+    failures_to_fail: int
+
+    @property
+    def regression(self) -> bool:
+        return self.decision.startswith("regression")
+
+    @property
+    def where(self) -> str:
+        backend, mode, strategy, scenario = self.name.split("/", 3)
+        return (
+            f"family {self.family}, scenario {scenario}, model {self.model}, strategy {strategy}, "
+            f"backend {backend}, mode {mode}"
+        )
+
+
+@dataclass(frozen=True)
+class SequentialResult:
+    cells: tuple[SequentialCell, ...]
+    settings: SequentialSettings
+    alpha: float
+    alpha_per_cell: float
+    metric: str
+    batches: int
+    runs_executed: int
+    simulated: bool
+
+    @property
+    def passed(self) -> bool:
+        return not any(c.regression for c in self.cells)
+
+
+def batch_seed(seed: int, batch: int) -> int:
+    return (seed * 1_000_003 + batch * 7_919) % 2**31
+
+
+def _name(run: RunRecord) -> str:
+    c = run.cell
+    return f"{c.backend}/{c.mode}/{c.strategy}/{c.scenario}"
+
+
+def baseline_counts(baseline: Results, metric: str) -> dict[str, tuple[int, int]]:
+    """Per scenario cell: (passes, counted runs) of the metric."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for run in baseline.runs:
+        if run.counted:
+            counts[_name(run)][0] += bool(getattr(run, metric))
+            counts[_name(run)][1] += 1
+    return {name: (x, n) for name, (x, n) in counts.items()}
+
+
+def _narrowed(config: RunConfig, undecided: set[str], sources: dict[str, str]) -> RunConfig:
+    """The config restricted to the coordinates of the undecided cells."""
+    parts = [name.split("/", 3) for name in undecided]
+    backends, modes, strategies, scenarios = ({p[i] for p in parts} for i in range(4))
+    return config.model_copy(
+        update={
+            "backends": [b for b in config.backends if b.label in backends],
+            "modes": [m for m in config.modes if m in modes],
+            "strategies": {k: v for k, v in config.strategies.items() if k in strategies},
+            "scenarios": sorted(sources[s] for s in scenarios),
+            "families": None,
+        }
+    )
+
+
+def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[RunRecord]:
+    batch_config = config.model_copy(update={"runs": size, "seed": batch_seed(config.seed, batch)})
+    path = out_dir / f"batch-{batch:03d}.jsonl"
+    run_config(batch_config, path, resume=path.exists())
+    return sorted(load_results([path]).runs, key=lambda r: r.index)
+
+
+def _rules(names: set[str], base: dict[str, tuple[int, int]], gate: GateConfig) -> dict[str, CellRule]:
+    missing = sorted(names - base.keys())
+    if missing:
+        raise GateInputError(
+            f"{len(missing)} candidate cell(s) have no counted runs in the baseline: "
+            + ", ".join(missing[:5])
+            + (" ..." if len(missing) > 5 else "")
+        )
+    s, alpha = gate.sequential, gate.alpha / len(names)
+    looks = -(-s.max_runs // s.batch) - 1  # every batch but the last
+    return {n: cell_rule(*base[n], s.max_runs, alpha, looks=looks, futility=s.futility, test=gate.test) for n in names}
+
+
+def _short_decision(rule: CellRule, passes: int, runs: int) -> str:
+    """Infra errors left the cell short of max_runs: the fixed-N test on the runs it has."""
+    p = float(unpaired_pvalues(rule.base_n, runs, rule.test)[rule.base_x, passes]) if runs else 1.0
+    return "regression (short)" if p <= rule.final_alpha else "accept (short)"
+
+
+def _cell(name: str, run: RunRecord, rule: CellRule, decision: str, outcomes: list[bool]) -> SequentialCell:
+    return SequentialCell(
+        name,
+        run.cell.family,
+        run.cell.model,
+        decision,
+        sum(outcomes),
+        len(outcomes),
+        (rule.base_x, rule.base_n),
+        rule.failures_to_fail,
+    )
+
+
+class _State:
+    def __init__(self) -> None:
+        self.outcomes: dict[str, list[bool]] = defaultdict(list)
+        self.first: dict[str, RunRecord] = {}
+        self.decided: dict[str, SequentialCell] = {}
+        self.runs: list[RunRecord] = []
+
+    def add(self, runs: list[RunRecord], metric: str) -> None:
+        self.runs += runs
+        for run in runs:
+            name = _name(run)
+            if run.outcome == "unsupported" or name in self.decided:
+                continue
+            self.first.setdefault(name, run)
+            if run.counted:
+                self.outcomes[name].append(bool(getattr(run, metric)))
+
+
+def _decide_all(state: _State, rules: dict[str, CellRule], final: bool) -> None:
+    for name, rule in sorted(rules.items()):
+        if name in state.decided:
+            continue
+        seen = state.outcomes[name]
+        decision: str = decide(rule, sum(seen), len(seen) - sum(seen), interim=not final)
+        if decision == "continue" and final:
+            decision = _short_decision(rule, sum(seen), len(seen))
+        if decision != "continue":
+            state.decided[name] = _cell(name, state.first[name], rule, decision, seen)
+
+
+def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: GateConfig) -> SequentialResult:
+    """Run batches of `config` into `out_dir` until every cell has its verdict against `baseline`.
+
+    Raises GateInputError when a candidate cell is missing from the baseline, when infra errors
+    exceed `max_infra_error_rate`, or when no candidate run counted at all."""
+    settings = gate.sequential
+    base = baseline_counts(baseline, gate.metric)
+    sources = {s.id: s.source for s in load_config_scenarios(config)}
+    out_dir.mkdir(parents=True, exist_ok=True)
+    state, rules, batch, done = _State(), dict[str, CellRule](), 0, 0
+    narrowed = config
+    while done < settings.max_runs:
+        size = min(settings.batch, settings.max_runs - done)
+        state.add(_run_batch(narrowed, out_dir, batch, size), gate.metric)
+        batch, done = batch + 1, done + size
+        if not state.outcomes:
+            raise GateInputError(f"{config.name}: no candidate run counted (all unsupported or infra errors)")
+        rules = rules or _rules(set(state.first), base, gate)
+        _decide_all(state, rules, final=done >= settings.max_runs)
+        undecided = set(rules) - set(state.decided)
+        if not undecided:
+            break
+        narrowed = _narrowed(config, undecided, sources)
+    check_infra(state.runs, "candidate", gate)
+    cells = tuple(state.decided[n] for n in sorted(state.decided))
+    return SequentialResult(
+        cells,
+        settings,
+        gate.alpha,
+        gate.alpha / max(1, len(rules)),
+        gate.metric,
+        batch,
+        len(state.runs),
+        any(r.simulated for r in state.runs),
+    )

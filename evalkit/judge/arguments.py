@@ -1,0 +1,83 @@
+"""Matching one call against a v2 call check, on top of `evalkit.scenario.matching`.
+
+Argument values go through `evalkit.scenario.matching.mismatch` (its `$`-operators, including `$optional` and
+`$absent`, and its rules at every depth). This module adds what belongs to a *call*: `extra_arguments`
+(refusing keys nobody named, at every depth) and, with strict types, the tool's JSON Schema types
+for every given value. Only v2 scenarios use it (see `evalkit.judge.calls.uses_v2`); v1 scenarios keep
+`evalkit.judge.verdict`' v1 path.
+
+Where evalkit deliberately differs from BFCL's checker, the difference is a named rule in
+`DELIBERATE_DIFFERENCES` with its own test (tests/bfcl/test_named_rules.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from evalkit.scenario.matching import MatchRules, mismatch
+
+__all__ = ["DELIBERATE_DIFFERENCES", "arguments_match", "type_ok"]
+
+DELIBERATE_DIFFERENCES = {
+    "cut_off_call_is_malformed": "a call whose arguments do not parse is a malformed call; BFCL counts output it "
+    "cannot decode as 'no call' (so it passes irrelevance)",
+    "normalise_at_every_depth": "strings are normalised inside nested lists and objects too; BFCL normalises only "
+    "one level deep",
+    "types_at_every_depth": "with strict types, values are checked against the parameter's JSON Schema at every "
+    "depth; BFCL checks one level of array items",
+    "one_to_one_is_a_maximum_matching": "required calls are matched to the model's calls by a maximum one-to-one "
+    "matching; BFCL matches greedily in answer order, so it can fail an output "
+    "that has a valid assignment",
+    "degenerate_reply_fails": "a reply evalkit flags as degenerate (chat-template tokens, a loop of lines) fails the "
+    "run; BFCL asks only whether the reply held a call, so on irrelevance it passes",
+}
+
+_JSON_TYPES: dict[str, Any] = {"string": str, "boolean": bool, "array": list, "object": dict}
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def type_ok(value: Any, schema: dict[str, Any]) -> bool:
+    """Does `value` have the JSON Schema `type` of `schema`, at every depth (items, properties)?"""
+    kind = schema.get("type")
+    if kind == "integer":
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind == "number":
+        return _number(value)
+    if kind == "null":
+        return value is None
+    expected = _JSON_TYPES.get(kind) if isinstance(kind, str) else None
+    if expected is None:
+        return True  # no type, or a union: not this switch's business
+    if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
+        return False
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return all(type_ok(item, schema["items"]) for item in value)
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props = schema["properties"]
+        return all(type_ok(v, props[k]) for k, v in value.items() if isinstance(props.get(k), dict))
+    return True
+
+
+def arguments_match(
+    spec: dict[str, Any],
+    arguments: dict[str, Any] | None,
+    rules: MatchRules,
+    *,
+    extra: Literal["allow", "forbid"] = "allow",
+    schema: dict[str, Any] | None = None,
+) -> bool:
+    """The call's arguments match `spec` under `rules`; with `extra: forbid` no key the spec does not
+    name is allowed (at any depth); with strict types every value has its JSON Schema type."""
+    if arguments is None:
+        return False
+    if rules.strict_types and schema is not None and not type_ok(arguments, schema):
+        return False
+    call_rules = MatchRules(
+        normalise=rules.normalise,
+        strict_types=rules.strict_types,
+        extra_keys="forbid" if extra == "forbid" else rules.extra_keys,
+    )
+    return mismatch(spec, arguments, call_rules) is None

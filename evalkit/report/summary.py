@@ -1,0 +1,72 @@
+"""The plain-text summary `evalkit run` prints: `correct` per family and guard stack, from results.
+
+One block per family (names in full), one line per backend · mode · strategy with N, the correct
+rate x/N with its 95% Wilson interval, the completed rate (structural: the run ended the expected
+way, whatever it said) and mean retries. Lines fit `width` columns; a label too long for its line
+gets a line of its own. The report (`evalkit report`) has the comparisons, plots and transcripts.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from evalkit.results.records import Results, RunRecord
+from evalkit.stats.intervals import wilson
+
+__all__ = ["WIDTH", "summary_table"]
+
+WIDTH = 100
+
+
+def _stats(runs: list[RunRecord]) -> str:
+    counted = [r for r in runs if r.counted]
+    if not counted:
+        return "unsupported" if runs and all(r.outcome == "unsupported" for r in runs) else "no counted runs"
+    n = len(counted)
+    correct = sum(r.correct for r in counted)
+    completed = sum(r.completed for r in counted) / n
+    retries = sum(r.retries for r in counted) / n
+    ci = wilson(correct, n)
+    infra = sum(r.outcome == "infra_error" for r in runs)
+    text = (
+        f"{correct:>3}/{n:<3} {correct / n:>4.0%} [{ci.low * 100:3.0f}–{ci.high * 100:3.0f}]"
+        f"  completed {completed:>4.0%}  r{retries:.1f}"
+    )
+    return text + (f"  +{infra} infra" if infra else "")
+
+
+def _line(label: str, stats: str, label_width: int) -> str:
+    if len(label) <= label_width:
+        return f"  {label:<{label_width}}  {stats}"
+    return f"  {label}\n  {'':<{label_width}}  {stats}"  # wrap rather than cut a name
+
+
+def summary_table(results: Results, width: int = WIDTH) -> str:
+    """Blocks per family; lines per backend/mode/strategy: correct x/N [interval], completed, retries."""
+    groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+    columns: list[str] = []
+    simulated: set[str] = set()
+    for run in results.runs:
+        column = f"{run.cell.backend} · {run.cell.mode} · {run.cell.strategy}"
+        if column not in columns:
+            columns.append(column)
+        if run.simulated:
+            simulated.add(column)
+        groups[(run.cell.family, column)].append(run)
+    labels = {c: c + (" [SIM]" if c in simulated else "") for c in columns}
+    stats = {key: _stats(runs) for key, runs in groups.items()}
+    stats_width = max((len(v) for v in stats.values()), default=0)
+    label_width = min(max((len(v) for v in labels.values()), default=10), width - 4 - stats_width)
+    lines = []
+    if simulated:
+        lines.append("[SIM] marks SIMULATED results (the simulated backend, not a real model)")
+    lines.append("correct x/N [95% Wilson interval]; completed = ended the expected way; r = mean retries")
+    for family in sorted({family for family, _ in groups}):
+        lines.append("")
+        lines.append(family)
+        lines += [_line(labels[c], stats[(family, c)], label_width) for c in columns if (family, c) in groups]
+    infra = sum(r.outcome == "infra_error" for r in results.runs)
+    unsupported = sum(r.outcome == "unsupported" for r in results.runs)
+    if infra or unsupported:
+        lines.append(f"\nnot counted: {infra} infra_error, {unsupported} unsupported runs")
+    return "\n".join(lines)

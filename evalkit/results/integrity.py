@@ -1,0 +1,114 @@
+"""Integrity on read: what reports and the gate must not pass over silently in a results file.
+
+A results file can be cut short (a killed run), edited by hand, or written by two processes at once.
+`check_integrity` compares each segment's footer with the records present, looks for runs recorded
+twice with different verdicts, and counts the runs each cell misses against the header's
+`runs_per_cell`. `load_checked` is the read path of `report` and `gate` (one streaming pass, compact
+rows): errors raise, warnings print.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from evalkit.errors import ResultsError
+from evalkit.results.records import Results
+from evalkit.results.summaries import scan_results
+
+__all__ = ["Problem", "check_integrity", "load_checked"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong with a results file: an `error` makes its numbers untrustworthy."""
+
+    severity: Literal["error", "warning"]
+    message: str
+
+
+_MAX_CELLS_LISTED = 5
+
+
+def check_integrity(results: Results) -> list[Problem]:
+    """What a report or gate must not pass over silently.
+
+    Errors: no run records at all; a footer counting other than the records of its segment (records
+    were removed, or another process wrote into the file); one run recorded with two verdicts.
+    Warnings: a file whose last segment has no footer (killed, or still running), identical repeats,
+    and cells with fewer runs than the header's `runs_per_cell` (an interrupted or partial run).
+    """
+    where = ", ".join(results.paths)
+    problems: list[Problem] = []
+    if not results.runs:
+        problems.append(Problem("error", f"{where}: no run records (header only): nothing to report"))
+    for seg in results.segments:
+        if seg.footer is not None and seg.footer.runs_written != seg.runs_present:
+            problems.append(
+                Problem(
+                    "error",
+                    f"{seg.path}: a footer counts {seg.footer.runs_written} runs written "
+                    f"but its segment holds {seg.runs_present}: "
+                    + (
+                        "records were removed"
+                        if seg.runs_present < seg.footer.runs_written
+                        else "another process wrote into the file"
+                    ),
+                )
+            )
+    last = {seg.path: seg for seg in results.segments}
+    problems += [
+        Problem(
+            "warning",
+            f"{path}: no footer after the last records: the run was killed or is still "
+            "running (`run --resume` finishes it)",
+        )
+        for path, seg in last.items()
+        if seg.footer is None
+    ]
+    if results.conflicts:
+        more = f" and {len(results.conflicts) - 1} more" if len(results.conflicts) > 1 else ""
+        problems.append(
+            Problem("error", f"{where}: run {results.conflicts[0]}{more} recorded twice with different verdicts")
+        )
+    identical = results.duplicates - len(results.conflicts)
+    if identical:
+        problems.append(
+            Problem("warning", f"{where}: {identical} runs recorded twice with the same verdict (the first is used)")
+        )
+    problems += _missing_runs(results, where)
+    return problems
+
+
+def _missing_runs(results: Results, where: str) -> list[Problem]:
+    if not results.headers or not results.runs:
+        return []
+    expected = max(h.runs_per_cell for h in results.headers)
+    have: Counter[tuple[str, ...]] = Counter(r.cell.key() for r in results.runs if r.index < expected)
+    short = sorted((expected - n, "/".join(key)) for key, n in have.items() if n < expected)
+    if not short:
+        return []
+    listed = "; ".join(f"{name} misses {n}" for n, name in sorted(short, reverse=True)[:_MAX_CELLS_LISTED])
+    more = f"; and {len(short) - _MAX_CELLS_LISTED} more cells" if len(short) > _MAX_CELLS_LISTED else ""
+    total = sum(n for n, _ in short)
+    return [Problem("warning", f"{where}: {total} runs missing against {expected} per cell: {listed}{more}")]
+
+
+def load_checked(
+    paths: Iterable[str | Path], warn: Callable[[str], None] | None = None, *, transcripts: int = 3
+) -> Results:
+    """`scan_results` (compact rows, and whole records for up to `transcripts` failed runs per cell),
+    then `check_integrity`: errors raise `ResultsError`, warnings go to `warn` (standard error by
+    default). What reports and the gate read through."""
+    results = scan_results(paths, transcripts)
+    problems = check_integrity(results)
+    errors = [p.message for p in problems if p.severity == "error"]
+    if errors:
+        raise ResultsError("; ".join(errors))
+    for problem in problems:
+        (warn or (lambda m: print(f"evalkit: warning: {m}", file=sys.stderr)))(problem.message)
+    return results

@@ -1,0 +1,152 @@
+"""Merging results files: the shards of one run (`run --shard i/n`) into one file.
+
+The rules, checked before anything is written:
+
+- every input comes from the same config (`config_hash`) and the same evalkit version;
+- a run id may hold a record in one input only. The one exception is an `infra_error`: a run whose
+  backend stayed down on one machine and was run again elsewhere. Its infra_error records are kept
+  (each input is copied whole, headers and footers included) and the reader lets the later, real
+  record supersede them (`load_results`); two inputs that both hold a real record of a run are
+  refused, since they would disagree about what happened;
+- a record in a file labelled shard `i/n` must belong to that shard (a file renamed by hand, or a
+  shard run with another plan, is refused);
+- runs of the plan that no input holds are reported as missing (the merged file is still written:
+  `evalkit run CONFIG --resume -o MERGED` runs them).
+
+Records are copied unchanged, so the merged file's runs equal those of one local run with the same
+seed; only the segments' headers (one per shard, each with its own provenance) tell them apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evalkit.errors import ResultsError
+from evalkit.results.reader import iter_records, supersedes
+from evalkit.results.records import Header, RunRecord
+from evalkit.results.shards import Shard, parse_shard
+from evalkit.results.writer import ResultsWriter
+
+__all__ = ["MergeReport", "expected_run_ids", "merge_results"]
+
+
+@dataclass
+class MergeReport:
+    """What a merge wrote and what it found missing."""
+
+    output: Path
+    inputs: list[Path]
+    runs: int = 0  # distinct run ids in the merged file
+    superseded: int = 0  # infra_error records that a real record of another input replaces
+    missing: list[str] = field(default_factory=list)
+    shards: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Scan:
+    header: Header
+    shards: set[str] = field(default_factory=set)
+    # run id -> input index holding its real (not infra_error) record
+    real: dict[str, int] = field(default_factory=dict)
+    infra: dict[str, int] = field(default_factory=dict)
+    scenarios: set[str] = field(default_factory=set)
+
+
+def _check_header(path: Path, header: Header, first: Header, first_path: Path) -> None:
+    if header.config_hash != first.config_hash:
+        raise ResultsError(
+            f"{path}: config hash {header.config_hash} differs from {first_path}'s "
+            f"{first.config_hash}: only shards of one config can be merged"
+        )
+    if header.evalkit_version != first.evalkit_version:
+        raise ResultsError(
+            f"{path}: written by evalkit {header.evalkit_version}, {first_path} by "
+            f"{first.evalkit_version}: merge shards of one evalkit version"
+        )
+
+
+def _scan(paths: Sequence[Path]) -> _Scan:
+    scan: _Scan | None = None
+    for at, path in enumerate(paths):
+        shard: Shard | None = None
+        for record in iter_records(path):
+            if isinstance(record, Header):
+                if scan is None:
+                    scan = _Scan(record)
+                _check_header(path, record, scan.header, paths[0])
+                shard = parse_shard(record.shard) if record.shard else None
+                if record.shard:
+                    scan.shards.add(record.shard)
+            elif isinstance(record, RunRecord):
+                if scan is None:
+                    raise ResultsError(f"{path}: a run record before any header: not an evalkit results file")
+                _take(scan, at, path, paths, record, shard)
+    if scan is None:
+        raise ResultsError("merge: no results file given")
+    return scan
+
+
+def _take(scan: _Scan, at: int, path: Path, paths: Sequence[Path], record: RunRecord, shard: Shard | None) -> None:
+    if shard is not None and not shard.holds(record.run_id):
+        raise ResultsError(f"{path}: run {record.run_id} does not belong to shard {shard} named in its header")
+    scan.scenarios.add(record.cell.scenario)
+    if supersedes(record.outcome):  # an infra_error: kept only while no input has a real record
+        scan.infra.setdefault(record.run_id, at)
+        return
+    other = scan.real.get(record.run_id)
+    if other is not None and other != at:
+        raise ResultsError(
+            f"run {record.run_id} has a record in both {paths[other]} and {path}: "
+            "shards must not overlap (only an infra_error may be superseded)"
+        )
+    scan.real[record.run_id] = at
+
+
+def expected_run_ids(header: Header, scenarios: Iterable[str]) -> set[str]:
+    """The plan's run ids, from the config in `header` and the scenario ids the runs name.
+
+    Scenario files are not read (the shards may come from other machines), so a scenario with no
+    run in any input is not counted as missing.
+    """
+    config = header.config
+    labels = [str(b["label"]) for b in config.get("backends", [])]
+    modes = [str(m) for m in config.get("modes", [])]
+    strategies = [str(s) for s in config.get("strategies", {})]
+    return {
+        f"{label}/{mode}/{strategy}/{scenario}/{i}"
+        for label in labels
+        for mode in modes
+        for strategy in strategies
+        for scenario in scenarios
+        for i in range(header.runs_per_cell)
+    }
+
+
+def merge_results(paths: Sequence[str | Path], output: str | Path) -> MergeReport:
+    """Check `paths` can be merged, then copy them into `output` (which must not exist)."""
+    inputs = [Path(p) for p in paths]
+    out = Path(output)
+    if out.exists():
+        raise ResultsError(f"{out} exists: merge into a new file")
+    if any(p.resolve() == out.resolve() for p in inputs):
+        raise ResultsError(f"{out}: the output cannot be one of the inputs")
+    scan = _scan(inputs)
+    present = set(scan.real) | set(scan.infra)
+    report = MergeReport(
+        output=out,
+        inputs=inputs,
+        runs=len(present),
+        shards=sorted(scan.shards),
+        superseded=sum(1 for run_id in scan.infra if run_id in scan.real),
+        missing=sorted(expected_run_ids(scan.header, scan.scenarios) - present),
+    )
+    writer = ResultsWriter(out)
+    try:
+        for path in inputs:
+            for record in iter_records(path):
+                writer.write(record)
+    finally:
+        writer.close()
+    return report

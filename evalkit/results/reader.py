@@ -1,0 +1,131 @@
+"""Reading results files: one line into its record, a file into records, files into one `Results`.
+
+A run id seen in several records keeps one of them by one rule (`supersedes`), which the writer's
+resume and `merge` ask too.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import ValidationError
+
+from evalkit._model import first_problem
+from evalkit.errors import ResultsError
+from evalkit.results.records import Footer, Header, Results, RunRecord, Segment, _Record
+
+__all__ = ["RunReader", "iter_records", "load_results", "parse_record", "supersedes"]
+
+_RECORD_TYPES: dict[str, type[_Record]] = {"header": Header, "run": RunRecord, "footer": Footer}
+
+
+RunParser = Callable[[str, int, str], RunRecord]
+
+
+def parse_record(path: str, lineno: int, line: str, parse_run: RunParser | None = None) -> _Record:
+    """One line's record; a `ResultsError` naming the line and field when it is not one.
+
+    `parse_run` reads the writer's own run lines (by default: the whole record, validated from JSON
+    in one step); when it raises a `ValidationError`, the general path finds the field to name."""
+    if line.startswith('{"type":"run"'):
+        try:
+            return parse_run(path, lineno, line) if parse_run else RunRecord.model_validate_json(line)
+        except ValidationError:
+            pass
+    try:
+        data = json.loads(line)
+        kind = data.get("type") if isinstance(data, dict) else None
+        model = _RECORD_TYPES.get(str(kind))
+        if model is None:
+            raise ResultsError(f"{path}:{lineno}: not an evalkit record (type {kind!r})")
+        return model.model_validate(data)
+    except json.JSONDecodeError as exc:
+        raise ResultsError(f"{path}:{lineno}: not JSON: {exc.msg}") from exc
+    except ValidationError as exc:
+        problem = first_problem(exc)
+        raise ResultsError(f"{path}:{lineno}: {problem.field}: {problem.message}") from exc
+
+
+def iter_records(path: str | Path, parse_run: RunParser | None = None) -> Iterator[_Record]:
+    """Records of one file, read line by line (`parse_run`: see `parse_record`). A last line cut
+    short by an interruption is skipped, not an error."""
+    path = str(path)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                if line.isspace():  # not `strip()`: that copies every line
+                    continue
+                if not line.endswith("\n"):
+                    warnings.warn(f"{path}:{lineno}: skipping a record cut short by an interruption", stacklevel=2)
+                    return
+                yield parse_record(path, lineno, line, parse_run)
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not UTF-8 text") from exc
+
+
+def _verdict(run: RunRecord) -> tuple[str, bool, bool, str | None]:
+    return (run.outcome, run.completed, run.correct, run.failure)
+
+
+class RunReader(Protocol):
+    """How `load_results` reads run lines and what it stores of them (`evalkit.results.summaries`)."""
+
+    def parse(self, path: str, lineno: int, line: str) -> RunRecord:
+        """A run line as the writer wrote it; may raise `ValidationError` (then the line is read whole)."""
+
+    def keep(self, run: RunRecord) -> RunRecord:
+        """Given each record that takes a place in `runs` (from `parse` or read whole): what is stored."""
+
+
+def supersedes(kept_outcome: str | None) -> bool:
+    """Whether a later record of a run id takes the place of the record kept so far (of outcome
+    `kept_outcome`; None when there is none). Only an `infra_error` is superseded: the run was re-run
+    (`run --resume --retry-infra`, or another shard). The reader, the resume and `merge` all ask this."""
+    return kept_outcome is None or kept_outcome == "infra_error"
+
+
+def load_results(paths: Iterable[str | Path], reader: RunReader | None = None) -> Results:
+    """Read and merge results files.
+
+    A run id seen twice keeps its first record, unless that record is an `infra_error`: a later
+    record of the run (`run --resume --retry-infra` re-ran it) then takes its place. Any other
+    repeat is counted in `duplicates`, and listed in `conflicts` when its verdict differs.
+    By default `runs` holds whole records; a `reader` decides what is read and stored instead.
+    """
+    results = Results()
+    seen: dict[str, int] = {}
+    for path in paths:
+        results.paths.append(str(path))
+        segment: Segment | None = None
+        for record in iter_records(path, reader.parse if reader else None):
+            if isinstance(record, Header):
+                results.headers.append(record)
+                segment = Segment(str(path))
+                results.segments.append(segment)
+            elif isinstance(record, Footer):
+                results.footers.append(record)
+                if segment is not None:
+                    segment.footer = record
+                    segment = None
+            elif isinstance(record, RunRecord):
+                if segment is not None:
+                    segment.runs_present += 1
+                at = seen.get(record.run_id)
+                if at is None:
+                    seen[record.run_id] = len(results.runs)
+                    results.runs.append(reader.keep(record) if reader else record)
+                elif supersedes(results.runs[at].outcome):
+                    results.runs[at] = reader.keep(record) if reader else record
+                else:
+                    results.duplicates += 1
+                    if _verdict(results.runs[at]) != _verdict(record):
+                        results.conflicts.append(f"{record.run_id} ({results.runs[at].outcome} then {record.outcome})")
+    if not results.headers:
+        raise ResultsError(f"{', '.join(results.paths)}: no header record: not an evalkit results file")
+    return results

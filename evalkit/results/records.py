@@ -1,0 +1,290 @@
+"""The append-only JSONL results file: its records (the reader: `reader`; the writer: `writer`).
+
+A file is a sequence of JSON lines:
+
+- a `header` (config, evalkit version, git sha, seed, backend provenance, start time); a resumed
+  run appends another header with `resumed: true`;
+- one `run` record per finished run, flushed as soon as the run ends;
+- a `footer` when the runner stops (`status` is `complete` or `interrupted`).
+
+Everything a report, a statistic or the gate shows is rebuilt from these records alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from evalkit._model import StrictModel
+from evalkit.chat import Completion, Message, Sampling, ToolMode, Usage
+
+__all__ = [
+    "FAILURE_CATEGORIES",
+    "Cell",
+    "CheckItem",
+    "Footer",
+    "Header",
+    "Intervention",
+    "ItemKind",
+    "ModelCall",
+    "Results",
+    "RunRecord",
+    "Segment",
+]
+
+SCHEMA_VERSION = 1
+
+Outcome = Literal[
+    "final_answer",  # the model's answer to the last user turn was accepted
+    "terminal_tool",  # the scenario's terminal tool was called
+    "iteration_limit",  # the scenario's model-call budget ran out
+    "escalated",  # a guard handed the run back to a human (Cline's mistake limit)
+    "failed",  # a guard ended the run with an explicit failure (retry budget spent)
+    "infra_error",  # the backend stayed broken: excluded from rates, counted apart
+    "unsupported",  # the backend cannot do what this cell's mode or strategy needs
+]
+
+FailureCategory = Literal[
+    "text_instead_of_tool",
+    "malformed_call",
+    "hallucinated_tool",
+    "wrong_arguments",
+    "premature_answer",
+    "unneeded_tool_call",
+    "wrong_answer",
+    "degenerate_output",  # the reply is chat-template tokens or a loop of lines (evalkit.judge.degenerate)
+    "iteration_limit",
+    "escalated",
+    "infra_error",
+]
+FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
+
+
+class _Record(StrictModel):
+    """This module's records: strict (see `evalkit._model`)."""
+
+
+class Cell(_Record):
+    """The matrix coordinates of a run. `backend` is the config's label for a backend entry."""
+
+    backend: str
+    model: str
+    mode: ToolMode
+    strategy: str
+    scenario: str
+    family: str
+
+    def key(self) -> tuple[str, str, str, str, str]:
+        return (self.backend, self.model, self.mode, self.strategy, self.scenario)
+
+
+class Intervention(_Record):
+    """A guard acted: it nudged, rescued, stripped, escalated, or chose a context."""
+
+    strategy: str
+    action: str  # retry | rescue | strip | accept | stop | prepare
+    reason: str
+    call_index: int
+
+
+class ModelCall(_Record):
+    """One model call: what was asked (in summary) and what came back."""
+
+    index: int
+    n_messages: int
+    tools: list[str]
+    tool_choice: str | None
+    constraint: str | None  # "grammar:<sha256[:12]>" or "json_schema:<sha256[:12]>"
+    completion: Completion
+    decision: str  # execute | accept | retry | stop
+    backend_retries: int = 0
+    # the system message as sent, when it differs from the transcript's (prompt mode appends the tool
+    # descriptions) and from the previous call's: the report shows the exact request
+    system_sent: str | None = None
+
+
+ItemKind = Literal[
+    "call",  # a required call was made (structural)
+    "arguments",  # its arguments matched
+    "call_count",  # exactly `count` calls with matching arguments
+    "forbidden_call",  # a forbidden tool was never called (structural)
+    "extra_calls",  # no calls beyond the required ones
+    "any_call",  # a call of one of the `any_of` tools (structural)
+    "terminal_call",  # the scenario's terminal tool was called (structural)
+    "terminal_facts",  # the terminal call's arguments mention the facts
+    "no_tool_calls",  # no tool was called at all (structural)
+    "reply",  # a final reply was given (structural)
+    "reply_mentions",
+    "reply_avoids",
+    "asks_user",  # the reply asks the user a question (structural)
+    "question_mentions",
+    "not_degenerate",  # the reply is not template debris or a loop (structural)
+    "state",  # stateful mocks reached the reference's state
+    "state_results",  # the reference's results are among the model's
+]
+
+
+class CheckItem(_Record):
+    """One item of a scenario's success check. Structural items decide `completed`; the failure
+    category is decided from `kind` (and `turn`), never from the label `item`, which is for people.
+    Records written before `kind` existed have none."""
+
+    item: str
+    passed: bool
+    structural: bool
+    detail: str = ""
+    kind: ItemKind | None = None
+    turn: int | None = None  # 0-based turn of a per-turn check; None for the run's own check
+
+
+class RunRecord(_Record):
+    type: Literal["run"] = "run"
+    run_id: str
+    cell: Cell
+    index: int
+    seed: int
+    simulated: bool
+    outcome: Outcome
+    completed: bool
+    correct: bool
+    failure: FailureCategory | None
+    first_try: bool
+    retries: int
+    guard_fires: int
+    model_calls: int
+    iterations: int
+    ideal_iterations: int
+    wasted_calls: int
+    usage: Usage
+    latency_s: float
+    wall_s: float
+    sampling: Sampling
+    error: str | None = None
+    check: list[CheckItem] = Field(default_factory=list)
+    interventions: list[Intervention] = Field(default_factory=list)
+    calls: list[ModelCall] = Field(default_factory=list)
+    messages: list[Message] = Field(default_factory=list)
+
+    @property
+    def counted(self) -> bool:
+        """Whether the run counts in rate denominators (infra errors and unsupported cells do not)."""
+        return self.outcome not in ("infra_error", "unsupported")
+
+
+class Header(_Record):
+    type: Literal["header"] = "header"
+    # 1: every file written so far. A reader refuses a file of a version it does not know rather than
+    # misread it; a version that changes the records adds its migration here.
+    schema_version: int = SCHEMA_VERSION
+
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, version: int) -> int:
+        if not 1 <= version <= SCHEMA_VERSION:
+            raise ValueError(f"results format version {version}: this evalkit reads versions 1 to {SCHEMA_VERSION}")
+        return version
+
+    evalkit_version: str
+    git_sha: str | None
+    started_at: str
+    config_name: str
+    config_hash: str
+    config: dict[str, Any]
+    seed: int
+    runs_per_cell: int
+    simulated: bool
+    backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    resumed: bool = False
+    rescored: dict[str, Any] | None = None  # set by `evalkit rescore`: when, evalkit version, git sha
+    shard: str | None = None  # "i/n" when the run covered one shard of the plan (`run --shard`)
+
+
+class Footer(_Record):
+    type: Literal["footer"] = "footer"
+    finished_at: str
+    status: Literal["complete", "interrupted"]
+    runs_written: int
+
+
+@dataclass
+class Segment:
+    """One header..footer stretch of a file: what one invocation of `run` wrote."""
+
+    path: str
+    runs_present: int = 0
+    footer: Footer | None = None
+
+
+@dataclass
+class Results:
+    """Everything read from one or more results files (shards are merged in order).
+
+    `segments`, `duplicates` and `conflicts` are what `check_integrity` needs: how many records
+    each invocation left against what its footer counts, and the run ids recorded more than once.
+    `transcripts` is None when `runs` are whole records (`load_results`); `evalkit.results.summaries` sets it to
+    the few whole records it kept per cell key, its `runs` then being rows without transcripts.
+    """
+
+    headers: list[Header] = field(default_factory=list)
+    runs: list[RunRecord] = field(default_factory=list)
+    footers: list[Footer] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    segments: list[Segment] = field(default_factory=list)
+    duplicates: int = 0
+    conflicts: list[str] = field(default_factory=list)
+    transcripts: dict[tuple[str, ...], list[RunRecord]] | None = None
+    transcript_limit: int = 0  # with `transcripts`: the most failed runs per cell a drill-down may show
+
+    @property
+    def simulated(self) -> bool:
+        return any(h.simulated for h in self.headers) or any(r.simulated for r in self.runs)
+
+    def whole(self, runs: list[RunRecord], failed: int) -> list[RunRecord]:
+        """The records of one cell's `runs` with their transcripts: all of them, or the sample kept,
+        which holds what a drill-down showing up to `failed` failed runs needs."""
+        if self.transcripts is None or not runs:
+            return runs
+        if failed > self.transcript_limit:
+            raise ValueError(f"{failed} failed transcripts per cell asked, {self.transcript_limit} kept")
+        return self.transcripts.get(runs[0].cell.key(), [])
+
+    def run_ids(self) -> set[str]:
+        return {r.run_id for r in self.runs}
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame with one flat row per run (no transcripts)."""
+        import pandas as pd
+
+        rows = [_flat_row(r) for r in self.runs]
+        return pd.DataFrame(rows)
+
+
+def _flat_row(run: RunRecord) -> dict[str, Any]:
+    row: dict[str, Any] = dict(run.cell.model_dump())
+    keep = (
+        "run_id",
+        "index",
+        "seed",
+        "simulated",
+        "outcome",
+        "completed",
+        "correct",
+        "failure",
+        "first_try",
+        "retries",
+        "guard_fires",
+        "model_calls",
+        "iterations",
+        "ideal_iterations",
+        "wasted_calls",
+        "latency_s",
+        "wall_s",
+        "error",
+    )
+    row.update({k: getattr(run, k) for k in keep})
+    row["prompt_tokens"] = run.usage.prompt_tokens
+    row["completion_tokens"] = run.usage.completion_tokens
+    row["counted"] = run.counted
+    return row

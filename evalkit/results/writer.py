@@ -1,0 +1,152 @@
+"""Writing a results file: whole lines only, cut back on a failed write, and what a resume reads back
+(`finished_runs`, `truncate_partial_line`). The records themselves are in `evalkit.results.records`."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO, cast
+
+from pydantic import BaseModel, ValidationError
+
+from evalkit._model import first_problem
+from evalkit.errors import ResultsError
+from evalkit.results.reader import supersedes
+from evalkit.results.records import Header, RunRecord
+
+__all__ = ["Opener", "ResultsWriter", "finished_runs", "output_error", "truncate_partial_line"]
+
+
+Opener = Callable[[Path, str], BinaryIO]
+
+
+def _open_unbuffered(path: Path, mode: str) -> BinaryIO:
+    return cast(BinaryIO, open(path, mode, buffering=0))
+
+
+def output_error(path: Path, exc: OSError) -> ResultsError:
+    """A one-line error for a results or recordings file that cannot be written (read-only, full)."""
+    return ResultsError(
+        f"{exc.filename or path}: cannot write: {exc.strerror or exc}; what was written before "
+        "is intact: fix this, then continue with `run --resume`"
+    )
+
+
+class ResultsWriter:
+    """Appends records to a results file, one whole line each, so an interruption loses nothing.
+
+    Opening an existing file for a resume first cuts off a trailing partial line, so the next record
+    starts on a line of its own. A write that fails (disk full) is cut back to the last whole line
+    and the writer refuses further writes, so the file stays readable and resumable; a file it
+    created and could not even write a header into is removed on close. `opener` is a
+    seam for tests: it must return an unbuffered binary file (`write` may write part and raise).
+    """
+
+    def __init__(self, path: str | Path, *, append: bool = False, opener: Opener | None = None):
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if append and self.path.exists():
+                truncate_partial_line(self.path)
+            self._fh = (opener or _open_unbuffered)(self.path, "ab" if append else "xb")
+            self._good = self._fh.seek(0, os.SEEK_END)
+        except OSError as exc:
+            raise output_error(self.path, exc) from exc
+        self.runs_written = 0
+        self.broken = False
+        self._created = not append
+
+    def write(self, record: BaseModel) -> None:
+        if self.broken:
+            raise ResultsError(f"{self.path}: an earlier write failed; nothing more is written")
+        data = (record.model_dump_json(exclude_none=False) + "\n").encode()
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[self._fh.write(view) or 0 :]
+        except OSError as exc:
+            self.broken = True
+            # cutting back needs no space; the partial line must not stay for the next append
+            with contextlib.suppress(OSError):
+                self._fh.truncate(self._good)
+            raise output_error(self.path, exc) from exc
+        self._good += len(data)
+        if isinstance(record, RunRecord):
+            self.runs_written += 1
+
+    def close(self) -> None:
+        try:
+            if not self.broken:
+                os.fsync(self._fh.fileno())
+        except OSError as exc:
+            raise output_error(self.path, exc) from exc
+        finally:
+            self._fh.close()
+            if self._created and self._good == 0:
+                with contextlib.suppress(OSError):
+                    self.path.unlink()
+
+
+def finished_runs(path: Path) -> tuple[list[Header], dict[str, str]]:
+    """For a resume: the file's headers and each recorded run id's outcome.
+
+    Reads the file line by line without building records, so a resume of a large file costs one
+    pass and a small dict, not the file's records in memory.
+    """
+    headers: list[Header] = []
+    outcomes: dict[str, str] = {}
+    for lineno, line in enumerate(_lines(path), start=1):
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ResultsError(f"{path}:{lineno}: not JSON: {exc.msg}") from exc
+        kind = data.get("type") if isinstance(data, dict) else None
+        if kind == "header":
+            headers.append(_parse_header(path, lineno, data))
+        elif kind == "run" and supersedes(outcomes.get(data["run_id"])):
+            outcomes[data["run_id"]] = str(data.get("outcome"))
+    if not headers:
+        raise ResultsError(f"{path}: no header record: not an evalkit results file")
+    return headers, outcomes
+
+
+def _parse_header(path: Path, lineno: int, data: dict[str, Any]) -> Header:
+    try:
+        return Header.model_validate(data)
+    except ValidationError as exc:
+        raise ResultsError(f"{path}:{lineno}: not a valid header record: {first_problem(exc).message}") from exc
+
+
+def _lines(path: Path) -> Iterator[str]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                if line.endswith("\n") and line.strip():
+                    yield line
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot read: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not UTF-8 text") from exc
+
+
+def truncate_partial_line(path: Path) -> None:
+    """Cut off a last line that an interrupted write left without its newline. Reads backwards from
+    the end in blocks, so a resume of a large file does not read it whole."""
+    with open(path, "r+b") as fh:
+        end = fh.seek(0, os.SEEK_END)
+        position = end
+        while position > 0:
+            start = max(0, position - 65536)
+            fh.seek(start)
+            block = fh.read(position - start)
+            if position == end and block.endswith(b"\n"):
+                return
+            newline = block.rfind(b"\n")
+            if newline >= 0:
+                fh.truncate(start + newline + 1)
+                return
+            position = start
+        fh.truncate(0)

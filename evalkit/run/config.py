@@ -1,0 +1,166 @@
+"""The run config: which scenarios, on which backends and models, under which guard stacks, N times.
+
+name: default
+seed: 1234
+runs: 25                       # runs per cell
+scenarios: ["../scenarios/*/*.yaml"]   # globs, relative to this file
+modes: [native]                # tool-calling modes: native and/or prompt
+backends:
+  - {label: sim-small, kind: sim, model: small-local}
+strategies:                    # label -> stack of guards, applied in order
+  trust_text: [trust_text]
+  respond+nudge: [respond_tool, {retry_nudge: {max_retries: 3}}]
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from evalkit._model import StrictModel, first_problem
+from evalkit._yaml import read_yaml
+from evalkit.backends.entry import BackendEntry, EndpointSettings, RetrySettings, ServeSettings
+from evalkit.chat import Sampling, ToolMode
+from evalkit.errors import ConfigError, ScenarioError
+from evalkit.strategies import StrategySpec
+
+__all__ = [
+    "BackendEntry",
+    "EndpointSettings",
+    "RetrySettings",
+    "RunConfig",
+    "ServeSettings",
+    "load_config",
+    "parse_strategy_specs",
+]
+
+
+class RunConfig(StrictModel):
+    name: str
+    description: str = ""
+    seed: int = 0
+    runs: int = Field(25, ge=1, le=100_000)
+    scenarios: list[str] = Field(min_length=1)
+    families: list[str] | None = None
+    custom_families: list[str] = Field(default_factory=list)  # families of your own, beyond the built-in ones
+    modes: list[ToolMode] = Field(default_factory=lambda: list[ToolMode](["native"]), min_length=1)
+    backends: list[BackendEntry] = Field(min_length=1)
+    strategies: dict[str, list[Any]] = Field(min_length=1)
+    sampling: Sampling = Field(default_factory=Sampling)
+    output: str | None = None
+    base_dir: str = Field("", exclude=True)
+    source: str = Field("", exclude=True)  # the file it was loaded from, for error messages
+
+    @field_validator("backends")
+    @classmethod
+    def _unique_labels(cls, backends: list[BackendEntry]) -> list[BackendEntry]:
+        labels = [b.label for b in backends]
+        dupes = sorted({x for x in labels if labels.count(x) > 1})
+        if dupes:
+            raise ValueError(f"duplicate backend label(s): {dupes}")
+        return backends
+
+    @model_validator(mode="after")
+    def _check_strategies(self) -> RunConfig:
+        for label, specs in self.strategies.items():
+            parse_strategy_specs(label, specs)
+        return self
+
+    def strategy_specs(self) -> dict[str, list[StrategySpec]]:
+        return {label: parse_strategy_specs(label, specs) for label, specs in self.strategies.items()}
+
+    def scenario_paths(self) -> list[Path]:
+        """Scenario files matched by the globs, relative to the config file, sorted and unique."""
+        base = Path(self.base_dir or ".")
+        found: set[Path] = set()
+        for pattern in self.scenarios:
+            full = pattern if Path(pattern).is_absolute() else str(base / pattern)
+            matches = [Path(p) for p in glob.glob(full, recursive=True)]
+            if not matches:
+                raise ConfigError(f"{self.source or self.name}: scenarios: pattern {pattern!r} matches no file")
+            found.update(p.resolve() for p in matches)
+        return sorted(found)
+
+    def as_replay(self, record_dir: Path) -> RunConfig:
+        """This matrix with every backend served back from `record_dir/<label>` (what `--record` wrote)."""
+        entries = [
+            e.model_copy(
+                update={
+                    "kind": "replay",
+                    "url": None,
+                    "urls": None,
+                    "endpoints": None,
+                    "serve": None,
+                    "api_key_env": None,
+                    "options": {"dir": str(record_dir / e.label)},
+                }
+            )
+            for e in self.backends
+        ]
+        output = Path(self.output).with_suffix("") if self.output else Path("results") / self.name
+        return self.model_copy(update={"backends": entries, "output": f"{output}-replay.jsonl"})
+
+    def with_runs(self, runs: int) -> RunConfig:
+        """This config with N runs per cell (`-n`), checked like the config's own `runs`."""
+        data = self.model_dump()
+        data["runs"] = runs
+        try:
+            checked = RunConfig.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(f"-n {runs}: {first_problem(exc).message}") from exc
+        return self.model_copy(update={"runs": checked.runs})
+
+    def fingerprint(self) -> str:
+        """A hash of everything that decides the runs, to refuse resuming into another config."""
+        dumped = self.model_dump(exclude={"output", "description"})
+        for backend in dumped["backends"]:  # fields added later count only when set: old hashes hold
+            for name in ("urls", "endpoints"):
+                if backend[name] is None:
+                    del backend[name]
+            if backend["serve"] is not None and backend["serve"]["replicas"] == 1:
+                del backend["serve"]["replicas"]
+        data = json.dumps(dumped, sort_keys=True)
+        return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+def parse_strategy_specs(label: str, specs: list[Any]) -> list[StrategySpec]:
+    """Turn a YAML guard list into (name, options) pairs, with errors that name the stack."""
+    out: list[StrategySpec] = []
+    for item in specs:
+        if isinstance(item, str):
+            out.append((item, {}))
+        elif isinstance(item, dict) and set(item) <= {"plugin", "options"} and "plugin" in item:
+            out.append((str(item["plugin"]), dict(item.get("options") or {})))
+        elif isinstance(item, dict) and len(item) == 1:
+            ((name, options),) = item.items()
+            if not isinstance(options, dict):
+                raise ValueError(f"strategy stack {label!r}: options of {name!r} must be a mapping")
+            out.append((str(name), options))
+        else:
+            raise ValueError(f"strategy stack {label!r}: cannot read guard {item!r}")
+    if not out:
+        raise ValueError(f"strategy stack {label!r} is empty (use [trust_text] for no guard)")
+    return out
+
+
+def load_config(path: str | Path) -> RunConfig:
+    """Load and validate a config file; errors name the file, the field and the line."""
+    try:
+        doc = read_yaml(path)
+    except ScenarioError as exc:
+        raise ConfigError(str(exc)) from exc
+    try:
+        config = RunConfig.model_validate(doc.data)
+    except ValidationError as exc:
+        problem = first_problem(exc)
+        line = doc.line_of(problem.loc)
+        where = f"{path}:{line}" if line else str(path)
+        raise ConfigError(f"{where}: {problem.field}: {problem.message}") from exc
+    config.base_dir = str(Path(path).resolve().parent)
+    config.source = str(path)
+    return config

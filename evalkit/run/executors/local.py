@@ -1,0 +1,165 @@
+"""The default executor: a phase's runs in this process.
+
+Each backend entry gets as many workers as it takes runs at once (its `concurrency`, or a pool's
+live slots), all pulling from that entry's lazy plan, so memory holds the runs in flight and not the
+matrix. Records go through a bounded queue to the driver, which writes them. Workers yield to the
+event loop after every run, even on the simulated backend (which never waits), so a signal stops the
+run at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from evalkit.backends import Backend, create_backend, http_client, needs_http_client
+from evalkit.backends.pool import run_capacity
+from evalkit.backends.serve import LlamaServer, server_for
+from evalkit.errors import BackendError
+from evalkit.results.records import RunRecord
+from evalkit.run.config import BackendEntry, RunConfig
+from evalkit.run.plan import PlannedRun, execute_run
+
+__all__ = ["LocalExecutor", "LocalPhase", "OpenBackends"]
+
+_DONE = object()
+
+
+async def _describe(backend: Backend) -> dict[str, Any]:
+    try:
+        return await backend.describe()
+    except BackendError as exc:  # the runs will record the outage; the header says why
+        return {"kind": backend.kind, "model": backend.model, "error": str(exc)}
+
+
+class OpenBackends:
+    """One backend per config entry (and an httpx client where it speaks HTTP), optionally recording
+    every call. An entry with `serve:` gets its own llama-server(s), started here, stopped by `aclose`."""
+
+    def __init__(self) -> None:
+        self.clients: dict[str, httpx.AsyncClient] = {}
+        self.backends: dict[str, Backend] = {}
+        self.servers: dict[str, list[LlamaServer]] = {}
+
+    @classmethod
+    async def open(cls, config: RunConfig, entries: list[BackendEntry], record_dir: Path | None) -> OpenBackends:
+        pool = cls()
+        try:
+            for entry in entries:
+                if entry.serve is not None:
+                    entry = pool._serve(config, entry)
+                client = None
+                if needs_http_client(entry.kind):  # the simulated and replay backends never use one
+                    client = pool.clients[entry.label] = http_client(entry)
+                backend = create_backend(entry, client)
+                if record_dir is not None:
+                    from evalkit.backends.recording import RecordingBackend
+
+                    backend = RecordingBackend(backend, record_dir / entry.label)
+                pool.backends[entry.label] = backend
+        except BaseException:
+            await pool.aclose()
+            raise
+        return pool
+
+    def _serve(self, config: RunConfig, entry: BackendEntry) -> BackendEntry:
+        assert entry.serve is not None
+        servers = [
+            server_for(entry.serve, entry.model, Path(config.base_dir or ".")) for _ in range(entry.serve.replicas)
+        ]
+        self.servers[entry.label] = servers
+        for server in servers:
+            # in this thread, not a worker: the server's parent-death signal follows the thread
+            # that started it; nothing else runs while a served phase starts
+            server.start()
+        urls = [server.url for server in servers]  # several: one pool (backends/pool.py)
+        return entry.model_copy(update={"url": urls[0]} if len(urls) == 1 else {"urls": urls})
+
+    async def describe(self) -> dict[str, dict[str, Any]]:
+        provenance = {label: await _describe(b) for label, b in self.backends.items()}
+        for label, servers in self.servers.items():
+            started = [await asyncio.to_thread(server.provenance) for server in servers]
+            provenance[label]["started_by_evalkit"] = started[0] if len(started) == 1 else started
+        return provenance
+
+    async def aclose(self) -> None:
+        for backend in self.backends.values():
+            await backend.aclose()
+        for client in self.clients.values():
+            await client.aclose()
+        for servers in self.servers.values():
+            for server in servers:
+                await asyncio.to_thread(server.stop)
+
+
+class LocalPhase:
+    """A phase's runs in this process: one set of workers per entry, bounded by its capacity."""
+
+    def __init__(self, config: RunConfig, entries: list[BackendEntry], pool: OpenBackends):
+        self.config = config
+        self.entries = entries
+        self.pool = pool
+        self.simulated = any(b.simulated for b in pool.backends.values())
+
+    async def describe(self) -> dict[str, dict[str, Any]]:
+        return await self.pool.describe()
+
+    def capacity(self) -> dict[str, int]:
+        """Runs in flight per entry (known once described: a pool counts its servers' slots)."""
+        return {e.label: run_capacity(self.pool.backends[e.label], e.concurrency) for e in self.entries}
+
+    async def run(self, pending: Mapping[str, Iterator[PlannedRun]]) -> AsyncGenerator[RunRecord, None]:
+        """Each run's record as soon as it finishes; closing the generator cancels the runs in flight."""
+        capacity = self.capacity()
+        queue: asyncio.Queue[object] = asyncio.Queue(maxsize=max(1, sum(capacity.values())))
+
+        async def work(specs: Iterator[PlannedRun], backend: Backend) -> None:
+            for spec in specs:  # shared by the entry's workers: each run is taken once
+                await queue.put(await execute_run(spec, backend, self.config))
+                await asyncio.sleep(0)  # a simulated run never waits: let signals and other workers in
+
+        workers = [
+            asyncio.ensure_future(work(specs, self.pool.backends[label]))
+            for label, specs in pending.items()
+            for _ in range(max(1, capacity.get(label, 1)))
+        ]
+
+        async def finish() -> None:
+            try:
+                await asyncio.gather(*workers)
+            except Exception as exc:  # a bug in a run ends the phase, as it would a plain loop
+                await queue.put(exc)
+            else:
+                await queue.put(_DONE)
+
+        finisher = asyncio.ensure_future(finish())
+        try:
+            while (item := await queue.get()) is not _DONE:
+                if isinstance(item, BaseException):
+                    raise item
+                assert isinstance(item, RunRecord)
+                yield item
+        finally:
+            for task in [*workers, finisher]:
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*workers, finisher, return_exceptions=True)
+
+
+class LocalExecutor:
+    """Runs every phase in this process (the default; `evalkit.run.executors` lists the others)."""
+
+    @contextlib.asynccontextmanager
+    async def phase(
+        self, config: RunConfig, entries: list[BackendEntry], record_dir: Path | None
+    ) -> AsyncIterator[LocalPhase]:
+        pool = await OpenBackends.open(config, entries, record_dir)
+        try:
+            yield LocalPhase(config, entries, pool)
+        finally:
+            await pool.aclose()

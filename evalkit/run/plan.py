@@ -1,0 +1,111 @@
+"""The runs a config asks for, and executing one of them.
+
+A `PlannedRun` is one cell's i-th run with everything needed to execute it anywhere (the local
+executor, a Ray worker): its scenario, guard stack, backend entry and seed. Runs of different
+strategies and modes share a seed, so they pair up for comparison.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from evalkit.backends import Backend, RetryPolicy
+from evalkit.backends.entry import BackendEntry
+from evalkit.judge.verdict import judge_run
+from evalkit.results.records import Cell, RunRecord
+from evalkit.run.config import RunConfig
+from evalkit.run.loop import run_loop
+from evalkit.scenario.model import Scenario
+from evalkit.strategies import StrategySpec, build_stack
+
+__all__ = ["PlannedRun", "execute_run", "iter_runs", "plan_runs", "run_seed"]
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    run_id: str
+    cell: Cell
+    index: int
+    seed: int
+    scenario: Scenario
+    stack: list[StrategySpec]
+    entry: BackendEntry
+
+
+def run_seed(base: int, backend: str, scenario: str, index: int) -> int:
+    """The same for every strategy and mode, so their runs pair up for comparison."""
+    digest = hashlib.sha256(f"{base}|{backend}|{scenario}|{index}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+def iter_runs(config: RunConfig, scenarios: list[Scenario], labels: set[str] | None = None) -> Iterator[PlannedRun]:
+    """The matrix, one run at a time (optionally only the backend entries in `labels`)."""
+    specs = config.strategy_specs()
+    for entry in config.backends:
+        if labels is not None and entry.label not in labels:
+            continue
+        for mode in config.modes:
+            for label, stack in specs.items():
+                for scenario in scenarios:
+                    cell = Cell(
+                        backend=entry.label,
+                        model=entry.model,
+                        mode=mode,
+                        strategy=label,
+                        scenario=scenario.id,
+                        family=scenario.family,
+                    )
+                    for i in range(config.runs):
+                        run_id = f"{entry.label}/{mode}/{label}/{scenario.id}/{i}"
+                        seed = run_seed(config.seed, entry.label, scenario.id, i)
+                        yield PlannedRun(run_id, cell, i, seed, scenario, stack, entry)
+
+
+def plan_runs(config: RunConfig, scenarios: list[Scenario]) -> list[PlannedRun]:
+    return list(iter_runs(config, scenarios))
+
+
+async def execute_run(spec: PlannedRun, backend: Backend, config: RunConfig) -> RunRecord:
+    sampling = config.sampling.model_copy(update={"seed": spec.seed})
+    policy = RetryPolicy(spec.entry.retry.attempts, spec.entry.retry.base_delay_s, spec.entry.retry.max_delay_s)
+    state, view = await run_loop(
+        spec.scenario,
+        build_stack(spec.stack),
+        backend,
+        mode=spec.cell.mode,
+        sampling=sampling,
+        run_id=spec.run_id,
+        seed=spec.seed,
+        policy=policy,
+    )
+    verdict = judge_run(spec.scenario, state.outcome, view.executed, state.reply, turn_replies=state.turn_replies)
+    ideal = spec.scenario.ideal_iterations
+    return RunRecord(
+        run_id=spec.run_id,
+        cell=spec.cell,
+        index=spec.index,
+        seed=spec.seed,
+        simulated=backend.simulated,
+        outcome=state.outcome,
+        completed=verdict.completed,
+        correct=verdict.correct,
+        failure=verdict.failure,
+        first_try=verdict.correct and state.retries == 0,
+        retries=state.retries,
+        guard_fires=sum(1 for i in state.interventions if i.action != "prepare"),
+        model_calls=len(state.calls),
+        iterations=len(state.calls),
+        ideal_iterations=ideal,
+        wasted_calls=max(0, len(state.calls) - ideal),
+        usage=state.usage,
+        latency_s=state.latency_s,
+        wall_s=state.wall_s,
+        sampling=sampling,
+        error=state.error,
+        check=verdict.items,
+        interventions=state.interventions,
+        calls=state.calls,
+        messages=view.messages,
+    )

@@ -1,0 +1,179 @@
+"""Everything a run needs, checked before its results file is created, so a failed start leaves none.
+
+`preflight` is what `evalkit run` checks before it opens the output, and what `evalkit validate`
+checks of a config (with `import_plugins=False`: validate runs no code from a config). Errors name
+the config file and the field. After a run, `dead_backends` finds backends whose every counted run
+was an `infra_error`, which the CLI turns into exit code 3.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from evalkit.backends import DEFAULT_KEY_ENV, key_required
+from evalkit.backends.sim_profile import load_profile
+from evalkit.errors import BackendError, ConfigError, ResultsError
+from evalkit.results.records import Header, Results
+from evalkit.run.config import BackendEntry, RunConfig
+from evalkit.scenario.model import FAMILIES, Scenario, load_scenarios
+from evalkit.strategies import check_specs
+
+__all__ = [
+    "MAX_PLANNED_RUNS",
+    "check_output_path",
+    "check_resumable",
+    "config_scenarios",
+    "dead_backends",
+    "discard_empty_leftover",
+    "preflight",
+]
+
+MAX_PLANNED_RUNS = 1_000_000  # a plan is held in memory; beyond this, split the matrix into configs
+
+
+def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenario]:
+    """Check scenarios, families, backends (kind, URL, key, simulated profile), guard stacks and the plan's size;
+    return the scenarios the run will use."""
+    where = config.source or config.name
+    scenarios = config_scenarios(config)
+    _check_backends(config, where)
+    for label, specs in config.strategy_specs().items():
+        try:
+            check_specs(specs, import_plugins=import_plugins)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: strategies.{label}: {exc}") from exc
+    cells = len(config.backends) * len(config.modes) * len(config.strategies) * len(scenarios)
+    if cells * config.runs > MAX_PLANNED_RUNS:
+        raise ConfigError(
+            f"{where}: runs: {cells} cells x {config.runs} runs is {cells * config.runs} runs; "
+            f"the limit for one results file is {MAX_PLANNED_RUNS}"
+        )
+    return scenarios
+
+
+def config_scenarios(config: RunConfig) -> list[Scenario]:
+    """The scenarios a config runs: each of a built-in family or one the config declares under
+    `custom_families`, then narrowed to `families:` (every name of which must match a scenario)."""
+    where = config.source or config.name
+    scenarios = load_scenarios(config.scenario_paths())
+    known = set(FAMILIES) | set(config.custom_families)
+    for scenario in scenarios:
+        if scenario.family not in known:
+            raise ConfigError(
+                f"{where}: custom_families: {scenario.source} is of family {scenario.family!r}, "
+                f"neither built in ({', '.join(FAMILIES)}) nor declared here"
+            )
+    if not config.families:
+        return scenarios
+    present = {s.family for s in scenarios}
+    unknown = [f for f in config.families if f not in present]
+    if unknown:
+        raise ConfigError(
+            f"{where}: families: {unknown} match no scenario "
+            f"(the scenarios' families: {', '.join(sorted(present)) or 'none'})"
+        )
+    return [s for s in scenarios if s.family in config.families]
+
+
+def _check_backends(config: RunConfig, where: str) -> None:
+    for i, entry in enumerate(config.backends):
+        field = f"{where}: backends.{i}"
+        # kind and url were checked when the config was built; the key is checked now, at run time
+        env_name = entry.api_key_env or DEFAULT_KEY_ENV.get(entry.kind)
+        if env_name and key_required(entry) and not os.environ.get(env_name):
+            raise ConfigError(
+                f"{field}.api_key_env: environment variable {env_name} is not set "
+                f"(backend {entry.label!r} needs an API key)"
+            )
+        if entry.serve is not None:
+            _check_serve(config, entry, field)
+        if entry.kind == "sim":  # its model is a profile: shipped, or a YAML file
+            try:
+                load_profile(entry.model)
+            except ConfigError as exc:
+                raise ConfigError(f"{field}.model: {exc}") from exc
+
+
+def _check_serve(config: RunConfig, entry: BackendEntry, field: str) -> None:
+    """The template file and the model a `serve:` entry starts, resolved as the runner will (no server starts)."""
+    from evalkit.backends.serve import (  # httpx, subprocess: serve entries only
+        ServerUnavailable,
+        check_model,
+        template_path,
+    )
+
+    assert entry.serve is not None
+    try:
+        template_path(entry.serve.template, Path(config.base_dir or "."))
+    except ConfigError as exc:  # its message starts with "serve.template:"
+        raise ConfigError(f"{field}.{exc}") from exc
+    try:
+        check_model(entry.serve.model or entry.model)
+    except (ConfigError, ServerUnavailable) as exc:
+        raise ConfigError(f"{field}.serve.model: {exc}") from exc
+
+
+def check_output_path(output: Path, record_dir: Path | None = None) -> None:
+    """A results file that can be created or appended to (not a directory or device), and a
+    recordings directory that is one or can be made; neither under a file."""
+    if output.exists() and not output.is_file():
+        raise ResultsError(f"{output} is not a regular file: give the path of a results file (-o FILE.jsonl)")
+    if record_dir is not None and record_dir.exists() and not record_dir.is_dir():
+        raise ResultsError(f"--record {record_dir}: not a directory")
+    for path in (output, record_dir):
+        parent = next((p for p in path.parents if p.exists()), None) if path is not None else None
+        if parent is not None and not parent.is_dir():
+            raise ResultsError(f"{path}: cannot write: {parent} is not a directory")
+
+
+def discard_empty_leftover(output: Path) -> bool:
+    """True if `output` holds no complete line (a start that failed before writing its header):
+    it is emptied, so the run starts afresh instead of refusing to touch it."""
+    try:
+        if output.stat().st_size > 64 * 1024:
+            return False
+        data = output.read_bytes()
+    except OSError:
+        return False
+    if b"\n" in data:
+        return False
+    if data:
+        output.write_bytes(b"")
+    return True
+
+
+def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> None:
+    """A resume needs the file's config, with the same or a larger N (a larger one tops every cell up)."""
+    first = headers[0]
+    if config.model_copy(update={"runs": first.runs_per_cell}).fingerprint() != first.config_hash:
+        raise ResultsError(
+            f"{output} was written by a different config (hash {first.config_hash}); "
+            "resume needs the same config (only -n may grow)"
+        )
+    largest = max(h.runs_per_cell for h in headers)
+    if config.runs < largest:
+        raise ResultsError(
+            f"{output} has {largest} runs per cell; resuming with {config.runs} would drop runs: "
+            f"pass -n {largest} (or more, to add runs to every cell)"
+        )
+
+
+def dead_backends(results: Results) -> BackendError | None:
+    """An error naming each backend whose every counted run is an `infra_error`, with the first error text."""
+    runs_by_backend: dict[str, list[tuple[str, str | None]]] = {}
+    for run in results.runs:
+        if run.outcome != "unsupported":
+            runs_by_backend.setdefault(run.cell.backend, []).append((run.outcome, run.error))
+    dead = {
+        label: next((e.splitlines()[0] for _, e in runs if e and e.strip()), "no error text")
+        for label, runs in runs_by_backend.items()
+        if runs and all(o == "infra_error" for o, _ in runs)
+    }
+    if not dead:
+        return None
+    return BackendError(
+        "; ".join(
+            f"backend {label!r}: every run failed (infra_error): {error}" for label, error in sorted(dead.items())
+        )
+    )

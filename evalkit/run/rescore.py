@@ -1,0 +1,184 @@
+"""Re-judging a results file with the current checker, from the model outputs it stores.
+
+Every run record keeps each model call's completion. `rescore_results` feeds those completions,
+in order, back through the agent loop (the same guard stack, the scenario's current mocks) and
+`checks.judge_run`, so a fixed checker, a fixed guard decision or a corrected scenario re-scores
+old runs without a model or a server. Timings, usage and provenance stay as recorded; the headers
+gain `rescored` (when, by which evalkit version and commit). Runs that never reached the model
+(`infra_error`, `unsupported`) are copied unchanged. A run whose loop would now need a model call
+that was never made cannot be re-judged from its outputs: that is an error naming the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from evalkit.backends.base import UNSATISFIABLE, Feature, RetryPolicy
+from evalkit.chat import CallContext, ChatRequest, Completion
+from evalkit.errors import ResultsError
+from evalkit.judge.verdict import judge_run
+from evalkit.results.reader import iter_records
+from evalkit.results.records import Header, RunRecord
+from evalkit.results.writer import ResultsWriter
+from evalkit.run.config import parse_strategy_specs
+from evalkit.run.loop import run_loop
+from evalkit.scenario.model import Scenario
+from evalkit.strategies import build_stack
+
+__all__ = ["RescoreSummary", "rescore_results"]
+
+_ONCE = RetryPolicy(attempts=1, base_delay_s=0.0, max_delay_s=0.0)
+
+
+@dataclass
+class RescoreSummary:
+    runs: int = 0
+    rejudged: int = 0
+    changed: int = 0
+
+
+class _OutOfOutputs(Exception):
+    pass
+
+
+class _StoredCompletions:
+    """A backend that answers with one run's recorded completions, in order."""
+
+    kind = "stored"
+    simulated = False
+
+    def __init__(self, run: RunRecord):
+        self.model = run.cell.model
+        self.completions = [c.completion for c in run.calls]
+
+    def supports(self, feature: Feature) -> bool:
+        return feature not in UNSATISFIABLE
+
+    async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
+        if context.call_index >= len(self.completions):
+            raise _OutOfOutputs
+        return self.completions[context.call_index]
+
+    async def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind}
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def _rejudge(run: RunRecord, scenario: Scenario, stack: list[tuple[str, dict[str, Any]]]) -> RunRecord:
+    try:
+        state, view = await run_loop(
+            scenario,
+            build_stack(stack),
+            _StoredCompletions(run),
+            mode=run.cell.mode,
+            sampling=run.sampling,
+            run_id=run.run_id,
+            seed=run.seed,
+            policy=_ONCE,
+        )
+    except _OutOfOutputs:
+        raise ResultsError(
+            f"run {run.run_id}: the current loop needs more model calls than the "
+            f"{len(run.calls)} recorded; re-run it instead"
+        ) from None
+    verdict = judge_run(scenario, state.outcome, view.executed, state.reply)
+    used = run.calls[: len(state.calls)]
+    calls = [
+        new.model_copy(update={"backend_retries": old.backend_retries})
+        for old, new in zip(used, state.calls, strict=True)
+    ]
+    usage = run.usage.model_copy(
+        update={
+            "prompt_tokens": sum(c.completion.usage.prompt_tokens for c in used),
+            "completion_tokens": sum(c.completion.usage.completion_tokens for c in used),
+        }
+    )
+    return run.model_copy(
+        update={
+            "outcome": state.outcome,
+            "completed": verdict.completed,
+            "correct": verdict.correct,
+            "failure": verdict.failure,
+            "first_try": verdict.correct and state.retries == 0,
+            "retries": state.retries,
+            "guard_fires": sum(1 for i in state.interventions if i.action != "prepare"),
+            "model_calls": len(calls),
+            "iterations": len(calls),
+            "ideal_iterations": scenario.ideal_iterations,
+            "wasted_calls": max(0, len(calls) - scenario.ideal_iterations),
+            "usage": usage,
+            "check": verdict.items,
+            "interventions": state.interventions,
+            "calls": calls,
+            "messages": view.messages,
+        }
+    )
+
+
+def _stamp(header: Header, source: str) -> Header:
+    from evalkit import __version__
+    from evalkit.run.runner import _git_sha
+
+    stamp = {
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "evalkit_version": __version__,
+        "git_sha": _git_sha(),
+        "from": Path(source).name,
+    }
+    return header.model_copy(update={"rescored": stamp})
+
+
+def rescore_results(source: str | Path, output: str | Path, scenarios: list[Scenario]) -> RescoreSummary:
+    """Write `output`: `source` with every run re-judged from its stored completions (output may be source)."""
+    by_id = {s.id: s for s in scenarios}
+    stacks: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    summary = RescoreSummary()
+    tmp = Path(f"{output}.rescoring")
+    tmp.unlink(missing_ok=True)
+    writer = ResultsWriter(tmp)
+    try:
+        for record in iter_records(source):
+            if isinstance(record, Header):
+                stacks = {
+                    label: parse_strategy_specs(label, specs)
+                    for label, specs in record.config.get("strategies", {}).items()
+                }
+                record = _stamp(record, str(source))
+            elif isinstance(record, RunRecord):
+                summary.runs += 1
+                record = _rescored(record, by_id, stacks, summary)
+            writer.write(record)
+    except BaseException:
+        writer.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    writer.close()
+    os.replace(tmp, output)
+    return summary
+
+
+def _rescored(
+    run: RunRecord,
+    by_id: dict[str, Scenario],
+    stacks: dict[str, list[tuple[str, dict[str, Any]]]],
+    summary: RescoreSummary,
+) -> RunRecord:
+    if not run.counted or not run.calls:
+        return run
+    scenario = by_id.get(run.cell.scenario)
+    if scenario is None:
+        raise ResultsError(f"run {run.run_id}: scenario {run.cell.scenario!r} is not among the scenarios given")
+    if run.cell.strategy not in stacks:
+        raise ResultsError(f"run {run.run_id}: its header has no strategy stack {run.cell.strategy!r}")
+    new = asyncio.run(_rejudge(run, scenario, stacks[run.cell.strategy]))
+    summary.rejudged += 1
+    if (new.outcome, new.completed, new.correct, new.failure) != (run.outcome, run.completed, run.correct, run.failure):
+        summary.changed += 1
+    return new

@@ -1,0 +1,306 @@
+"""Running a config: expand the matrix, run every cell N times concurrently, append each result.
+
+The plan is a generator; an executor (`evalkit.run.executors`: this process by default, or Ray workers)
+pulls from it and hands back each finished record, so memory holds the runs in flight, not the
+matrix. This process alone writes: each finished run is written at once (and dropped),
+so an interrupted run loses at most the runs in flight, and `resume=True` skips every run id already
+in the file; `shard` runs a stable slice of the plan (`evalkit.results.shards`). SIGINT/SIGTERM stop the
+run at once: in-flight runs are cancelled, the segment gets
+an `interrupted` footer and `KeyboardInterrupt` reaches the CLI (exit 130). The results file and
+the recordings directory are locked for the life of the run. Backend faults are retried inside a
+run; a run whose backend stays down is recorded as `infra_error` and the matrix goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import subprocess
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from evalkit import __version__
+from evalkit.errors import ConfigError, ResultsError
+from evalkit.results.lock import hold_outputs
+from evalkit.results.records import Footer, Header
+from evalkit.results.secrets import public_config
+from evalkit.results.shards import Shard, check_resume_shard
+from evalkit.results.writer import Opener, ResultsWriter, finished_runs, truncate_partial_line
+from evalkit.run.config import BackendEntry, RunConfig
+from evalkit.run.plan import PlannedRun, iter_runs
+from evalkit.run.preflight import (
+    check_output_path,
+    check_resumable,
+    config_scenarios,
+    discard_empty_leftover,
+    preflight,
+)
+from evalkit.scenario.model import Scenario
+from evalkit.strategies import build_stack
+
+if TYPE_CHECKING:
+    from evalkit.run.executors.base import Executor
+
+__all__ = ["arun_config", "run_config"]
+
+Progress = Callable[[int, int], None]
+
+
+def load_config_scenarios(config: RunConfig) -> list[Scenario]:
+    """The scenarios `config` runs (see `preflight.config_scenarios`)."""
+    return config_scenarios(config)
+
+
+def check_stacks(config: RunConfig) -> None:
+    """Build every guard stack once, so a bad name or option fails before any run starts."""
+    for specs in config.strategy_specs().values():
+        build_stack(specs)
+
+
+def _git_sha() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            cwd=Path(__file__).resolve().parent,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _finished(config: RunConfig, output: Path, resume: bool, retry_infra: bool, shard: Shard | None) -> set[str]:
+    """Run ids already in `output` that this invocation does not run again."""
+    if not output.exists() or discard_empty_leftover(output):
+        return set()
+    if not resume:
+        raise ResultsError(f"{output} exists: pass --resume to continue it, or choose another output")
+    truncate_partial_line(output)
+    headers, outcomes = finished_runs(output)
+    check_resumable(config, headers, output)
+    check_resume_shard(output, [h.shard for h in headers], shard)
+    return {run_id for run_id, outcome in outcomes.items() if not (retry_infra and outcome == "infra_error")}
+
+
+def _phases(config: RunConfig, labels: set[str]) -> list[list[BackendEntry]]:
+    """Groups of backend entries run together: every entry with a server it names runs at once;
+    entries that evalkit serves run one at a time, so two local models never share the CPU."""
+    active = [e for e in config.backends if e.label in labels]
+    shared = [e for e in active if e.serve is None]
+    return ([shared] if shared else []) + [[e] for e in active if e.serve is not None]
+
+
+@dataclass
+class _Job:
+    """What every phase of one invocation shares."""
+
+    config: RunConfig
+    scenarios: list[Scenario]
+    finished: set[str]
+    writer: ResultsWriter
+    record_dir: Path | None
+    progress: Progress | None
+    executor: Executor
+    shard: Shard | None = None
+    total: int = 0
+    done: int = 0
+
+    def pending(self, labels: set[str]) -> Iterator[PlannedRun]:
+        runs = iter_runs(self.config, self.scenarios, labels)
+        return (r for r in (self.shard.select(runs) if self.shard else runs) if r.run_id not in self.finished)
+
+
+async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
+    """Run the pending runs of `entries` as one header..footer segment: the executor runs them (here
+    or elsewhere) and hands back records; only this process writes."""
+    config, writer = job.config, job.writer
+    async with job.executor.phase(config, entries, job.record_dir) as phase:
+        status: Literal["complete", "interrupted"] = "interrupted"
+        written_before = writer.runs_written
+        try:
+            writer.write(
+                Header(
+                    evalkit_version=__version__,
+                    git_sha=_git_sha(),
+                    started_at=_now(),
+                    config_name=config.name,
+                    config_hash=config.fingerprint(),
+                    config=public_config(config.model_dump(mode="json")),
+                    seed=config.seed,
+                    runs_per_cell=config.runs,
+                    simulated=phase.simulated,
+                    backends=await phase.describe(),
+                    resumed=writer.path.stat().st_size > 0,
+                    shard=str(job.shard) if job.shard else None,
+                )
+            )
+            pending = {e.label: job.pending({e.label}) for e in entries}
+            async with contextlib.aclosing(phase.run(pending)) as records:
+                async for record in records:
+                    writer.write(record)
+                    job.done += 1
+                    if job.progress:
+                        job.progress(job.done, job.total)
+            status = "complete"
+        finally:
+            if not writer.broken:
+                writer.write(
+                    Footer(finished_at=_now(), status=status, runs_written=writer.runs_written - written_before)
+                )
+
+
+@contextlib.contextmanager
+def _stop_on_signals(task: asyncio.Task[Any] | None) -> Iterator[list[int]]:
+    """SIGINT and SIGTERM cancel `task` (the run) from the event loop, never in the middle of a write;
+    the list collects the signals received. The previous handlers come back afterwards."""
+    received: list[int] = []
+    if task is None or threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    loop = asyncio.get_running_loop()
+    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def stop(sig: int) -> None:
+        received.append(sig)
+        task.cancel()
+
+    for sig in previous:
+        loop.add_signal_handler(sig, stop, sig)
+    try:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            loop.remove_signal_handler(sig)
+            signal.signal(sig, handler)
+
+
+def _prepare_recordings(record_dir: Path, labels: set[str], finished: set[str], resume: bool) -> None:
+    """Recordings mirror the results file: a fresh run needs a fresh directory, and a resumed one
+    drops the calls of runs that were cut off (their new attempt is recorded instead)."""
+    from evalkit.backends.recording import RECORDINGS_FILE, prune_unfinished
+
+    if not resume:
+        used = [label for label in labels if (record_dir / label / RECORDINGS_FILE).exists()]
+        if used:
+            raise ResultsError(
+                f"{record_dir / used[0]} already holds recordings: record into a new directory, "
+                "or pass --resume to continue the results file they belong to"
+            )
+        return
+    for label in labels:
+        prune_unfinished(record_dir / label, finished)
+
+
+async def arun_config(
+    config: RunConfig,
+    output: Path,
+    *,
+    resume: bool = False,
+    record_dir: Path | None = None,
+    progress: Progress | None = None,
+    only_backends: set[str] | None = None,
+    retry_infra: bool = False,
+    opener: Opener | None = None,
+    shard: Shard | None = None,
+    executor: Executor | None = None,
+) -> Path:
+    """Run every pending run of `config`, appending records to `output`; returns the path.
+
+    `shard` runs only that deterministic slice of the plan (see `evalkit.results.shards`). `executor` runs the
+    runs elsewhere (`evalkit.run.executors`: Ray workers) and hands their records back to be written here.
+
+    `retry_infra` (with `resume`) runs again the runs recorded as `infra_error`; their new records
+    supersede the old ones. `only_backends` restricts this invocation to some backend labels (one
+    server at a time, say); the rest stay pending for a later `resume`. `opener` opens the results
+    file (a seam for tests of a full disk). SIGINT/SIGTERM raise `KeyboardInterrupt` once the file
+    is closed with an `interrupted` footer.
+    """
+    scenarios = preflight(config)  # everything checked before the output file is created
+    check_output_path(output, record_dir)
+    labels = {e.label for e in config.backends}
+    if only_backends is not None:
+        unknown = only_backends - labels
+        if unknown:
+            raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
+        labels = set(only_backends)
+    with hold_outputs(output, record_dir), _stop_on_signals(asyncio.current_task()) as received:
+        finished = _finished(config, output, resume, retry_infra, shard)
+        if record_dir is not None:
+            _prepare_recordings(record_dir, labels, finished, resume)
+        if executor is None:
+            from evalkit.run.executors.local import LocalExecutor  # it imports this module
+
+            executor = LocalExecutor()
+        job = _Job(
+            config,
+            scenarios,
+            finished,
+            ResultsWriter(output, append=output.exists(), opener=opener),
+            record_dir,
+            progress,
+            executor,
+            shard,
+        )
+        busy = Counter(spec.entry.label for spec in job.pending(labels))
+        job.total = sum(busy.values())
+        try:
+            for entries in _phases(config, set(busy)):
+                await _run_phase(job, entries)
+        except asyncio.CancelledError:
+            if not received:
+                raise
+        finally:
+            job.writer.close()
+        if received:
+            raise KeyboardInterrupt
+    return output
+
+
+def default_output(config: RunConfig) -> Path:
+    return Path(config.output) if config.output else Path("results") / f"{config.name}.jsonl"
+
+
+def run_config(
+    config: RunConfig,
+    output: Path | None = None,
+    *,
+    resume: bool = False,
+    record_dir: Path | None = None,
+    progress: Progress | None = None,
+    only_backends: set[str] | None = None,
+    retry_infra: bool = False,
+    opener: Opener | None = None,
+    shard: Shard | None = None,
+    executor: Executor | None = None,
+) -> Path:
+    """Synchronous wrapper around `arun_config`."""
+    return asyncio.run(
+        arun_config(
+            config,
+            output or default_output(config),
+            resume=resume,
+            record_dir=record_dir,
+            progress=progress,
+            only_backends=only_backends,
+            retry_infra=retry_infra,
+            opener=opener,
+            shard=shard,
+            executor=executor,
+        )
+    )
+
+
+__all__ += ["check_stacks", "default_output", "load_config_scenarios"]

@@ -1,0 +1,73 @@
+"""Stateful mocks: Python classes (`module:Class`) whose public methods are the scenario's tools.
+
+One set of instances lives for one run, so results depend on earlier calls (a file `mv`'d is gone).
+A check with `state_as_reference` compares the instances' public attributes after a turn with the
+state the reference calls reach, as BFCL's multi-turn checker does (`state_checker`).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+from typing import Any
+
+from evalkit.errors import ScenarioError
+from evalkit.scenario.model import CallCheck, Scenario, StatefulClass
+
+__all__ = ["StatefulMocks"]
+
+
+def _build(spec: StatefulClass, source: str) -> Any:
+    module_name, _, class_name = spec.cls.partition(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ScenarioError(source, f"cannot import {spec.cls} ({exc})", field="state") from exc
+    instance = cls()
+    if spec.config and hasattr(instance, "_load_scenario"):
+        instance._load_scenario(copy.deepcopy(spec.config))
+    return instance
+
+
+class StatefulMocks:
+    """The run's instances; `call` runs a tool on them, `snapshot` reads their public state."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.instances = {spec.cls: _build(spec, scenario.source) for spec in scenario.state}
+
+    def method(self, name: str) -> Any:
+        if name.startswith("_"):
+            return None
+        for instance in self.instances.values():
+            found = getattr(instance, name, None)
+            if callable(found):
+                return found
+        return None
+
+    def call(self, name: str, arguments: dict[str, Any]) -> tuple[Any, str | None]:
+        """(result, error) of the tool call; a mock's exception is an error the model reads."""
+        method = self.method(name)
+        if method is None:
+            return None, f"no tool {name!r}"
+        try:
+            result = method(**arguments)
+        except Exception as exc:  # the mock rejected the call: the model sees why, as from a real tool
+            return None, f"{type(exc).__name__}: {exc}"
+        return json.loads(json.dumps(result, default=str)), None
+
+    def differences(self, other: StatefulMocks) -> list[str]:
+        """`class.attribute` names whose public values differ from `other`'s (Python equality, as BFCL)."""
+        out = []
+        for name, mine in self.instances.items():
+            theirs = other.instances[name]
+            out += [
+                f"{name.rpartition(':')[2]}.{attr}"
+                for attr in vars(theirs)
+                if not attr.startswith("_") and getattr(mine, attr, None) != getattr(theirs, attr)
+            ]
+        return out
+
+    def replay(self, calls: list[CallCheck]) -> list[tuple[Any, str | None]]:
+        """Run `calls` in order; their (result, error) pairs."""
+        return [self.call(call.name, call.arguments) for call in calls]
