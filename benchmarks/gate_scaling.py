@@ -1,6 +1,6 @@
 """How the unpaired gate's time grows with N: `evalkit.gate.compare` on runs that do not pair.
 
-Issue 12 measured 20 s at N = 25 and 495 s at N = 100 (scipy's Boschloo costs about n^2.7 per
+The first measurement: 20 s at N = 25 and 495 s at N = 100 (scipy's Boschloo costs about n^2.7 per
 pooled table). Here the default matrix's shape (17 scenarios × 2 modes × 6 strategies) is filled
 with hand-made run records (no model runs; the outcomes are Bernoulli draws at 80%), the candidate
 on other seeds so that nothing pairs, and the gate runs at each level. Printed: seconds per gate and

@@ -25,7 +25,7 @@ from evalkit.errors import BackendError, EvalkitError, GateInputError, ReplayMis
 __all__ = ["main"]
 
 # subcommand modules under evalkit.cli, in the order `--help` lists them, with their one-line help
-# (each module's `add_parser` repeats its line; tests/test_cli_startup.py keeps the two equal)
+# (each module's `add_parser` repeats its line; tests/cli/test_startup.py keeps the two equal)
 COMMANDS = {
     "run": "run a config's matrix and write a JSONL results file",
     "merge": "merge the shards of one run (run --shard i/n) into one results file",

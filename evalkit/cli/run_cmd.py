@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from evalkit.errors import ConfigError
+from evalkit.results.integrity import unreachable_backends
 from evalkit.results.shards import parse_shard
 from evalkit.results.summaries import scan_results
 from evalkit.run.config import load_config
 from evalkit.run.executors import EXECUTORS, create_executor
-from evalkit.run.plan import iter_runs
-from evalkit.run.preflight import MAX_PLANNED_RUNS, dead_backends
+from evalkit.run.matrix import iter_runs
+from evalkit.run.preflight import MAX_PLANNED_RUNS
 from evalkit.run.runner import default_output, load_config_scenarios, run_config
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ class _Tail:
     """Reads the run records appended to a results file since the tail was made.
 
     The file is opened at the first read, not created here: the tail is made before the run's
-    checks, and a start that fails them must leave no file behind (issue 9 item 5)."""
+    checks, and a start that fails them must leave no file behind."""
 
     def __init__(self, path: Path):
         self._path = path
@@ -235,7 +236,7 @@ def run(args: argparse.Namespace) -> int:
     results = scan_results([output])  # compact rows: a large run's summary needs no transcripts
     print(summary_table(results))
     print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
-    outage = dead_backends(results)
+    outage = unreachable_backends(results)
     if args.report is not None:
         fmt = _FORMATS.get(args.report.suffix.lower())
         if fmt is None:

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from evalkit.errors import ResultsError
+from evalkit.errors import BackendError, ResultsError
 from evalkit.results.records import Results
 from evalkit.results.summaries import scan_results
 
-__all__ = ["Problem", "check_integrity", "load_checked"]
+__all__ = ["Problem", "check_integrity", "load_checked", "unreachable_backends"]
 
 
 @dataclass(frozen=True)
@@ -112,3 +112,23 @@ def load_checked(
     for problem in problems:
         (warn or (lambda m: print(f"evalkit: warning: {m}", file=sys.stderr)))(problem.message)
     return results
+
+
+def unreachable_backends(results: Results) -> BackendError | None:
+    """An error naming each backend whose every counted run is an `infra_error`, with the first error text."""
+    runs_by_backend: dict[str, list[tuple[str, str | None]]] = {}
+    for run in results.runs:
+        if run.outcome != "unsupported":
+            runs_by_backend.setdefault(run.cell.backend, []).append((run.outcome, run.error))
+    dead = {
+        label: next((e.splitlines()[0] for _, e in runs if e and e.strip()), "no error text")
+        for label, runs in runs_by_backend.items()
+        if runs and all(o == "infra_error" for o, _ in runs)
+    }
+    if not dead:
+        return None
+    return BackendError(
+        "; ".join(
+            f"backend {label!r}: every run failed (infra_error): {error}" for label, error in sorted(dead.items())
+        )
+    )

@@ -45,9 +45,10 @@ class RunSummary(RunRecord):
     empty lists and the cell, sampling and usage objects are shared between rows."""
 
 
-_FIELDS_SET = frozenset(RunRecord.model_fields)
+_FIELDS_SET = set(RunRecord.model_fields)  # shared by every row, which is read-only
 _EMPTY: list[Any] = []
 _TRANSCRIPT = ("calls", "messages", "check")
+_HEAD_FIELDS = tuple(name for name in RunRecord.model_fields if name not in _TRANSCRIPT)
 # a run record without its transcript fields, which it ignores unread
 _RunHead = create_model(
     "_RunHead",
@@ -57,10 +58,7 @@ _RunHead = create_model(
 
 
 class _Rows:
-    """Builds `RunSummary` rows sharing what repeats: cells, sampling settings, token counts.
-
-    Attributes are set one by one on a bare instance so that CPython gives every row's `__dict__`
-    the class's shared key table (a fifth of a dict of its own)."""
+    """Builds `RunSummary` rows sharing what repeats: cells, sampling settings, token counts."""
 
     def __init__(self) -> None:
         self._cells: dict[Key, Cell] = {}
@@ -68,25 +66,21 @@ class _Rows:
         self._usage: dict[tuple[int, int], Usage] = {}
 
     def summary(self, run: Any) -> RunSummary:
-        """The row of a `RunRecord` or a `_RunHead`."""
-        row = RunSummary.__new__(RunSummary)
-        put = object.__setattr__
-        for name, value in run.__dict__.items():
-            put(row, name, value)
+        """The row of a `RunRecord` or a `_RunHead` (both validated: built without validating again)."""
         s, u, cell = run.sampling, run.usage, run.cell
-        put(row, "cell", self._cells.setdefault(cell.key(), cell))
-        put(row, "sampling", self._sampling.setdefault((s.temperature, s.seed, s.max_tokens), s))
-        put(row, "usage", self._usage.setdefault((u.prompt_tokens, u.completion_tokens), u))
-        put(row, "outcome", sys.intern(run.outcome))
-        if run.failure is not None:
-            put(row, "failure", sys.intern(run.failure))
-        for name in _TRANSCRIPT:
-            put(row, name, _EMPTY)
-        put(row, "interventions", _prepare_choices(run.interventions))
-        put(row, "__pydantic_fields_set__", _FIELDS_SET)
-        put(row, "__pydantic_extra__", None)
-        put(row, "__pydantic_private__", None)
-        return row
+        values = {name: getattr(run, name) for name in _HEAD_FIELDS}
+        values.update(
+            cell=self._cells.setdefault(cell.key(), cell),
+            sampling=self._sampling.setdefault((s.temperature, s.seed, s.max_tokens), s),
+            usage=self._usage.setdefault((u.prompt_tokens, u.completion_tokens), u),
+            outcome=sys.intern(run.outcome),
+            failure=None if run.failure is None else sys.intern(run.failure),
+            interventions=_prepare_choices(run.interventions),
+            calls=_EMPTY,
+            messages=_EMPTY,
+            check=_EMPTY,
+        )
+        return RunSummary.model_construct(_FIELDS_SET, **values)
 
 
 def _prepare_choices(interventions: list[Intervention]) -> list[Intervention]:

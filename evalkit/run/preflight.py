@@ -2,8 +2,8 @@
 
 `preflight` is what `evalkit run` checks before it opens the output, and what `evalkit validate`
 checks of a config (with `import_plugins=False`: validate runs no code from a config). Errors name
-the config file and the field. After a run, `dead_backends` finds backends whose every counted run
-was an `infra_error`, which the CLI turns into exit code 3.
+the config file and the field. (After a run, `evalkit.results.integrity.unreachable_backends` finds the
+backends whose every counted run was an `infra_error`.)
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 
 from evalkit.backends import DEFAULT_KEY_ENV, key_required
 from evalkit.backends.sim_profile import load_profile
-from evalkit.errors import BackendError, ConfigError, ResultsError
-from evalkit.results.records import Header, Results
+from evalkit.errors import ConfigError, ResultsError
+from evalkit.results.records import Header
 from evalkit.run.config import BackendEntry, RunConfig
 from evalkit.scenario.model import FAMILIES, Scenario, load_scenarios
 from evalkit.strategies import check_specs
@@ -24,7 +24,6 @@ __all__ = [
     "check_output_path",
     "check_resumable",
     "config_scenarios",
-    "dead_backends",
     "discard_empty_leftover",
     "preflight",
 ]
@@ -157,23 +156,3 @@ def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> N
             f"{output} has {largest} runs per cell; resuming with {config.runs} would drop runs: "
             f"pass -n {largest} (or more, to add runs to every cell)"
         )
-
-
-def dead_backends(results: Results) -> BackendError | None:
-    """An error naming each backend whose every counted run is an `infra_error`, with the first error text."""
-    runs_by_backend: dict[str, list[tuple[str, str | None]]] = {}
-    for run in results.runs:
-        if run.outcome != "unsupported":
-            runs_by_backend.setdefault(run.cell.backend, []).append((run.outcome, run.error))
-    dead = {
-        label: next((e.splitlines()[0] for _, e in runs if e and e.strip()), "no error text")
-        for label, runs in runs_by_backend.items()
-        if runs and all(o == "infra_error" for o, _ in runs)
-    }
-    if not dead:
-        return None
-    return BackendError(
-        "; ".join(
-            f"backend {label!r}: every run failed (infra_error): {error}" for label, error in sorted(dead.items())
-        )
-    )

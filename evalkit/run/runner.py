@@ -33,7 +33,7 @@ from evalkit.results.secrets import public_config
 from evalkit.results.shards import Shard, check_resume_shard
 from evalkit.results.writer import Opener, ResultsWriter, finished_runs, truncate_partial_line
 from evalkit.run.config import BackendEntry, RunConfig
-from evalkit.run.plan import PlannedRun, iter_runs
+from evalkit.run.matrix import PlannedRun, iter_runs
 from evalkit.run.preflight import (
     check_output_path,
     check_resumable,

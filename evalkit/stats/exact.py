@@ -9,7 +9,7 @@ hours for a gate at N = 400). Here one table costs one matrix product over a gri
 at least as extreme, as a 0/1 matrix between the two arms' binomial probabilities), refined around
 the best grid point, and every distinct table is computed once. Above BOSCHLOO_MAX_TABLES tables
 ((n₁+1)(n₂+1)) the test is Fisher's mid-p, which agrees with Boschloo's there to within the
-tolerance `tests/test_stats_exact.py` checks (its size is within a few percent of α, see
+tolerance `tests/stats/test_exact.py` checks (its size is within a few percent of α, see
 `benchmarks/gate_calibration.py`), at a cost linear in the number of tables.
 """
 
@@ -48,7 +48,7 @@ _PIS = np.linspace(0.0, 1.0, _NUISANCE_GRID)
 
 def binom_pmf(k: np.ndarray | int, n: int, p: np.ndarray | float) -> np.ndarray:
     """P(X = k) for X ~ Binomial(n, p), from log-gamma (scipy.stats' formula before 1.9; within 1e-11
-    of today's, relatively: tests/test_stats_exact.py)."""
+    of today's, relatively: tests/stats/test_exact.py)."""
     k = np.asarray(k, dtype=float)
     out: np.ndarray = np.exp(_log_comb(n, k) + special.xlogy(k, p) + special.xlog1py(n - k, -np.asarray(p)))
     return out

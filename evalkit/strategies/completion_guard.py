@@ -1,4 +1,4 @@
-"""`completion_guard`: the "no fake progress" turn guard (seed 004, zagent's command-reliability design).
+"""`completion_guard`: the "no fake progress" turn guard (zagent's command-reliability design; docs/guards.md).
 
 For an action request (an implementation-intent heuristic on the latest user message) a final answer
 is accepted only as
@@ -31,7 +31,7 @@ __all__ = ["CORRECTIVE", "CompletionGuard", "TurnOutcome", "classify_turn", "has
 
 TurnOutcome = Literal["completed_with_work", "completed_with_blocker", "insufficient_progress"]
 
-# seed 004, "Data Flow" step 4
+# the design's corrective message, verbatim (docs/guards.md, step 4)
 CORRECTIVE = (
     "Implementation intent detected but no concrete work or explicit blocker. "
     "Execute required edits now or return actionable blocker."

@@ -1,4 +1,4 @@
-"""`context_mode`: CursorClaw's context-aware system behaviour (seed 002), minimal vs full context.
+"""`context_mode`: CursorClaw's context-aware system behaviour (docs/guards.md), minimal vs full context.
 
 - `minimal` — tool-focused: a short system prompt, only the current user turn, and the user message
   prefixed with "You must respond by calling one or more of the provided tools…". Applied when the
@@ -35,7 +35,7 @@ Mode = Literal["minimal", "full"]
 
 DEFAULT_PREFIX = "You must respond by calling one or more of the provided tools."
 DEFAULT_SYSTEM = "You are an agent that does tasks by calling the provided tools."
-# seed 002 §3: file/substrate/workspace/edit/run/update language, plus the verbs of tool tasks
+# file/substrate/workspace/edit/run/update language (docs/guards.md), plus the verbs of tool tasks
 TOOL_KEYWORDS = [
     "edit",
     "update",
@@ -109,7 +109,7 @@ def _tool_words(tools: list[ToolSpec]) -> list[str]:
 def choose_context(
     message: str, tools: list[ToolSpec], *, tool_keywords: list[str], text_keywords: list[str], when_uncertain: Mode
 ) -> tuple[Mode, str]:
-    """The spec's heuristic: (mode, why). Tool cues win over text cues (seed 002 §4, "auto")."""
+    """The spec's heuristic: (mode, why). Tool cues win over text cues (docs/guards.md, "auto")."""
     if not tools:
         return "full", "no tools offered"
     text = message.lower()

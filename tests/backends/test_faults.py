@@ -26,7 +26,7 @@ from evalkit.errors import ReplayMiss
 from evalkit.results import load_results
 from evalkit.run.config import RunConfig
 from evalkit.run.loop import RunState, run_loop
-from evalkit.run.plan import execute_run, plan_runs
+from evalkit.run.matrix import execute_run, plan_runs
 from evalkit.run.runner import load_config_scenarios, run_config
 from evalkit.strategies import build_stack
 from tests.backends import WEATHER, WEATHER_DOC, MockServer, Step, arun, entry, payload

@@ -1,4 +1,4 @@
-"""Issue 9, backend side: a whole-call deadline, secrets kept out of bodies and URLs, URLs built and
+"""A whole-call deadline, secrets kept out of bodies and URLs, URLs built and
 checked properly, redirects named as such, and a hosted API without a key refused before any call.
 
 Each test starts from the input the issue reported. The deadline test needs a real socket (a body
@@ -36,7 +36,7 @@ KEY = "sk-evalkit-hardening-7d2e41"
 
 
 def test_a_body_dripped_byte_by_byte_hits_the_whole_call_deadline() -> None:
-    # issue 9 item 8: with timeout_s: 3 a dripping server stretched calls to 12.4 s, because every
+    # before: with timeout_s: 3 a dripping server stretched calls to 12.4 s, because every
     # byte reset httpx's per-read timeout; the drip here takes ~5 s, the deadline is 0.3 s
     async def call(url: str) -> None:
         async with httpx.AsyncClient(timeout=0.3) as client:
@@ -50,7 +50,7 @@ def test_a_body_dripped_byte_by_byte_hits_the_whole_call_deadline() -> None:
 
 
 def test_a_key_echoed_in_a_successful_body_never_leaves_the_backend() -> None:
-    # issue 9 item 9: stored unredacted 60x in results, 66x in recordings, 20x in the HTML report
+    # before: stored unredacted 60x in results, 66x in recordings, 20x in the HTML report
     answer = payload("openai", "text")
     answer["choices"][0]["message"]["content"] = f"Sure. Your key is {KEY}, and again: {KEY}."
     server = MockServer({"POST /v1/chat/completions": [(200, answer)]})
@@ -60,7 +60,7 @@ def test_a_key_echoed_in_a_successful_body_never_leaves_the_backend() -> None:
 
 
 def test_a_key_in_the_query_string_is_kept_in_the_query_and_out_of_every_text() -> None:
-    # issue 9 item 9: the URL was built as http://api.test/v1?key=X/chat/completions
+    # before: the URL was built as http://api.test/v1?key=X/chat/completions
     url = f"http://api.test/v1?key={KEY}"
     assert join_url(url, "chat/completions") == f"http://api.test/v1/chat/completions?key={KEY}"
     server = MockServer({"POST /v1/chat/completions": [(400, {"error": {"message": f"bad request to {url}"}})]})
@@ -97,7 +97,7 @@ def test_public_url_drops_user_info_and_blanks_credential_parameters_only() -> N
 
 
 def test_the_config_copy_in_a_header_has_no_url_credentials() -> None:
-    # issue 9 item 9: `user:pw@` was kept in header.config.backends[].url
+    # before: `user:pw@` was kept in header.config.backends[].url
     dumped = {
         "name": "c",
         "backends": [{"label": "a", "url": f"http://user:{KEY}@gpu.test:8080"}, {"label": "b", "url": None}],
@@ -114,7 +114,7 @@ def test_redact_data_blanks_keys_and_values_at_any_depth() -> None:
 
 
 def test_a_redirect_is_reported_as_a_redirect_not_as_invalid_json() -> None:
-    # issue 9 item 6: a 3xx answer was reported as "invalid JSON"
+    # before: a 3xx answer was reported as "invalid JSON"
     server = MockServer(
         {
             "POST /v1/chat/completions": [
@@ -153,13 +153,13 @@ def test_a_url_that_cannot_be_called_is_a_config_error(url: str, problem: str) -
 
 
 def test_an_empty_url_is_refused_when_the_entry_is_built() -> None:
-    # issue 9 item 6: `url: ""` silently meant the public OpenAI endpoint
+    # before: `url: ""` silently meant the public OpenAI endpoint
     with pytest.raises(ValueError, match=r"url is empty \(leave url out"):
         entry("openai", url="")
 
 
 def test_an_unparseable_url_is_a_config_error_not_httpx_invalid_url() -> None:
-    # issue 9 item 6: an unparseable URL raised httpx.InvalidURL from inside the run
+    # before: an unparseable URL raised httpx.InvalidURL from inside the run
     with pytest.raises(ValueError, match=r"url 'http://\[::1' is not a URL"):
         entry("openai", url="http://[::1")
     with pytest.raises(ConfigError, match=r"^backend 'test-openai': url 'http://\[::1' is not a URL"):
@@ -173,7 +173,7 @@ def test_an_unparseable_url_is_a_config_error_not_httpx_invalid_url() -> None:
 
 @pytest.mark.parametrize("kind", ["anthropic", "openai"])
 def test_a_hosted_api_without_its_key_fails_before_any_call(kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    # issue 9 item 14: Anthropic with no key did not fail fast as OpenAI does
+    # before: Anthropic with no key did not fail fast as OpenAI does
     variable = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}[kind]
     monkeypatch.delenv(variable, raising=False)
     with pytest.raises(ConfigError, match=f"environment variable {variable} is not set"):
@@ -183,7 +183,7 @@ def test_a_hosted_api_without_its_key_fails_before_any_call(kind: str, monkeypat
 
 
 def test_a_client_keeps_one_connection_alive_per_concurrent_run() -> None:
-    # issue 12: httpx keeps 20 idle connections by default, so at concurrency 32 every round of calls
+    # before: httpx keeps 20 idle connections by default, so at concurrency 32 every round of calls
     # opened 12 new connections (and CPU per call rose from ~1 to ~5 ms against a local stub)
     async def two_rounds(url: str) -> None:
         client = http_client(entry("openai", url=url, concurrency=32))

@@ -17,8 +17,8 @@ from evalkit.results import load_results
 from evalkit.run.config import BackendEntry, RunConfig
 from evalkit.run.runner import run_config
 from tests.backends import CONTEXT, NO_WAIT, arun, payload, request
+from tests.run.test_runner import SCENARIOS
 from tests.stub_server import chat_stubs
-from tests.test_runner import SCENARIOS
 
 
 class Hosts:

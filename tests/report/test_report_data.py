@@ -362,7 +362,7 @@ def test_power_statement_at_25_runs_matches_the_reference_values() -> None:
 
 
 def test_power_statement_on_paired_runs_uses_the_gates_mcnemar_power() -> None:
-    # issue 8: the report gave Boschloo's power (0.766 at 1.0 -> 0.8, N = 25) where the gate uses
+    # before: the report gave Boschloo's power (0.766 at 1.0 -> 0.8, N = 25) where the gate uses
     # McNemar on paired runs (0.579)
     paired = power_statement(25, paired=True)
     rate = paired.detectable[0].mcnemar

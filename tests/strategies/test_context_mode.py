@@ -99,7 +99,7 @@ def test_minimal_with_no_user_message_yet_changes_nothing() -> None:
         ("hi", "full", "conversational keyword 'hi'"),
         ("Thanks!", "full", "conversational keyword 'thanks'"),
         ("Explain recursion to a child", "full", "conversational keyword 'explain'"),
-        ("Write me a short story about a cat", "minimal", "tool keyword 'write'"),  # tool cues win (seed 002 §4)
+        ("Write me a short story about a cat", "minimal", "tool keyword 'write'"),  # tool cues win (docs/guards.md)
         ("What is the square root of 144?", "minimal", "no cue; tools offered"),
         ("this is thinking", "minimal", "no cue; tools offered"),  # 'hi' inside words is not a greeting
     ],

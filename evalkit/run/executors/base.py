@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from evalkit.results.records import RunRecord
     from evalkit.run.config import BackendEntry, RunConfig
-    from evalkit.run.plan import PlannedRun
+    from evalkit.run.matrix import PlannedRun
 
 __all__ = ["Executor", "Phase"]
 

@@ -23,7 +23,7 @@ from evalkit.backends.serve import LlamaServer, server_for
 from evalkit.errors import BackendError
 from evalkit.results.records import RunRecord
 from evalkit.run.config import BackendEntry, RunConfig
-from evalkit.run.plan import PlannedRun, execute_run
+from evalkit.run.matrix import PlannedRun, execute_run
 
 __all__ = ["LocalExecutor", "LocalPhase", "OpenBackends"]
 

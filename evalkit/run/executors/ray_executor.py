@@ -27,7 +27,7 @@ from evalkit.results.records import RunRecord
 if TYPE_CHECKING:
     from evalkit.run.config import BackendEntry, RunConfig
     from evalkit.run.executors.local import LocalPhase
-    from evalkit.run.plan import PlannedRun
+    from evalkit.run.matrix import PlannedRun
 
 __all__ = ["RayExecutor", "ShardWorker"]
 

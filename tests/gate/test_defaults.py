@@ -15,7 +15,7 @@ from evalkit.results import Results, load_results
 from evalkit.run.config import RunConfig, load_config
 from evalkit.run.runner import run_config
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NEW_NUDGE = "That was not a tool call. Use one of the tools you were given."
 
 

@@ -4,7 +4,7 @@ the format a parser reads comes back as the same call.
 
 "Never hangs" is checked with a generous watchdog (`bounded`): it catches runaway backtracking or a
 quadratic scan, which take minutes on these sizes, and says nothing about speed.
-The regression tests below hold the inputs that broke the parsers before (issue 9's property suite).
+The regression tests below hold the inputs that broke the parsers before.
 """
 
 from __future__ import annotations

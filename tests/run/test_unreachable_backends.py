@@ -1,4 +1,4 @@
-"""Issue 9 item 14: `run` exits 3, with the first error text on stderr, when every counted run of a
+"""`run` exits 3, with the first error text on stderr, when every counted run of a
 backend is an `infra_error`; a backend with some answers, and the simulated one, exit 0.
 
 Backends are real sockets on loopback: `tests.faultserver` answering 401 to every chat request (not
@@ -17,13 +17,13 @@ import yaml
 from evalkit.cli import main
 from evalkit.errors import BackendError
 from evalkit.results import load_results
+from evalkit.results.integrity import unreachable_backends
 from evalkit.run.config import RunConfig
-from evalkit.run.preflight import dead_backends
 from evalkit.run.runner import run_config
 from tests.faultserver import FaultServer
 from tests.report import records
 
-SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.yaml")
+SCENARIOS = str(Path(__file__).resolve().parents[2] / "scenarios" / "*" / "*.yaml")
 SIM = {"label": "sim", "kind": "sim", "model": "strong"}
 NO_WAIT = {"attempts": 2, "base_delay_s": 0, "max_delay_s": 0}
 
@@ -78,7 +78,7 @@ def first_error(out: Path, label: str) -> str:
 
 
 def test_a_401_on_every_call_exits_3_with_the_error_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # issue 9 item 14: exit 0, and the terminal showed no error text
+    # before: exit 0, and the terminal showed no error text
     with FaultServer(["401"]) as server:
         code, out = run_cli(tmp_path, config_doc(served("local", server.url), runs=2))
     assert code == 3 and len(server.hits) == len(load_results([out]).runs)  # not retried: one request per run
@@ -134,17 +134,17 @@ def test_a_retry_after_the_server_recovers_exits_0(tmp_path: Path, capsys: pytes
     assert len(error_lines(capsys.readouterr().err)) == 2
 
 
-def test_dead_backends_in_the_python_api(tmp_path: Path) -> None:
+def test_unreachable_backends_in_the_python_api(tmp_path: Path) -> None:
     sim_only = run_config(RunConfig.model_validate(config_doc(SIM)), tmp_path / "sim.jsonl")
-    assert dead_backends(load_results([sim_only])) is None
+    assert unreachable_backends(load_results([sim_only])) is None
     with FaultServer(["401"]) as server:
         out = run_config(RunConfig.model_validate(config_doc(SIM, served("local", server.url))), tmp_path / "r.jsonl")
-    error = dead_backends(load_results([out]))
+    error = unreachable_backends(load_results([out]))
     assert isinstance(error, BackendError)
     assert str(error) == f"backend 'local': every run failed (infra_error): {first_error(out, 'local')}"
 
 
-def test_dead_backends_counts_only_counted_runs_and_shows_the_first_line_of_the_first_error() -> None:
+def test_unreachable_backends_counts_only_counted_runs_and_shows_the_first_line_of_the_first_error() -> None:
     infra: dict[str, Any] = {"outcome": "infra_error", "completed": False}
     runs = [
         # every counted run of 'a' failed; its unsupported cell does not count either way
@@ -159,10 +159,13 @@ def test_dead_backends_counts_only_counted_runs_and_shows_the_first_line_of_the_
         records.run(backend="d", index=1),
         records.run(backend="e", outcome="unsupported", completed=False),
     ]
-    error = dead_backends(records.results(runs))
+    error = unreachable_backends(records.results(runs))
     assert isinstance(error, BackendError) and str(error) == (
         "backend 'a': every run failed (infra_error): HTTP 401 from /v1/chat/completions; "
         "backend 'b': every run failed (infra_error): ConnectError calling http://127.0.0.1:9/v1; "
         "backend 'c': every run failed (infra_error): no error text"
     )
-    assert dead_backends(records.results([records.run(backend="e", outcome="unsupported", completed=False)])) is None
+    assert (
+        unreachable_backends(records.results([records.run(backend="e", outcome="unsupported", completed=False)]))
+        is None
+    )

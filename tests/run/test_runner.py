@@ -13,7 +13,7 @@ from evalkit.results import load_results
 from evalkit.run.config import RunConfig, load_config
 from evalkit.run.runner import run_config
 
-SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.yaml")
+SCENARIOS = str(Path(__file__).resolve().parents[2] / "scenarios" / "*" / "*.yaml")
 
 
 def config(**overrides) -> RunConfig:  # type: ignore[no-untyped-def]

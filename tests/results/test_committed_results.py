@@ -12,7 +12,7 @@ from pathlib import Path
 from evalkit import load_config, load_results, run_config
 from evalkit.backends.serve import MODELS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def outcomes(path: Path) -> dict[str, tuple[object, ...]]:

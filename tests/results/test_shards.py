@@ -15,7 +15,7 @@ from evalkit.results import RunRecord, load_results
 from evalkit.results.merge import merge_results
 from evalkit.results.shards import Shard, parse_shard
 from evalkit.run.runner import run_config
-from tests.test_runner import config
+from tests.run.test_runner import config
 
 # what a run decided; timing (latency_s, wall_s) and transcripts' timings differ between machines
 DECIDED = (

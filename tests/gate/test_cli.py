@@ -14,10 +14,10 @@ from evalkit.results import load_results
 from evalkit.run.config import load_config
 from evalkit.run.runner import run_config
 from evalkit.stats.stopping_rule import cell_rule, decide
+from tests.gate.test_verdict import GATE_SCENARIOS, Sims, gate_results, shared_sims
 from tests.report import records
-from tests.test_gate import GATE_SCENARIOS, Sims, gate_results, shared_sims
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")

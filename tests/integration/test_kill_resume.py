@@ -1,5 +1,5 @@
 """SIGKILL at random points, then `--resume`: the file ends with exactly the plan's runs, each once,
-on the simulated backend and over HTTP (issue 9: kills must never lose or duplicate a result).
+on the simulated backend and over HTTP (kills must never lose or duplicate a result).
 
 The run is a child process (`python -m evalkit run`), killed once some records are on disk; the
 points are drawn from a seeded RNG so a failure reproduces.
@@ -22,10 +22,10 @@ import yaml
 
 from evalkit.results import load_results
 from evalkit.results.integrity import check_integrity
+from tests.run.test_runner import SCENARIOS
 from tests.stub_server import chat_stubs
-from tests.test_runner import SCENARIOS
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KILLS = 3
 
 

@@ -168,7 +168,7 @@ def test_runs_needed_per_arm() -> None:
 
 
 def test_power_is_exact_at_large_n_and_the_search_finds_the_first_n() -> None:
-    """Issue 8: the normal approximation said 343 runs reach 80% at 0.95 → 0.9; exactly, 343 give 0.780."""
+    """the normal approximation said 343 runs reach 80% at 0.95 → 0.9; exactly, 343 give 0.780."""
     assert stats.two_sample_power(343, 0.95, 0.9) == (approx(0.7798, abs=5e-4), True)
     assert stats.approx_n(0.95, 0.9) == 343
     needed = stats.n_needed(0.95, 0.9)

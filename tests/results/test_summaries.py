@@ -1,4 +1,4 @@
-"""`scan_results` (issue 12 item 1): report and gate read a results file into compact rows and a
+"""`scan_results`: report and gate read a results file into compact rows and a
 bounded sample of whole records per cell, and build exactly what they built from every record."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from evalkit.results import FAILURE_CATEGORIES, CheckItem, Intervention, RunReco
 from evalkit.results.summaries import RunSummary, _RunHead, rows_held, scan_results
 from evalkit.run.runner import run_config
 from tests.report import records
-from tests.test_runner import config
+from tests.run.test_runner import config
 
 _CATEGORIES = ("text_instead_of_tool", "malformed_call", "wrong_answer", "iteration_limit")
 

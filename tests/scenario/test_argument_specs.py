@@ -1,4 +1,4 @@
-"""Load-time checks of tool schemas and argument specs (issue 8, defects 6 and 7)."""
+"""Load-time checks of tool schemas and argument specs."""
 
 from __future__ import annotations
 

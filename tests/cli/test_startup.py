@@ -18,7 +18,7 @@ import pytest
 from evalkit import __version__
 from evalkit.cli import COMMANDS, build_parser, main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("scipy", "matplotlib", "pandas")
 
 _PROBE = f"""

@@ -1,4 +1,4 @@
-"""`evalkit validate` runs each scenario's reference through its own mocks and check (issue 8)."""
+"""`evalkit validate` runs each scenario's reference through its own mocks and check."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Issue 8's checker defects 1, 2 and 8, and degenerate replies, each with the input that found it.
-
-(Defects 3-5 are in tests/test_matching.py, 6-7 in tests/test_scenario_specs.py.)
+"""Call assignment and degenerate replies, each with the input that found it (more in
+tests/scenario/test_matching.py and tests/scenario/test_argument_specs.py).
 """
 
 from __future__ import annotations

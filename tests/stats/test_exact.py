@@ -79,7 +79,7 @@ def test_mcnemar_power_by_enumerating_the_multinomial(p_base: float, p_cand: flo
 
 
 def test_mcnemar_power_is_the_issue_figure_where_boschloo_would_say_more() -> None:
-    """Issue 8: with paired runs the gate uses McNemar; at 1.0 → 0.8 and N = 25 that is 0.579, not 0.766."""
+    """with paired runs the gate uses McNemar; at 1.0 → 0.8 and N = 25 that is 0.579, not 0.766."""
     assert stats.mcnemar_power(25, 1.0, 0.8) == pytest.approx(0.579, abs=5e-4)
     assert stats.two_sample_power(25, 1.0, 0.8)[0] == pytest.approx(0.766, abs=5e-4)
 

@@ -1,4 +1,4 @@
-"""Issue 9, items 4, 5, 6 and 15: everything a run needs is checked before its results file exists.
+"""Everything a run needs is checked before its results file exists.
 
 Each test starts from the input the issue reported, through the CLI (`main([...])` returns the exit
 code) and through the Python API. Runs are on the simulated backend, a few runs per cell.
@@ -22,7 +22,7 @@ from evalkit.run.config import RunConfig, load_config
 from evalkit.run.preflight import MAX_PLANNED_RUNS, discard_empty_leftover, preflight
 from evalkit.run.runner import load_config_scenarios, run_config
 
-SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.yaml")
+SCENARIOS = str(Path(__file__).resolve().parents[2] / "scenarios" / "*" / "*.yaml")
 UNSET = "EVALKIT_PREFLIGHT_TEST_NEVER_SET_7c41"  # a key variable no environment defines
 SIM = {"label": "sim", "kind": "sim", "model": "small-local"}
 
@@ -77,7 +77,7 @@ def cells_runs(path: Path) -> dict[tuple[str, ...], tuple[int, ...]]:
 def test_a_bad_n_is_a_one_line_error_and_leaves_no_file(
     n: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 9 item 4: -n 0 was silently ignored, -n -1 left an empty file, -n 1000000000000 hung planning
+    # before: -n 0 was silently ignored, -n -1 left an empty file, -n 1000000000000 hung planning
     out = tmp_path / "r.jsonl"
     assert run_cli(write_config(tmp_path / "c.yaml"), "-o", out, "-n", n) == 2
     assert one_line(capsys.readouterr().err).startswith(f"evalkit: error: -n {n}: ")
@@ -133,7 +133,7 @@ FAILED_STARTS: dict[str, tuple[dict[str, Any], tuple[str, ...], str]] = {
 def test_a_failed_start_leaves_no_file_and_a_fixed_rerun_runs(
     case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 9 item 5: a 0-byte file was left; the plain rerun said "exists: pass --resume", and
+    # before: a 0-byte file was left; the plain rerun said "exists: pass --resume", and
     # --resume said "no header record"
     overrides, extra, named = FAILED_STARTS[case]
     cfg, out = tmp_path / "c.yaml", tmp_path / "r.jsonl"
@@ -295,7 +295,7 @@ BAD_BACKENDS: dict[str, tuple[dict[str, Any], str, str]] = {
 def test_validate_names_the_file_and_field_of_a_bad_backend(
     case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 9 item 6: validate accepted all of these with exit 0; "" meant the public OpenAI endpoint
+    # before: validate accepted all of these with exit 0; "" meant the public OpenAI endpoint
     backend, field, said = BAD_BACKENDS[case]
     cfg = write_config(tmp_path / "c.yaml", backends=[backend])
     assert main(["validate", str(cfg)]) == 1
@@ -312,7 +312,7 @@ def test_validate_names_the_file_and_field_of_a_bad_backend(
 def test_a_hosted_api_without_its_default_key_fails_validate_and_run(
     kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # issue 9 item 14: Anthropic with no key did not fail fast as OpenAI does
+    # before: Anthropic with no key did not fail fast as OpenAI does
     variable = {"anthropic": "ANTHROPIC_API_KEY", "openai": "OPENAI_API_KEY"}[kind]
     monkeypatch.delenv(variable, raising=False)  # a key set on this machine must not turn the test into a skip
     cfg = write_config(tmp_path / "c.yaml", backends=[{"label": "hosted", "kind": kind, "model": "m"}])
@@ -336,7 +336,7 @@ def test_a_local_server_speaking_a_hosted_api_needs_no_key(tmp_path: Path, capsy
 
 
 def test_resume_with_a_larger_n_tops_up_every_cell_without_duplicates(tmp_path: Path) -> None:
-    # issue 9 item 15: -n larger than the file's N was refused as "a different config"
+    # before: -n larger than the file's N was refused as "a different config"
     out = run_config(RunConfig.model_validate(config_doc(runs=2)), tmp_path / "r.jsonl")
     before = {r.run_id: (r.outcome, r.correct) for r in load_results([out]).runs}
     run_config(RunConfig.model_validate(config_doc(runs=5)), out, resume=True)
@@ -383,9 +383,9 @@ def test_resume_grows_n_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFi
     assert "resuming with 1 would drop runs: pass -n 3" in one_line(capsys.readouterr().err)
 
 
-# -- the project's own bad-input fixtures (validate's view of them: tests/test_bad_inputs.py) ------
+# -- the project's own bad-input fixtures (validate's view of them: tests/cli/test_bad_inputs.py) ------
 
-BAD_CONFIGS = sorted((Path(__file__).resolve().parent / "data" / "bad").glob("config_*.yaml"))
+BAD_CONFIGS = sorted((Path(__file__).resolve().parents[1] / "data" / "bad").glob("config_*.yaml"))
 
 
 @pytest.mark.parametrize("path", BAD_CONFIGS, ids=lambda p: p.stem)

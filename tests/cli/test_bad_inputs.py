@@ -1,5 +1,5 @@
 """The project's own bad-input fixtures (tests/data/bad/): `evalkit validate` gives one line per file
-naming the file and the field, exit 1, no traceback and no side effect (issue 9's "done means")."""
+naming the file and the field, exit 1, no traceback and no side effect."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from evalkit.cli import main
 
-BAD = Path(__file__).resolve().parent / "data" / "bad"
+BAD = Path(__file__).resolve().parents[1] / "data" / "bad"
 
 # file -> the field (or the limit) its one-line error must name
 EXPECTED = {

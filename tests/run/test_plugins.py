@@ -1,4 +1,4 @@
-"""Issue 9 item 3: nothing from a config executes during `validate`; `run` imports a plugin and accepts
+"""Nothing from a config executes during `validate`; `run` imports a plugin and accepts
 only a Strategy class, and whatever a plugin's module raises at import is a one-line error.
 
 The plugin modules are written under tmp_path, which `monkeypatch.syspath_prepend` puts on the path
@@ -27,7 +27,7 @@ from evalkit.run.preflight import preflight
 from evalkit.run.runner import run_config
 from evalkit.strategies.plugins import MAX_SOURCE_BYTES, check_plugin, load_plugin_class
 
-SCENARIOS = str(Path(__file__).resolve().parent.parent / "scenarios" / "*" / "*.yaml")
+SCENARIOS = str(Path(__file__).resolve().parents[2] / "scenarios" / "*" / "*.yaml")
 
 GUARD = '''
 from dataclasses import dataclass
@@ -106,7 +106,7 @@ def run(cfg: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, 
 def test_os_system_in_a_config_runs_under_neither_validate_nor_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 9 item 3: validate executed the command, then said "does not implement the Strategy protocol"
+    # before: validate executed the command, then said "does not implement the Strategy protocol"
     touched = tmp_path / "touched"
     cfg = write_config(tmp_path / "c.yaml", {"plugin": "os:system", "options": {"command": f"touch {touched}"}})
     code, line = validate(cfg, capsys)
@@ -171,7 +171,7 @@ def test_validate_imports_no_module_and_no_parent_package(
 def test_a_module_that_raises_at_import_is_a_one_line_error(
     raised: str, plugin: Write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # issue 9 item 3: anything but ImportError at import gave a traceback
+    # before: anything but ImportError at import gave a traceback
     module = plugin("boom", f"raise {raised}\n" + GUARD)
     cfg, out = write_config(tmp_path / "c.yaml", {"plugin": f"{module}:Escalate"}), tmp_path / "r.jsonl"
     assert validate(cfg, capsys) == (0, "")  # its source has the class; validate does not run it
@@ -260,7 +260,7 @@ def test_the_python_api_checks_and_loads_plugins_the_same_way(plugin: Write, tmp
 def test_validate_reads_no_plugin_source_that_is_not_a_regular_file(
     special: str, plugin: Write, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # read, a FIFO would block for ever and a link to /dev/zero fill memory (issue 9 item 2, for plugins):
+    # read, a FIFO would block for ever and a link to /dev/zero fill memory :
     # the import system finds only regular files, so neither is a module
     module = plugin("special", "")
     path = next((tmp_path / "plugins").glob(f"{module}.py"))

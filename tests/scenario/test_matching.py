@@ -17,12 +17,12 @@ CLOSED = MatchRules(extra_keys="forbid")
 
 
 @pytest.mark.parametrize("actual", [1, "1", 1.0, 0, "true"])
-def test_booleans_never_match_numbers_or_strings(actual: Any) -> None:  # issue 8, defect 3
+def test_booleans_never_match_numbers_or_strings(actual: Any) -> None:
     assert not value_matches(True, actual)
     assert not value_matches({"flag": True}, {"flag": actual})
 
 
-def test_case_and_number_rules_hold_at_every_depth() -> None:  # issue 8, defect 4
+def test_case_and_number_rules_hold_at_every_depth() -> None:
     assert value_matches(["Paris"], ["paris"])
     assert value_matches({"trip": {"cities": [" Paris", "LYON"]}}, {"trip": {"cities": ["paris", "lyon "]}})
     assert value_matches({"n": [3]}, {"n": ["3"]}) and value_matches([3], [3.0])
@@ -30,7 +30,7 @@ def test_case_and_number_rules_hold_at_every_depth() -> None:  # issue 8, defect
     assert not value_matches({"n": [3]}, {"n": ["3"]}, STRICT) and not value_matches([3], [3.5])
 
 
-def test_an_object_with_a_matcher_like_key_is_a_literal() -> None:  # issue 8, defect 5
+def test_an_object_with_a_matcher_like_key_is_a_literal() -> None:
     literal = {"filter": {"contains": "x"}}
     assert args_match(literal, {"filter": {"contains": "X"}})
     assert not args_match(literal, {"filter": "some x here"})

@@ -18,9 +18,9 @@ from evalkit.results.shards import Shard
 from evalkit.run.executors import create_executor
 from evalkit.run.executors.local import LocalExecutor
 from evalkit.run.runner import run_config
+from tests.results.test_shards import decided
+from tests.run.test_runner import config
 from tests.stub_server import chat_stubs
-from tests.test_runner import config
-from tests.test_shards import decided
 
 
 def test_executor_options_are_checked() -> None:

@@ -1,4 +1,4 @@
-"""The YAML reader's limits hold while reading (issue 9 items 1 and 2): each test is the input that broke it."""
+"""The YAML reader's limits hold while reading: each test is the input that broke it."""
 
 from __future__ import annotations
 

@@ -282,7 +282,7 @@ def test_infra_errors_over_the_limit_make_the_input_unusable() -> None:
 
 
 def issue_input(infra_side: str) -> tuple[list[RunRecord], list[RunRecord]]:
-    """Issue 8: nine scenarios at 25/25 and a tenth whose 25 runs on one side are all infra errors while the
+    """Nine scenarios at 25/25 and a tenth whose 25 runs on one side are all infra errors while the
     other side's fail (10% of the column: allowed)."""
     steady = [r for i in range(9) for r in records.cell_runs(25, 25, scenario=f"s{i}")]
     broken = [records.run(index=i, scenario="s9", outcome="infra_error", completed=False) for i in range(25)]
@@ -418,7 +418,7 @@ def test_the_power_note_uses_the_test_the_gate_ran(seed: int | None, test: str, 
 def test_infra_errors_anywhere_never_fail_an_unchanged_paired_candidate(
     data: st.DataObject, scenarios: int, n: int, level: str
 ) -> None:
-    """The class of inputs behind issue 8's infra-error bug: identical outcomes, infra errors sprinkled on
+    """The class of inputs behind an infra-error bug: identical outcomes, infra errors sprinkled on
     either side. Pairs counted on both sides are compared, so every compared cell has p = 1."""
     outcomes = data.draw(st.lists(st.booleans(), min_size=scenarios * n, max_size=scenarios * n))
     sides = []

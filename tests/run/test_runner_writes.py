@@ -1,5 +1,5 @@
 """The runner as a writer: records stream as runs finish, signals stop it cleanly, one writer per
-file, and a disk that refuses writes gives a one-line error with a resumable file (issue 9)."""
+file, and a disk that refuses writes gives a one-line error with a resumable file."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from evalkit.results import load_results
 from evalkit.results.integrity import check_integrity
 from evalkit.results.lock import OutputLock
 from evalkit.run.runner import run_config
-from tests.test_runner import SCENARIOS, config
+from tests.run.test_runner import SCENARIOS, config
 
 
 def _recorded_run_ids(rec: Path) -> set[str]:
@@ -31,7 +31,7 @@ def _recorded_run_ids(rec: Path) -> set[str]:
 
 
 def test_sim_records_reach_the_file_as_runs_finish_not_in_a_burst_at_the_end(tmp_path):
-    # issue 9 item 7: 0 of 5,100 records on disk while the runs went on; the recordings show
+    # before: 0 of 5,100 records on disk while the runs went on; the recordings show
     # how many runs have started when each record is written
     rec, out = tmp_path / "rec", tmp_path / "r.jsonl"
     seen: list[tuple[int, int, int]] = []
@@ -47,7 +47,7 @@ def test_sim_records_reach_the_file_as_runs_finish_not_in_a_burst_at_the_end(tmp
 
 
 def test_sigint_while_records_are_written_stops_the_run_with_an_interrupted_footer(tmp_path):
-    # issue 9 item 7: a SIGINT during the write burst was ignored (exit 0, every run written)
+    # before: a SIGINT during the write burst was ignored (exit 0, every run written)
     out = tmp_path / "r.jsonl"
 
     def progress(done: int, total: int) -> None:
@@ -104,7 +104,7 @@ def test_the_recordings_directory_is_locked_too(tmp_path):
 
 
 def test_a_truncated_last_recording_does_not_break_resume_record(tmp_path):
-    # issue 9 item 11: JSONDecodeError traceback from prune_unfinished
+    # before: JSONDecodeError traceback from prune_unfinished
     rec, out = tmp_path / "rec", tmp_path / "r.jsonl"
     run_config(config(), out, record_dir=rec)
     lines = out.read_text().splitlines(keepends=True)
@@ -155,7 +155,7 @@ class FullDisk(io.RawIOBase):
 
 @pytest.mark.parametrize("room", [100, 60_000])
 def test_a_full_disk_gives_one_line_and_resume_after_freeing_space_is_exact(tmp_path, room):
-    # issue 9 item 12: a raw OSError traceback; the file must stay valid and resume exact
+    # before: a raw OSError traceback; the file must stay valid and resume exact
     out = tmp_path / "r.jsonl"
 
     def opener(path: Path, mode: str) -> BinaryIO:

@@ -1,4 +1,4 @@
-"""Integrity on read (issue 9 item 13): removed records, conflicting duplicates, missing runs per
+"""Integrity on read: removed records, conflicting duplicates, missing runs per
 cell and header-only files are caught by `check_integrity` and stop `report` and `gate`."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from evalkit.errors import ResultsError
 from evalkit.results import load_results
 from evalkit.results.integrity import check_integrity, load_checked
 from evalkit.run.runner import run_config
-from tests.test_runner import config
+from tests.run.test_runner import config
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +63,7 @@ def test_a_duplicate_with_another_verdict_is_refused(tmp_path, complete):
 
 
 def test_an_identical_duplicate_is_a_warning(tmp_path, complete):
-    # two writers on one file without a lock wrote every run twice (issue 9 item 10)
+    # two writers on one file without a lock wrote every run twice
     path = _write(tmp_path / "twice.jsonl", complete + complete)
     assert _errors(path) == []
     assert any("48 runs recorded twice with the same verdict" in w for w in _warnings(path))
