@@ -9,32 +9,39 @@ half-written report behind.
 
 from __future__ import annotations
 
+import importlib
 import os
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from evalkit.report.data import ReportData, build_report
-from evalkit.report.html import render_html
-from evalkit.report.jsonfmt import render_json
-from evalkit.report.markdown import render_markdown
+if TYPE_CHECKING:
+    from evalkit.report.data import ReportData, build_report
 
 __all__ = ["FORMATS", "ReportData", "ReportFormat", "build_report", "render", "write_report"]
 
 ReportFormat = Literal["html", "markdown", "json"]
-FORMATS: dict[str, Callable[[ReportData], str]] = {
-    "html": render_html,
-    "markdown": render_markdown,
-    "json": render_json,
+# format -> (module, renderer): imported on first use, so that `run` and the terminal summary
+# (evalkit.report.summary) load neither numpy's report statistics, jinja2 nor matplotlib
+FORMATS: dict[str, tuple[str, str]] = {
+    "html": ("evalkit.report.html", "render_html"),
+    "markdown": ("evalkit.report.markdown", "render_markdown"),
+    "json": ("evalkit.report.jsonfmt", "render_json"),
 }
 
 
+def __getattr__(name: str) -> Any:
+    if name in ("ReportData", "build_report"):
+        return getattr(importlib.import_module("evalkit.report.data"), name)
+    raise AttributeError(f"module 'evalkit.report' has no attribute {name!r}")
+
+
 def render(data: ReportData, fmt: ReportFormat = "html") -> str:
-    try:
-        return FORMATS[fmt](data)
-    except KeyError:
-        raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})") from None
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")
+    module, renderer = FORMATS[fmt]
+    text: str = getattr(importlib.import_module(module), renderer)(data)
+    return text
 
 
 def write_report(data: ReportData, output: Path, fmt: ReportFormat = "html") -> Path:

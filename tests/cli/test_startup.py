@@ -124,3 +124,11 @@ def test_the_lazy_parser_lists_what_the_full_parser_does() -> None:
     for name in COMMANDS:  # the command's own parser, with its options, once it is the one named
         own = _subcommands(build_parser(name))[name].format_help()
         assert own == _subcommands(full)[name].format_help()
+
+
+def test_a_run_without_a_report_draws_nothing(tmp_path: Path) -> None:
+    """`run` prints a terminal summary: the report's renderers (jinja2, matplotlib) cost a run 35 MB."""
+    out = tmp_path / "r.jsonl"
+    heavy = _heavy_imports(["run", "configs/default.yaml", "-n", "1", "-o", str(out)])
+    assert out.exists()
+    assert "matplotlib" not in heavy

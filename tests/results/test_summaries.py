@@ -170,7 +170,7 @@ _hostile = st.lists(
             "\n",
             ',"calls":[',
             '],"calls":[',
-            ',"error":',
+            "," + '"error":',  # a field boundary inside a string value
             ',"interventions":[',
         ]
     ),
