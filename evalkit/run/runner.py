@@ -130,6 +130,8 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
     async with job.executor.phase(config, entries, job.record_dir) as phase:
         status: Literal["complete", "interrupted"] = "interrupted"
         written_before = writer.runs_written
+        # the probe may be interrupted: until the header is written, a footer would have no segment to close
+        backends = await phase.describe()
         try:
             writer.write(
                 Header(
@@ -142,7 +144,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     seed=config.seed,
                     runs_per_cell=config.runs,
                     simulated=phase.simulated,
-                    backends=await phase.describe(),
+                    backends=backends,
                     resumed=writer.path.stat().st_size > 0,
                     shard=str(job.shard) if job.shard else None,
                 )
