@@ -42,7 +42,8 @@ def check_integrity(results: Results) -> list[Problem]:
     were removed, or another process wrote into the file); one run recorded with two verdicts; a run
     that contradicts itself (correct but not completed: the judge never writes that, an edit did).
     Warnings: a file whose last segment has no footer (killed, or still running), identical repeats,
-    and cells with fewer runs than the header's `runs_per_cell` (an interrupted or partial run).
+    cells with fewer runs than the header's `runs_per_cell` (an interrupted or partial run), and a
+    scenario whose runs were judged against several versions of it.
     """
     where = ", ".join(results.paths)
     problems: list[Problem] = []
@@ -84,7 +85,29 @@ def check_integrity(results: Results) -> list[Problem]:
             Problem("warning", f"{where}: {identical} runs recorded twice with the same verdict (the first is used)")
         )
     problems += _missing_runs(results, where)
+    problems += _mixed_versions(results, where)
     return problems
+
+
+def _mixed_versions(results: Results, where: str) -> list[Problem]:
+    """A scenario whose counted runs were judged against several versions of it (edited between
+    two invocations): its rates mix them. Records without a hash (older files) cannot tell."""
+    versions: dict[str, set[str]] = {}
+    for run in results.runs:
+        if run.counted and run.scenario_hash is not None:
+            versions.setdefault(run.cell.scenario, set()).add(run.scenario_hash)
+    mixed = sorted((s, len(v)) for s, v in versions.items() if len(v) > 1)
+    if not mixed:
+        return []
+    named = ", ".join(f"{s} ({n} versions)" for s, n in mixed[:_MAX_CELLS_LISTED])
+    more = f" and {len(mixed) - _MAX_CELLS_LISTED} more" if len(mixed) > _MAX_CELLS_LISTED else ""
+    return [
+        Problem(
+            "warning",
+            f"{where}: runs of one scenario judged against different versions of it: {named}{more}; "
+            "`evalkit rescore` re-judges them all against the current one",
+        )
+    ]
 
 
 def _contradictions(results: Results, where: str) -> list[Problem]:

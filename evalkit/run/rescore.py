@@ -4,7 +4,8 @@ Every run record keeps each model call's completion. `rescore_results` feeds tho
 in order, back through the agent loop (the same guard stack, the scenario's current mocks) and
 `checks.judge_run`, so a fixed checker, a fixed guard decision or a corrected scenario re-scores
 old runs without a model or a server. Timings, usage and provenance stay as recorded; the headers
-gain `rescored` (when, by which evalkit version and commit). Runs that never reached the model
+gain `rescored` (when, by which evalkit version and commit), and each re-judged run the hash of the
+scenario version it was judged against now. Runs that never reached the model
 (`infra_error`, `unsupported`) are copied unchanged. A run whose loop would now need a model call
 that was never made cannot be re-judged from its outputs: that is an error naming the run.
 """
@@ -28,6 +29,7 @@ from evalkit.results.records import Header, RunRecord
 from evalkit.results.writer import ResultsWriter
 from evalkit.run.config import parse_strategy_specs
 from evalkit.run.loop import run_loop
+from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import Scenario
 from evalkit.strategies import build_stack
 
@@ -115,6 +117,7 @@ async def _rejudge(run: RunRecord, scenario: Scenario, stack: list[tuple[str, di
             "ideal_iterations": scenario.ideal_iterations,
             "wasted_calls": max(0, len(calls) - scenario.ideal_iterations),
             "usage": usage,
+            "scenario_hash": scenario_hash(scenario),
             "check": verdict.items,
             "interventions": state.interventions,
             "calls": calls,
