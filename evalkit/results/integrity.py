@@ -4,7 +4,8 @@ A results file can be cut short (a killed run), edited by hand, or written by tw
 `check_integrity` compares each segment's footer with the records present, looks for runs recorded
 twice with different verdicts, and counts the runs each cell misses against the header's
 `runs_per_cell`. `load_checked` is the read path of `report` and `gate` (one streaming pass, compact
-rows): errors raise, warnings print.
+rows): errors raise, warnings print. `merge` refuses its inputs by the same `raise_errors`, so a
+merged file never holds what a report of its shards would refuse.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from evalkit.errors import BackendError, ResultsError
 from evalkit.results.records import Results
 from evalkit.results.summaries import scan_results
 
-__all__ = ["Problem", "check_integrity", "load_checked", "unreachable_backends"]
+__all__ = ["Problem", "check_integrity", "load_checked", "raise_errors", "unreachable_backends"]
 
 
 @dataclass(frozen=True)
@@ -38,9 +39,11 @@ def check_integrity(results: Results) -> list[Problem]:
     """What a report or gate must not pass over silently.
 
     Errors: no run records at all; a footer counting other than the records of its segment (records
-    were removed, or another process wrote into the file); one run recorded with two verdicts.
+    were removed, or another process wrote into the file); one run recorded with two verdicts; a run
+    that contradicts itself (correct but not completed: the judge never writes that, an edit did).
     Warnings: a file whose last segment has no footer (killed, or still running), identical repeats,
-    and cells with fewer runs than the header's `runs_per_cell` (an interrupted or partial run).
+    cells with fewer runs than the header's `runs_per_cell` (an interrupted or partial run), and a
+    scenario whose runs were judged against several versions of it.
     """
     where = ", ".join(results.paths)
     problems: list[Problem] = []
@@ -75,13 +78,44 @@ def check_integrity(results: Results) -> list[Problem]:
         problems.append(
             Problem("error", f"{where}: run {results.conflicts[0]}{more} recorded twice with different verdicts")
         )
+    problems += _contradictions(results, where)
     identical = results.duplicates - len(results.conflicts)
     if identical:
         problems.append(
             Problem("warning", f"{where}: {identical} runs recorded twice with the same verdict (the first is used)")
         )
     problems += _missing_runs(results, where)
+    problems += _mixed_versions(results, where)
     return problems
+
+
+def _mixed_versions(results: Results, where: str) -> list[Problem]:
+    """A scenario whose counted runs were judged against several versions of it (edited between
+    two invocations): its rates mix them. Records without a hash (older files) cannot tell."""
+    versions: dict[str, set[str]] = {}
+    for run in results.runs:
+        if run.counted and run.scenario_hash is not None:
+            versions.setdefault(run.cell.scenario, set()).add(run.scenario_hash)
+    mixed = sorted((s, len(v)) for s, v in versions.items() if len(v) > 1)
+    if not mixed:
+        return []
+    named = ", ".join(f"{s} ({n} versions)" for s, n in mixed[:_MAX_CELLS_LISTED])
+    more = f" and {len(mixed) - _MAX_CELLS_LISTED} more" if len(mixed) > _MAX_CELLS_LISTED else ""
+    return [
+        Problem(
+            "warning",
+            f"{where}: runs of one scenario judged against different versions of it: {named}{more}; "
+            "`evalkit rescore` re-judges them all against the current one",
+        )
+    ]
+
+
+def _contradictions(results: Results, where: str) -> list[Problem]:
+    bad = [r.run_id for r in results.runs if r.correct and not r.completed]
+    if not bad:
+        return []
+    more = f" and {len(bad) - 1} more" if len(bad) > 1 else ""
+    return [Problem("error", f"{where}: run {bad[0]}{more} recorded as correct but not completed")]
 
 
 def _missing_runs(results: Results, where: str) -> list[Problem]:
@@ -105,13 +139,17 @@ def load_checked(
     then `check_integrity`: errors raise `ResultsError`, warnings go to `warn` (standard error by
     default). What reports and the gate read through."""
     results = scan_results(paths, transcripts)
-    problems = check_integrity(results)
+    for problem in raise_errors(check_integrity(results)):
+        (warn or (lambda m: print(f"evalkit: warning: {m}", file=sys.stderr)))(problem.message)
+    return results
+
+
+def raise_errors(problems: list[Problem]) -> list[Problem]:
+    """Raise the errors among `problems` as one `ResultsError`; with none, return the warnings."""
     errors = [p.message for p in problems if p.severity == "error"]
     if errors:
         raise ResultsError("; ".join(errors))
-    for problem in problems:
-        (warn or (lambda m: print(f"evalkit: warning: {m}", file=sys.stderr)))(problem.message)
-    return results
+    return problems
 
 
 def unreachable_backends(results: Results) -> BackendError | None:

@@ -2,7 +2,9 @@
 
 Two `run --resume` on one file would both see the same runs pending and write them twice. The lock
 is a sidecar `<path>.lock` (the results file itself may not exist yet, and a failed start must not
-leave it behind) holding the PID of its owner, so a second writer is told who holds it. The kernel
+leave it behind) holding the PID of its owner, so a second writer is told who holds it. The sidecar
+sits next to the target's resolved path: a symlink, or a folder reached through one, names the same
+file, so every writer of `run`, `rescore` and `merge` meets the same lock. The kernel
 drops a `flock` when its process dies, so a killed run never leaves a stale lock, only a stale file
 that the next run takes over.
 """
@@ -26,7 +28,8 @@ class OutputLock:
 
     def __init__(self, target: Path):
         self.target = Path(target)
-        self.path = self.target.with_name(self.target.name + ".lock")
+        real = self.target.resolve()  # not the name: two names of one file must share its lock
+        self.path = real.with_name(real.name + ".lock")
         self._fd: int | None = None
 
     def acquire(self) -> None:

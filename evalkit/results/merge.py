@@ -11,7 +11,12 @@ The rules, checked before anything is written:
 - a record in a file labelled shard `i/n` must belong to that shard (a file renamed by hand, or a
   shard run with another plan, is refused);
 - runs of the plan that no input holds are reported as missing (the merged file is still written:
-  `evalkit run CONFIG --resume -o MERGED` runs them).
+  `evalkit run CONFIG --resume -o MERGED` runs them);
+- the inputs pass the integrity check a report makes (`evalkit.results.integrity`): no footer that
+  miscounts its segment, no run recorded twice with two verdicts, no record contradicting itself.
+
+The output is locked as a run locks its results file, and written to a temporary file in its folder
+that is renamed at the end: an interrupted merge, or one that runs out of disk, leaves no output.
 
 Records are copied unchanged, so the merged file's runs equal those of one local run with the same
 seed; only the segments' headers (one per shard, each with its own provenance) tell them apart.
@@ -19,15 +24,20 @@ seed; only the segments' headers (one per shard, each with its own provenance) t
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evalkit.errors import ResultsError
+from evalkit.results.integrity import check_integrity, raise_errors
+from evalkit.results.lock import hold_outputs
 from evalkit.results.reader import iter_records, supersedes
 from evalkit.results.records import Header, RunRecord
 from evalkit.results.shards import Shard, parse_shard
-from evalkit.results.writer import ResultsWriter
+from evalkit.results.summaries import scan_results
+from evalkit.results.writer import Opener, ResultsWriter
 
 __all__ = ["MergeReport", "expected_run_ids", "merge_results"]
 
@@ -124,29 +134,56 @@ def expected_run_ids(header: Header, scenarios: Iterable[str]) -> set[str]:
     }
 
 
-def merge_results(paths: Sequence[str | Path], output: str | Path) -> MergeReport:
-    """Check `paths` can be merged, then copy them into `output` (which must not exist)."""
+def merge_results(paths: Sequence[str | Path], output: str | Path, *, opener: Opener | None = None) -> MergeReport:
+    """Check `paths` can be merged, then copy them into `output` (which must not exist).
+
+    `opener` opens the temporary file (a seam for tests of a full disk)."""
     inputs = [Path(p) for p in paths]
     out = Path(output)
-    if out.exists():
-        raise ResultsError(f"{out} exists: merge into a new file")
-    if any(p.resolve() == out.resolve() for p in inputs):
-        raise ResultsError(f"{out}: the output cannot be one of the inputs")
-    scan = _scan(inputs)
-    present = set(scan.real) | set(scan.infra)
-    report = MergeReport(
-        output=out,
-        inputs=inputs,
-        runs=len(present),
-        shards=sorted(scan.shards),
-        superseded=sum(1 for run_id in scan.infra if run_id in scan.real),
-        missing=sorted(expected_run_ids(scan.header, scan.scenarios) - present),
-    )
-    writer = ResultsWriter(out)
-    try:
-        for path in inputs:
-            for record in iter_records(path):
-                writer.write(record)
-    finally:
-        writer.close()
+    with hold_outputs(out):
+        if out.exists():
+            raise ResultsError(f"{out} exists: merge into a new file")
+        if any(p.resolve() == out.resolve() for p in inputs):
+            raise ResultsError(f"{out}: the output cannot be one of the inputs")
+        scan = _scan(inputs)
+        raise_errors(check_integrity(scan_results(inputs, 0)))
+        present = set(scan.real) | set(scan.infra)
+        report = MergeReport(
+            output=out,
+            inputs=inputs,
+            runs=len(present),
+            shards=sorted(scan.shards),
+            superseded=sum(1 for run_id in scan.infra if run_id in scan.real),
+            missing=sorted(expected_run_ids(scan.header, scan.scenarios) - present),
+        )
+        _copy(inputs, out.resolve(), opener)
     return report
+
+
+def _copy(inputs: list[Path], out: Path, opener: Opener | None) -> None:
+    """Write the inputs into `out` whole, or leave nothing: a temporary file renamed at the end."""
+    tmp = out.with_name(f".{out.name}.merging")
+    tmp.unlink(missing_ok=True)  # a leftover of a merge killed outright; the lock says none is running
+    try:
+        writer = ResultsWriter(tmp, opener=opener)
+        try:
+            for path in inputs:
+                for record in iter_records(path):
+                    writer.write(record)
+        finally:
+            writer.close()
+        os.replace(tmp, out)
+    except (ResultsError, OSError) as exc:
+        raise ResultsError(
+            f"{out}: merge failed, nothing was written ({_cause(exc)}): fix it, then merge again"
+        ) from exc
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def _cause(exc: ResultsError | OSError) -> str:
+    cause = exc.__cause__ if isinstance(exc, ResultsError) else exc
+    if isinstance(cause, OSError):
+        return cause.strerror or str(cause)
+    return str(exc)

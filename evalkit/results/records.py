@@ -162,6 +162,9 @@ class RunRecord(_Record):
     wall_s: float
     sampling: Sampling
     error: str | None = None
+    # a hash of the scenario as judged (`evalkit.run.matrix.scenario_hash`); None in files written
+    # before records carried it, whose scenario version is unknown
+    scenario_hash: str | None = None
     check: list[CheckItem] = Field(default_factory=list)
     interventions: list[Intervention] = Field(default_factory=list)
     calls: list[ModelCall] = Field(default_factory=list)

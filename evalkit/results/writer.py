@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -17,7 +18,7 @@ from evalkit.errors import ResultsError
 from evalkit.results.reader import supersedes
 from evalkit.results.records import Header, RunRecord
 
-__all__ = ["Opener", "ResultsWriter", "finished_runs", "output_error", "truncate_partial_line"]
+__all__ = ["Finished", "Opener", "ResultsWriter", "finished_runs", "output_error", "truncate_partial_line"]
 
 
 Opener = Callable[[Path, str], BinaryIO]
@@ -90,14 +91,23 @@ class ResultsWriter:
                     self.path.unlink()
 
 
-def finished_runs(path: Path) -> tuple[list[Header], dict[str, str]]:
-    """For a resume: the file's headers and each recorded run id's outcome.
+@dataclass
+class Finished:
+    """What a resume reads back from a results file (`finished_runs`)."""
+
+    headers: list[Header]
+    outcomes: dict[str, str]  # run id -> outcome of the record kept
+    # run id -> (scenario id, scenario hash) of the record kept, for records that carry a hash
+    versions: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def finished_runs(path: Path) -> Finished:
+    """For a resume: the file's headers, each recorded run id's outcome and scenario version.
 
     Reads the file line by line without building records, so a resume of a large file costs one
     pass and a small dict, not the file's records in memory.
     """
-    headers: list[Header] = []
-    outcomes: dict[str, str] = {}
+    found = Finished([], {})
     for lineno, line in enumerate(_lines(path), start=1):
         try:
             data = json.loads(line)
@@ -105,12 +115,16 @@ def finished_runs(path: Path) -> tuple[list[Header], dict[str, str]]:
             raise ResultsError(f"{path}:{lineno}: not JSON: {exc.msg}") from exc
         kind = data.get("type") if isinstance(data, dict) else None
         if kind == "header":
-            headers.append(_parse_header(path, lineno, data))
-        elif kind == "run" and supersedes(outcomes.get(data["run_id"])):
-            outcomes[data["run_id"]] = str(data.get("outcome"))
-    if not headers:
+            found.headers.append(_parse_header(path, lineno, data))
+        elif kind == "run" and supersedes(found.outcomes.get(data["run_id"])):
+            found.outcomes[data["run_id"]] = str(data.get("outcome"))
+            found.versions.pop(data["run_id"], None)
+            version = data.get("scenario_hash")
+            if isinstance(version, str):
+                found.versions[data["run_id"]] = (str(data.get("cell", {}).get("scenario")), version)
+    if not found.headers:
         raise ResultsError(f"{path}: no header record: not an evalkit results file")
-    return headers, outcomes
+    return found
 
 
 def _parse_header(path: Path, lineno: int, data: dict[str, Any]) -> Header:

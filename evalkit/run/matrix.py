@@ -8,6 +8,7 @@ strategies and modes share a seed, so they pair up for comparison.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -20,7 +21,10 @@ from evalkit.run.loop import run_loop
 from evalkit.scenario.model import Scenario
 from evalkit.strategies import StrategySpec, build_stack
 
-__all__ = ["PlannedRun", "execute_run", "iter_runs", "plan_runs", "run_seed"]
+__all__ = ["PlannedRun", "execute_run", "iter_runs", "plan_runs", "run_seed", "scenario_hash"]
+
+# what documents a scenario but neither the model nor the checker ever reads
+_NOT_JUDGED = {"description", "provenance"}
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,14 @@ class PlannedRun:
     scenario: Scenario
     stack: list[StrategySpec]
     entry: BackendEntry
+    scenario_hash: str | None = None
+
+
+def scenario_hash(scenario: Scenario) -> str:
+    """A hash of what a run of `scenario` is given and judged by (its prompt, turns, tools, mocks,
+    reference and check), so records judged against two versions of a scenario tell apart."""
+    data = json.dumps(scenario.model_dump(mode="json", exclude=_NOT_JUDGED), sort_keys=True)
+    return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
 def run_seed(base: int, backend: str, scenario: str, index: int) -> int:
@@ -43,6 +55,7 @@ def run_seed(base: int, backend: str, scenario: str, index: int) -> int:
 def iter_runs(config: RunConfig, scenarios: list[Scenario], labels: set[str] | None = None) -> Iterator[PlannedRun]:
     """The matrix, one run at a time (optionally only the backend entries in `labels`)."""
     specs = config.strategy_specs()
+    hashes = {id(s): scenario_hash(s) for s in scenarios}
     for entry in config.backends:
         if labels is not None and entry.label not in labels:
             continue
@@ -60,7 +73,7 @@ def iter_runs(config: RunConfig, scenarios: list[Scenario], labels: set[str] | N
                     for i in range(config.runs):
                         run_id = f"{entry.label}/{mode}/{label}/{scenario.id}/{i}"
                         seed = run_seed(config.seed, entry.label, scenario.id, i)
-                        yield PlannedRun(run_id, cell, i, seed, scenario, stack, entry)
+                        yield PlannedRun(run_id, cell, i, seed, scenario, stack, entry, hashes[id(scenario)])
 
 
 def plan_runs(config: RunConfig, scenarios: list[Scenario]) -> list[PlannedRun]:
@@ -104,6 +117,7 @@ async def execute_run(spec: PlannedRun, backend: Backend, config: RunConfig) -> 
         wall_s=state.wall_s,
         sampling=sampling,
         error=state.error,
+        scenario_hash=spec.scenario_hash or scenario_hash(spec.scenario),
         check=verdict.items,
         interventions=state.interventions,
         calls=state.calls,

@@ -16,6 +16,7 @@ from evalkit.backends.sim_profile import load_profile
 from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.records import Header
 from evalkit.run.config import BackendEntry, RunConfig
+from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import FAMILIES, Scenario, load_scenarios
 from evalkit.strategies import check_specs
 
@@ -23,6 +24,7 @@ __all__ = [
     "MAX_PLANNED_RUNS",
     "check_output_path",
     "check_resumable",
+    "check_scenario_versions",
     "config_scenarios",
     "discard_empty_leftover",
     "preflight",
@@ -156,3 +158,21 @@ def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> N
             f"{output} has {largest} runs per cell; resuming with {config.runs} would drop runs: "
             f"pass -n {largest} (or more, to add runs to every cell)"
         )
+
+
+def check_scenario_versions(scenarios: list[Scenario], versions: dict[str, tuple[str, str]], output: Path) -> None:
+    """A resume adds runs judged against the scenarios as they are now: refuse it when runs already
+    in the file were judged against another version of one (`versions`: run id -> scenario id and
+    hash, of the records that carry one), since a cell would then count two versions together."""
+    now = {s.id: scenario_hash(s) for s in scenarios}
+    changed: dict[str, int] = {}
+    for scenario, version in versions.values():
+        if scenario in now and version != now[scenario]:
+            changed[scenario] = changed.get(scenario, 0) + 1
+    if not changed:
+        return
+    named = ", ".join(f"{s} ({n} runs)" for s, n in sorted(changed.items()))
+    raise ResultsError(
+        f"{output}: scenario changed since its runs were judged: {named}; restore it, resume into a "
+        f"new file, or re-judge the recorded runs first (`evalkit rescore {output} -o {output}`)"
+    )

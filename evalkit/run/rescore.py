@@ -4,7 +4,8 @@ Every run record keeps each model call's completion. `rescore_results` feeds tho
 in order, back through the agent loop (the same guard stack, the scenario's current mocks) and
 `checks.judge_run`, so a fixed checker, a fixed guard decision or a corrected scenario re-scores
 old runs without a model or a server. Timings, usage and provenance stay as recorded; the headers
-gain `rescored` (when, by which evalkit version and commit). Runs that never reached the model
+gain `rescored` (when, by which evalkit version and commit), and each re-judged run the hash of the
+scenario version it was judged against now. Runs that never reached the model
 (`infra_error`, `unsupported`) are copied unchanged. A run whose loop would now need a model call
 that was never made cannot be re-judged from its outputs: that is an error naming the run.
 """
@@ -22,11 +23,13 @@ from evalkit.backends.base import UNSATISFIABLE, Feature, RetryPolicy
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import ResultsError
 from evalkit.judge.verdict import judge_run
+from evalkit.results.lock import hold_outputs
 from evalkit.results.reader import iter_records
 from evalkit.results.records import Header, RunRecord
 from evalkit.results.writer import ResultsWriter
 from evalkit.run.config import parse_strategy_specs
 from evalkit.run.loop import run_loop
+from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import Scenario
 from evalkit.strategies import build_stack
 
@@ -114,6 +117,7 @@ async def _rejudge(run: RunRecord, scenario: Scenario, stack: list[tuple[str, di
             "ideal_iterations": scenario.ideal_iterations,
             "wasted_calls": max(0, len(calls) - scenario.ideal_iterations),
             "usage": usage,
+            "scenario_hash": scenario_hash(scenario),
             "check": verdict.items,
             "interventions": state.interventions,
             "calls": calls,
@@ -136,11 +140,20 @@ def _stamp(header: Header, source: str) -> Header:
 
 
 def rescore_results(source: str | Path, output: str | Path, scenarios: list[Scenario]) -> RescoreSummary:
-    """Write `output`: `source` with every run re-judged from its stored completions (output may be source)."""
+    """Write `output`: `source` with every run re-judged from its stored completions (output may be source).
+
+    The output is locked as a run locks it, so a rescore never replaces a file another writer is
+    appending to; it is written whole to a temporary file, then renamed over the real path (a symlink
+    keeps pointing at the rescored file)."""
+    with hold_outputs(Path(output)):
+        return _rescore_locked(Path(source), Path(output).resolve(), scenarios)
+
+
+def _rescore_locked(source: Path, output: Path, scenarios: list[Scenario]) -> RescoreSummary:
     by_id = {s.id: s for s in scenarios}
-    stacks: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    stacks: dict[str, list[tuple[str, dict[str, Any]]]] | None = None
     summary = RescoreSummary()
-    tmp = Path(f"{output}.rescoring")
+    tmp = output.with_name(output.name + ".rescoring")
     tmp.unlink(missing_ok=True)
     writer = ResultsWriter(tmp)
     try:
@@ -151,10 +164,14 @@ def rescore_results(source: str | Path, output: str | Path, scenarios: list[Scen
                     for label, specs in record.config.get("strategies", {}).items()
                 }
                 record = _stamp(record, str(source))
+            elif stacks is None:
+                raise _no_header(source)
             elif isinstance(record, RunRecord):
                 summary.runs += 1
                 record = _rescored(record, by_id, stacks, summary)
             writer.write(record)
+        if stacks is None:
+            raise _no_header(source)
     except BaseException:
         writer.close()
         tmp.unlink(missing_ok=True)
@@ -162,6 +179,10 @@ def rescore_results(source: str | Path, output: str | Path, scenarios: list[Scen
     writer.close()
     os.replace(tmp, output)
     return summary
+
+
+def _no_header(source: Path) -> ResultsError:
+    return ResultsError(f"{source}: no header record: not an evalkit results file")
 
 
 def _rescored(

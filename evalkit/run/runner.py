@@ -37,6 +37,7 @@ from evalkit.run.matrix import PlannedRun, iter_runs
 from evalkit.run.preflight import (
     check_output_path,
     check_resumable,
+    check_scenario_versions,
     config_scenarios,
     discard_empty_leftover,
     preflight,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 __all__ = ["arun_config", "run_config"]
 
 Progress = Callable[[int, int], None]
+_NOT_COUNTED = ("infra_error", "unsupported")  # never in a rate, so their scenario version does not matter
 
 
 def load_config_scenarios(config: RunConfig) -> list[Scenario]:
@@ -82,17 +84,22 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _finished(config: RunConfig, output: Path, resume: bool, retry_infra: bool, shard: Shard | None) -> set[str]:
+def _finished(
+    config: RunConfig, scenarios: list[Scenario], output: Path, resume: bool, retry_infra: bool, shard: Shard | None
+) -> set[str]:
     """Run ids already in `output` that this invocation does not run again."""
     if not output.exists() or discard_empty_leftover(output):
         return set()
     if not resume:
         raise ResultsError(f"{output} exists: pass --resume to continue it, or choose another output")
     truncate_partial_line(output)
-    headers, outcomes = finished_runs(output)
-    check_resumable(config, headers, output)
-    check_resume_shard(output, [h.shard for h in headers], shard)
-    return {run_id for run_id, outcome in outcomes.items() if not (retry_infra and outcome == "infra_error")}
+    found = finished_runs(output)
+    check_resumable(config, found.headers, output)
+    check_resume_shard(output, [h.shard for h in found.headers], shard)
+    kept = {run_id for run_id, outcome in found.outcomes.items() if not (retry_infra and outcome == "infra_error")}
+    counted = {r: v for r, v in found.versions.items() if r in kept and found.outcomes[r] not in _NOT_COUNTED}
+    check_scenario_versions(scenarios, counted, output)
+    return kept
 
 
 def _phases(config: RunConfig, labels: set[str]) -> list[list[BackendEntry]]:
@@ -130,6 +137,8 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
     async with job.executor.phase(config, entries, job.record_dir) as phase:
         status: Literal["complete", "interrupted"] = "interrupted"
         written_before = writer.runs_written
+        # the probe may be interrupted: until the header is written, a footer would have no segment to close
+        backends = await phase.describe()
         try:
             writer.write(
                 Header(
@@ -142,7 +151,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     seed=config.seed,
                     runs_per_cell=config.runs,
                     simulated=phase.simulated,
-                    backends=await phase.describe(),
+                    backends=backends,
                     resumed=writer.path.stat().st_size > 0,
                     shard=str(job.shard) if job.shard else None,
                 )
@@ -237,7 +246,7 @@ async def arun_config(
             raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
         labels = set(only_backends)
     with hold_outputs(output, record_dir), _stop_on_signals(asyncio.current_task()) as received:
-        finished = _finished(config, output, resume, retry_infra, shard)
+        finished = _finished(config, scenarios, output, resume, retry_infra, shard)
         if record_dir is not None:
             _prepare_recordings(record_dir, labels, finished, resume)
         if executor is None:
