@@ -55,7 +55,7 @@ def config_scenarios(config: RunConfig) -> list[Scenario]:
     """The scenarios a config runs: each of a built-in family or one the config declares under
     `custom_families`, then narrowed to `families:` (every name of which must match a scenario)."""
     where = config.source or config.name
-    scenarios = load_scenarios(config.scenario_paths())
+    scenarios = load_scenarios(config.scenario_paths(), config.allow_state_modules)
     known = set(FAMILIES) | set(config.custom_families)
     for scenario in scenarios:
         if scenario.family not in known:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from evalkit.backends.base import UNSATISFIABLE, Feature, RetryPolicy
 from evalkit.chat import CallContext, ChatRequest, Completion
-from evalkit.errors import ResultsError
+from evalkit.errors import ConfigError, ResultsError
 from evalkit.judge.verdict import judge_run
 from evalkit.results.reader import iter_records
 from evalkit.results.records import Header, RunRecord
@@ -28,7 +29,8 @@ from evalkit.results.writer import ResultsWriter
 from evalkit.run.config import parse_strategy_specs
 from evalkit.run.loop import run_loop
 from evalkit.scenario.model import Scenario
-from evalkit.strategies import build_stack
+from evalkit.strategies import STRATEGIES, StrategySpec, build_stack
+from evalkit.strategies.plugins import plugin_allowed
 
 __all__ = ["RescoreSummary", "rescore_results"]
 
@@ -135,8 +137,11 @@ def _stamp(header: Header, source: str) -> Header:
     return header.model_copy(update={"rescored": stamp})
 
 
-def rescore_results(source: str | Path, output: str | Path, scenarios: list[Scenario]) -> RescoreSummary:
-    """Write `output`: `source` with every run re-judged from its stored completions (output may be source)."""
+def rescore_results(
+    source: str | Path, output: str | Path, scenarios: list[Scenario], allowed_plugins: Iterable[str] = ()
+) -> RescoreSummary:
+    """Write `output`: `source` with every run re-judged from its stored completions (output may be source).
+    A plugin guard its header names is imported only if in `allowed_plugins`: a results file is data."""
     by_id = {s.id: s for s in scenarios}
     stacks: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     summary = RescoreSummary()
@@ -150,6 +155,7 @@ def rescore_results(source: str | Path, output: str | Path, scenarios: list[Scen
                     label: parse_strategy_specs(label, specs)
                     for label, specs in record.config.get("strategies", {}).items()
                 }
+                _check_plugins(source, stacks, allowed_plugins)
                 record = _stamp(record, str(source))
             elif isinstance(record, RunRecord):
                 summary.runs += 1
@@ -162,6 +168,17 @@ def rescore_results(source: str | Path, output: str | Path, scenarios: list[Scen
     writer.close()
     os.replace(tmp, output)
     return summary
+
+
+def _check_plugins(source: str | Path, stacks: dict[str, list[StrategySpec]], allowed: Iterable[str]) -> None:
+    """Refuse, before anything is imported, a plugin guard the user did not name."""
+    for label, specs in stacks.items():
+        for name, _ in specs:
+            if name not in STRATEGIES and not plugin_allowed(name, allowed):
+                raise ConfigError(
+                    f"{source}: strategy stack {label!r} uses plugin guard {name!r}; re-judging would import it "
+                    f"and run its code: if you trust it, pass --allow-plugin {name} (or --config with the run's config)"
+                )
 
 
 def _rescored(
