@@ -9,8 +9,6 @@ half-written report behind.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -19,6 +17,7 @@ from evalkit.report.data import ReportData, build_report
 from evalkit.report.html import render_html
 from evalkit.report.jsonfmt import render_json
 from evalkit.report.markdown import render_markdown
+from evalkit.results.output_file import write_output
 
 __all__ = ["FORMATS", "ReportData", "ReportFormat", "build_report", "render", "write_report"]
 
@@ -38,15 +37,5 @@ def render(data: ReportData, fmt: ReportFormat = "html") -> str:
 
 
 def write_report(data: ReportData, output: Path, fmt: ReportFormat = "html") -> Path:
-    text = render(data, fmt)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a report from a web server or a colleague
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return output
+    """Render and write `output`; a file that cannot be written is an OutputError."""
+    return write_output(output, render(data, fmt), option="report")
