@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from evalkit._yaml import read_yaml
-from evalkit.errors import EvalkitError
+from evalkit.errors import ConfigError, EvalkitError
 from evalkit.judge.reference_check import reference_problems
 from evalkit.run.config import load_config
 from evalkit.run.preflight import preflight
@@ -39,7 +39,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def _files(paths: list[Path]) -> list[Path]:
     out: list[Path] = []
     for path in paths:
-        out.extend(sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")) if path.is_dir() else [path])
+        found = sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")) if path.is_dir() else [path]
+        if not found:  # "0 of 0 files valid" would pass a CI step that checked nothing
+            raise ConfigError(f"{path}: no *.yaml or *.yml files in this folder: nothing to validate")
+        out.extend(found)
     return out
 
 

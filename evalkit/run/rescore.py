@@ -148,9 +148,13 @@ def rescore_results(
     tmp = Path(f"{output}.rescoring")
     tmp.unlink(missing_ok=True)
     writer = ResultsWriter(tmp)
+    headed = False
     try:
         for record in iter_records(source):
+            if not headed and not isinstance(record, Header):
+                raise ResultsError(f"{source}: no header record: not an evalkit results file")
             if isinstance(record, Header):
+                headed = True
                 stacks = {
                     label: parse_strategy_specs(label, specs)
                     for label, specs in record.config.get("strategies", {}).items()
@@ -161,6 +165,8 @@ def rescore_results(
                 summary.runs += 1
                 record = _rescored(record, by_id, stacks, summary)
             writer.write(record)
+        if not headed:
+            raise ResultsError(f"{source}: no header record: not an evalkit results file")
     except BaseException:
         writer.close()
         tmp.unlink(missing_ok=True)
