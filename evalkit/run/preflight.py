@@ -17,6 +17,7 @@ from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.records import Header
 from evalkit.run.config import BackendEntry, RunConfig
 from evalkit.scenario.model import FAMILIES, Scenario, load_scenarios
+from evalkit.scenario.statemocks import StatefulMocks
 from evalkit.strategies import check_specs
 
 __all__ = [
@@ -36,6 +37,9 @@ def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenari
     return the scenarios the run will use."""
     where = config.source or config.name
     scenarios = config_scenarios(config)
+    for scenario in scenarios:
+        if scenario.state:  # allowlisted classes only; one that is not a class or cannot be built fails here
+            StatefulMocks(scenario)
     _check_backends(config, where)
     for label, specs in config.strategy_specs().items():
         try:

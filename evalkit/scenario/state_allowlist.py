@@ -15,7 +15,8 @@ from collections.abc import Iterable
 __all__ = ["BFCL_STATE_CLASSES", "StateAllowlist"]
 
 _BFCL = "bfcl_eval.eval_checker.multi_turn_eval.func_source_code"
-# BFCL's CLASS_FILE_PATH_MAPPING (bfcl-eval 2025.x), written out so that checking a name imports nothing
+# BFCL's CLASS_FILE_PATH_MAPPING (bfcl-eval 2026.3.23), written out so that checking a name imports
+# nothing; tests/scenario/test_state_allowlist.py compares it with the installed package
 BFCL_STATE_CLASSES: frozenset[str] = frozenset(
     f"{_BFCL}.{module}:{cls}"
     for module, cls in (

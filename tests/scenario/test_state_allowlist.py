@@ -170,3 +170,22 @@ def test_bfcl_classes_are_allowed_by_exact_path_only(tmp_path: Path) -> None:
     module = gorilla.partition(":")[0]
     with pytest.raises(ScenarioError, match="not an allowed state class"):
         load_scenario(write_scenario(tmp_path, f"{module}:os"))
+
+
+def test_the_bfcl_allowlist_is_bfcls_own_mapping() -> None:
+    constants = pytest.importorskip("bfcl_eval.constants.executable_backend_config")
+    mapping = constants.CLASS_FILE_PATH_MAPPING
+    assert {f"{module}:{cls}" for cls, module in mapping.items()} == BFCL_STATE_CLASSES
+
+
+def test_an_allowed_function_fails_before_the_results_file_is_made(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: the run started, then stopped with a header and a footer and no runs
+    scenario = write_scenario(tmp_path, "os:system")
+    config = write_config(tmp_path, scenario, allow_state_modules=["os"])
+    assert main(["validate", str(config)]) == 1
+    assert one_line(capsys.readouterr().err).endswith("state.0.class: 'os:system' is a function, not a class")
+    out = tmp_path / "r.jsonl"
+    assert main(["run", str(config), "-o", str(out), "--no-progress"]) == 2
+    assert "'os:system' is a function, not a class" in one_line(capsys.readouterr().err) and not out.exists()
