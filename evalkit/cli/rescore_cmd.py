@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from evalkit.run.config import load_config
+from evalkit.run.preflight import check_output_path
 from evalkit.run.rescore import rescore_results
 from evalkit.scenario.model import load_scenarios
 from evalkit.strategies import STRATEGIES
@@ -56,6 +57,7 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
         plugins += [n for specs in config.strategy_specs().values() for n, _ in specs if n not in STRATEGIES]
         state_modules += config.allow_state_modules
+    check_output_path(args.output)  # never renamed over a directory or a device such as /dev/full
     files = [f for p in args.scenarios for f in (sorted(p.rglob("*.yaml")) if p.is_dir() else [p])]
     summary = rescore_results(args.results, args.output, load_scenarios(files, state_modules), plugins)
     print(f"{args.output}: {summary.rejudged} of {summary.runs} runs re-judged, {summary.changed} changed verdict")

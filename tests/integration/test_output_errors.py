@@ -103,3 +103,27 @@ def test_a_file_size_limit_is_exit_2(tmp_path: Path) -> None:
     assert proc.returncode == 2, proc.stderr
     assert one_line(proc.stderr).startswith(f"evalkit: error: report {out}: cannot write: File too large")
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_rescore_never_renames_over_a_directory_or_a_special_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: tracebacks for the first two; a FIFO (or /dev/full, as root) was replaced by a regular file
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    paths = {str(fifo): "not a regular file", str(tmp_path / "folder"): "not a regular file"}
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file.txt").write_text("x")
+    paths[str(tmp_path / "file.txt/out.jsonl")] = "is not a directory"
+    for path, reason in paths.items():
+        assert main(["rescore", RESULTS, "-o", path, "--scenarios", str(ROOT / "scenarios")]) == 2
+        assert reason in one_line(capsys.readouterr().err)
+    assert fifo.is_fifo() and sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "file.txt", "folder"]
+
+
+def test_import_into_a_path_under_a_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("bfcl_eval")
+    (tmp_path / "file.txt").write_text("x")
+    out = str(tmp_path / "file.txt/scenarios")
+    assert main(["import", "bfcl", "--categories", "simple_python", "--sample", "1", "-o", out]) == 2
+    assert "cannot write: Not a directory" in one_line(capsys.readouterr().err)
