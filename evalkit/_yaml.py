@@ -207,7 +207,11 @@ def read_yaml(path: str | Path) -> YamlDocument:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ScenarioError(name, f"not UTF-8 text (byte {exc.start})") from exc
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        line, column = raw.count(b"\n", 0, exc.start) + 1, exc.start - line_start + 1
+        raise ScenarioError(
+            name, f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at line {line}, column {column}", line=line
+        ) from exc
     if not text.strip():
         raise ScenarioError(name, "file is empty")
     builder = _Builder(name)

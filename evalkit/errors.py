@@ -8,7 +8,8 @@
      ├── BackendError       a backend failed; `retryable` says whether trying again may help
      │    └── UnsupportedFeature  the backend cannot do what a strategy or mode needs
      ├── ReplayMiss         a replay backend has no recording for a request
-     └── GateInputError     gate inputs cannot be compared (exit code 2)
+     ├── GateInputError     gate inputs cannot be compared (exit code 2)
+     └── OutputError        a file the user asked for (report, JUnit, markdown) cannot be written
 
 `evalkit.cli.main` is the only place that maps these to exit codes.
 """
@@ -21,6 +22,7 @@ __all__ = [
     "EvalkitError",
     "GateInputError",
     "ModelUnavailable",
+    "OutputError",
     "ReplayMiss",
     "ResultsError",
     "ScenarioError",
@@ -78,6 +80,10 @@ class ReplayMiss(EvalkitError):
 
 class GateInputError(EvalkitError):
     """The gate's inputs cannot be compared: mismatched scenarios, empty cells, too many infra errors."""
+
+
+class OutputError(EvalkitError):
+    """A file the user asked for cannot be written (read-only folder, full disk, a directory in the way)."""
 
 
 class ServerUnavailable(BackendError):

@@ -5,7 +5,7 @@ place that turns exceptions into exit codes:
 
     0  success (for `gate`: no regression)
     1  the check failed (`gate` found a regression; `validate` found a broken file)
-    2  unusable input (bad config, scenario, results file, gate inputs)
+    2  unusable input (bad config, scenario, results file, gate inputs, an output file that cannot be written)
     3  a backend or server could not be used
     130  interrupted (a resumable results file is left behind)
 """
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 
 from evalkit import __version__
-from evalkit.errors import BackendError, EvalkitError, GateInputError, ReplayMiss
+from evalkit.errors import BackendError, EvalkitError, GateInputError, OutputError, ReplayMiss
 
 __all__ = ["main"]
 
@@ -65,7 +65,7 @@ def build_parser(command: str | None = None, *, full: bool = False) -> argparse.
 def exit_code_for(exc: BaseException) -> int:
     if isinstance(exc, (BackendError, ReplayMiss)):
         return 3
-    if isinstance(exc, (GateInputError, EvalkitError)):
+    if isinstance(exc, (GateInputError, OutputError, EvalkitError)):
         return 2
     return 1
 

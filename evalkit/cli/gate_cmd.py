@@ -10,16 +10,18 @@ a CI step summary is shared by several steps. Options given on the command line 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from evalkit._model import first_problem
-from evalkit.errors import EvalkitError, GateInputError
+from evalkit.errors import EvalkitError, GateInputError, OutputError
 from evalkit.gate.config import GateConfig, load_gate_config
 from evalkit.gate.render import error_junit, error_markdown, render_junit, render_markdown, render_text
 from evalkit.gate.verdict import compare
 from evalkit.results.integrity import load_checked
+from evalkit.results.output_file import write_output
 from evalkit.results.summaries import rows_held
 
 __all__ = ["add_parser", "run"]
@@ -60,8 +62,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         choices=["scenario", "family", "cell"],
         help="compare per scenario (default), or pooled per family or per strategy column",
     )
-    p.add_argument("--junit", type=Path, help="write JUnit XML here (one test case per cell)")
-    p.add_argument("--markdown", type=Path, help="append a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
+    p.add_argument("--junit", help="write JUnit XML here (one test case per cell)")
+    p.add_argument("--markdown", help="append a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
     p.add_argument("-v", "--verbose", action="store_true", help="also list the cells that passed")
     seq = p.add_argument_group("sequential mode")
     seq.add_argument(
@@ -95,16 +97,17 @@ def _settings(args: argparse.Namespace) -> GateConfig:
         raise GateInputError(f"gate option: {where}{problem.message}") from exc
 
 
-def _write(path: Path | None, text: str, *, append: bool = False) -> None:
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a" if append else "w", encoding="utf-8") as out:
-            out.write(text)
-
-
 def _write_outputs(args: argparse.Namespace, markdown: str, junit: str) -> None:
-    _write(args.markdown, markdown, append=True)
-    _write(args.junit, junit)
+    """Each file asked for (the JUnit XML even when the markdown cannot be written), then the first failure."""
+    failures: list[OutputError] = []
+    for option, path, text in (("--junit", args.junit, junit), ("--markdown", args.markdown, markdown)):
+        if path is not None:
+            try:
+                write_output(path, text, option=option, append=option == "--markdown")
+            except OutputError as exc:
+                failures.append(exc)
+    if failures:
+        raise failures[0]
 
 
 def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
@@ -135,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings = _settings(args)
         return _sequential(args, settings) if args.sequential else _fixed(args, settings)
+    except OutputError:
+        raise  # the files were already attempted
     except EvalkitError as exc:  # exit 2: say so in the files CI publishes, then let main map it
-        _write_outputs(args, error_markdown(str(exc), sequential=args.sequential), error_junit(str(exc)))
+        try:
+            _write_outputs(args, error_markdown(str(exc), sequential=args.sequential), error_junit(str(exc)))
+        except OutputError as lost:
+            print(f"evalkit: error: {lost}", file=sys.stderr)  # the input error below is what exit 2 reports
         raise

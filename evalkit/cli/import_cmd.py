@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from evalkit.importers.bfcl import CATEGORIES, import_bfcl
+from evalkit.results.output_file import write_output
 
 __all__ = ["add_parser", "run"]
 
@@ -31,13 +32,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     categories = [c.strip() for c in args.categories.split(",") if c.strip()]
     scenarios, report = import_bfcl(categories, args.sample, args.seed)
-    args.output.mkdir(parents=True, exist_ok=True)
     for scenario in scenarios:
         # one folder per category: configs that glob scenarios/*/*.yaml do not pick imports up by accident
         path = args.output / scenario["provenance"]["category"] / f"{scenario['id']}.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
         body = yaml.safe_dump(scenario, sort_keys=False, allow_unicode=True, width=120)
-        path.write_text(_HEADER.format(**scenario["provenance"]) + body, encoding="utf-8")
+        write_output(path, _HEADER.format(**scenario["provenance"]) + body, option="-o")
     print(f"wrote {len(scenarios)} scenarios to {args.output}")
     for case_id, note in report.approximated:
         print(f"approximated {case_id}: {note}")

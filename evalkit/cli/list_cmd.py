@@ -17,13 +17,20 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("list", help="list scenarios, strategies, backends or simulated profiles")
     p.add_argument("what", nargs="?", default="all", choices=["all", "scenarios", "strategies", "backends", "profiles"])
     p.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"))
+    p.add_argument(
+        "--allow-state-module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="let scenarios build stateful mocks from MODULE (imports it: runs its code); repeatable",
+    )
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.what in ("all", "scenarios") and args.scenarios_dir.is_dir():
         print("scenarios:")
-        for s in load_scenarios(sorted(args.scenarios_dir.rglob("*.yaml"))):
+        for s in load_scenarios(sorted(args.scenarios_dir.rglob("*.yaml")), args.allow_state_module):
             print(f"  {s.id:28} {s.family:22} {s.description}")
     if args.what in ("all", "strategies"):
         print("strategies:\n" + "\n".join(f"  {name:18} {target}" for name, target in STRATEGIES.items()))

@@ -78,6 +78,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--workers", type=int, help="with --executor ray: Ray workers, one shard each (default: one per node)"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    p.add_argument(
+        "--allow-state-module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="let scenarios build stateful mocks from MODULE (imports it: runs its code); repeatable",
+    )
     p.set_defaults(handler=run)
 
 
@@ -204,7 +211,7 @@ def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> i
 
 
 def run(args: argparse.Namespace) -> int:
-    config = load_config(args.config)
+    config = load_config(args.config).allowing_state_modules(args.allow_state_module)
     if args.replay is not None:
         config = config.as_replay(args.replay)
     if args.runs is not None:

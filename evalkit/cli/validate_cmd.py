@@ -2,7 +2,9 @@
 
 A file is a config if its top level has `backends` or `strategies`, whatever folder it is in. A
 config gets the same checks as `evalkit run` does before it starts (`preflight`), except that a
-plugin guard is only looked up, never imported: nothing from a config executes here.
+plugin guard is only looked up, never imported: nothing from a config executes here. A scenario's
+stateful mock classes must be BFCL's or from a module named with `--allow-state-module` (or in the
+config's `allow_state_modules`); only those are imported, to run the reference through them.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 from pathlib import Path
 
 from evalkit._yaml import read_yaml
-from evalkit.errors import EvalkitError
+from evalkit.errors import ConfigError, EvalkitError
 from evalkit.judge.reference_check import reference_problems
 from evalkit.run.config import load_config
 from evalkit.run.preflight import preflight
@@ -24,13 +26,23 @@ __all__ = ["add_parser", "run"]
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("validate", help="check scenario or config files (folders are searched for *.yaml)")
     p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument(
+        "--allow-state-module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="let scenarios build stateful mocks from MODULE (imports it: runs its code); repeatable",
+    )
     p.set_defaults(handler=run)
 
 
 def _files(paths: list[Path]) -> list[Path]:
     out: list[Path] = []
     for path in paths:
-        out.extend(sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")) if path.is_dir() else [path])
+        found = sorted(path.rglob("*.yaml")) + sorted(path.rglob("*.yml")) if path.is_dir() else [path]
+        if not found:  # "0 of 0 files valid" would pass a CI step that checked nothing
+            raise ConfigError(f"{path}: no *.yaml or *.yml files in this folder: nothing to validate")
+        out.extend(found)
     return out
 
 
@@ -43,14 +55,15 @@ def _is_config(path: Path) -> bool:
 
 def run(args: argparse.Namespace) -> int:
     files = _files(args.paths)
+    allowed: list[str] = args.allow_state_module
     seen: dict[str, Path] = {}
     bad = 0
     for path in files:
         try:
             if _is_config(path):
-                preflight(load_config(path), import_plugins=False)
+                preflight(load_config(path).allowing_state_modules(allowed), import_plugins=False)
             else:
-                scenario = load_scenario(path)
+                scenario = load_scenario(path, allowed)
                 if scenario.id in seen:
                     first = seen[scenario.id]
                     raise EvalkitError(f"{path}: id: duplicate scenario id {scenario.id!r} (also in {first})")

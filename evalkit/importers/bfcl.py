@@ -13,6 +13,7 @@ is skipped with the reason: nothing is dropped silently.
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import random
 import re
@@ -67,8 +68,20 @@ _REFUSAL = "Sorry, none of the tools I have can do that."
 class BfclMissing(EvalkitError):
     def __init__(self, detail: str) -> None:
         super().__init__(
-            f"bfcl-eval is not usable ({detail}); install it: pip install --no-deps 'bfcl-eval>=2026.3.23' filelock"
+            f"bfcl-eval is not usable ({detail}); install the optional extra: pip install 'evalkit[bfcl]' "
+            "(or, without its heavy dependencies: pip install --no-deps 'bfcl-eval>=2026.3.23' filelock mpmath)"
         )
+
+
+def _require_bfcl() -> None:
+    """The optional package, before anything reads its data or metadata."""
+    try:
+        found = importlib.util.find_spec("bfcl_eval") is not None
+        metadata.version("bfcl-eval")
+    except (metadata.PackageNotFoundError, ImportError, ValueError):
+        found = False
+    if not found:
+        raise BfclMissing("not installed")
 
 
 @dataclass
@@ -289,6 +302,7 @@ def import_bfcl(categories: list[str], sample: int | None, seed: int) -> tuple[l
     unknown = [c for c in categories if c not in CATEGORIES]
     if unknown:
         raise EvalkitError(f"unknown BFCL categories {unknown} (known: {sorted(CATEGORIES)})")
+    _require_bfcl()
     license_name, credit = attribution()
     report = ImportReport()
     out: list[dict[str, Any]] = []

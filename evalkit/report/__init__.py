@@ -10,10 +10,10 @@ half-written report behind.
 from __future__ import annotations
 
 import importlib
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from evalkit.results.output_file import write_output
 
 if TYPE_CHECKING:
     from evalkit.report.data import ReportData, build_report
@@ -45,15 +45,5 @@ def render(data: ReportData, fmt: ReportFormat = "html") -> str:
 
 
 def write_report(data: ReportData, output: Path, fmt: ReportFormat = "html") -> Path:
-    text = render(data, fmt)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{output.name}.", dir=output.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide a report from a web server or a colleague
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return output
+    """Render and write `output`; a file that cannot be written is an OutputError."""
+    return write_output(output, render(data, fmt), option="report")

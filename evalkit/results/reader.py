@@ -7,7 +7,7 @@ resume and `merge` ask too.
 from __future__ import annotations
 
 import json
-import warnings
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Protocol
@@ -60,7 +60,12 @@ def iter_records(path: str | Path, parse_run: RunParser | None = None) -> Iterat
                 if line.isspace():  # not `strip()`: that copies every line
                     continue
                 if not line.endswith("\n"):
-                    warnings.warn(f"{path}:{lineno}: skipping a record cut short by an interruption", stacklevel=2)
+                    # the project's own one-line warning: a Python warning would show this module's path
+                    print(
+                        f"evalkit: warning: {path}:{lineno}: the last record is cut short "
+                        "(an interrupted write) and is skipped",
+                        file=sys.stderr,
+                    )
                     return
                 yield parse_record(path, lineno, line, parse_run)
     except OSError as exc:

@@ -10,6 +10,7 @@ backends:
 strategies:                    # label -> stack of guards, applied in order
   trust_text: [trust_text]
   respond+nudge: [respond_tool, {retry_nudge: {max_retries: 3}}]
+allow_state_modules: [mymocks] # optional: modules whose classes scenarios may build as stateful mocks
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ class RunConfig(StrictModel):
     strategies: dict[str, list[Any]] = Field(min_length=1)
     sampling: Sampling = Field(default_factory=Sampling)
     output: str | None = None
+    # modules whose classes scenarios may use as stateful mocks (their code runs: see scenario/state_allowlist.py)
+    allow_state_modules: list[str] = Field(default_factory=list)
     base_dir: str = Field("", exclude=True)
     source: str = Field("", exclude=True)  # the file it was loaded from, for error messages
 
@@ -70,6 +73,10 @@ class RunConfig(StrictModel):
         for label, specs in self.strategies.items():
             parse_strategy_specs(label, specs)
         return self
+
+    def allowing_state_modules(self, modules: list[str]) -> RunConfig:
+        """This config with `modules` (`--allow-state-module`) added to its own allowlist."""
+        return self.model_copy(update={"allow_state_modules": [*self.allow_state_modules, *modules]})
 
     def strategy_specs(self) -> dict[str, list[StrategySpec]]:
         return {label: parse_strategy_specs(label, specs) for label, specs in self.strategies.items()}
@@ -117,7 +124,7 @@ class RunConfig(StrictModel):
 
     def fingerprint(self) -> str:
         """A hash of everything that decides the runs, to refuse resuming into another config."""
-        dumped = self.model_dump(exclude={"output", "description"})
+        dumped = self.model_dump(exclude={"output", "description", "allow_state_modules"})
         for backend in dumped["backends"]:  # fields added later count only when set: old hashes hold
             for name in ("urls", "endpoints"):
                 if backend[name] is None:

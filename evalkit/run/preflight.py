@@ -18,6 +18,7 @@ from evalkit.results.records import Header
 from evalkit.run.config import BackendEntry, RunConfig
 from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import FAMILIES, Scenario, load_scenarios
+from evalkit.scenario.statemocks import StatefulMocks
 from evalkit.strategies import check_specs
 
 __all__ = [
@@ -38,6 +39,9 @@ def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenari
     return the scenarios the run will use."""
     where = config.source or config.name
     scenarios = config_scenarios(config)
+    for scenario in scenarios:
+        if scenario.state:  # allowlisted classes only; one that is not a class or cannot be built fails here
+            StatefulMocks(scenario)
     _check_backends(config, where)
     for label, specs in config.strategy_specs().items():
         try:
@@ -57,7 +61,7 @@ def config_scenarios(config: RunConfig) -> list[Scenario]:
     """The scenarios a config runs: each of a built-in family or one the config declares under
     `custom_families`, then narrowed to `families:` (every name of which must match a scenario)."""
     where = config.source or config.name
-    scenarios = load_scenarios(config.scenario_paths())
+    scenarios = load_scenarios(config.scenario_paths(), config.allow_state_modules)
     known = set(FAMILIES) | set(config.custom_families)
     for scenario in scenarios:
         if scenario.family not in known:

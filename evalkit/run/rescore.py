@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 
 from evalkit.backends.base import UNSATISFIABLE, Feature, RetryPolicy
 from evalkit.chat import CallContext, ChatRequest, Completion
-from evalkit.errors import ResultsError
+from evalkit.errors import ConfigError, ResultsError
 from evalkit.judge.verdict import judge_run
 from evalkit.results.lock import hold_outputs
 from evalkit.results.reader import iter_records
@@ -31,7 +32,8 @@ from evalkit.run.config import parse_strategy_specs
 from evalkit.run.loop import run_loop
 from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import Scenario
-from evalkit.strategies import build_stack
+from evalkit.strategies import STRATEGIES, StrategySpec, build_stack
+from evalkit.strategies.plugins import plugin_allowed
 
 __all__ = ["RescoreSummary", "rescore_results"]
 
@@ -139,17 +141,22 @@ def _stamp(header: Header, source: str) -> Header:
     return header.model_copy(update={"rescored": stamp})
 
 
-def rescore_results(source: str | Path, output: str | Path, scenarios: list[Scenario]) -> RescoreSummary:
+def rescore_results(
+    source: str | Path, output: str | Path, scenarios: list[Scenario], allowed_plugins: Iterable[str] = ()
+) -> RescoreSummary:
     """Write `output`: `source` with every run re-judged from its stored completions (output may be source).
+    A plugin guard its header names is imported only if in `allowed_plugins`: a results file is data.
 
     The output is locked as a run locks it, so a rescore never replaces a file another writer is
     appending to; it is written whole to a temporary file, then renamed over the real path (a symlink
     keeps pointing at the rescored file)."""
     with hold_outputs(Path(output)):
-        return _rescore_locked(Path(source), Path(output).resolve(), scenarios)
+        return _rescore_locked(Path(source), Path(output).resolve(), scenarios, allowed_plugins)
 
 
-def _rescore_locked(source: Path, output: Path, scenarios: list[Scenario]) -> RescoreSummary:
+def _rescore_locked(
+    source: Path, output: Path, scenarios: list[Scenario], allowed_plugins: Iterable[str]
+) -> RescoreSummary:
     by_id = {s.id: s for s in scenarios}
     stacks: dict[str, list[tuple[str, dict[str, Any]]]] | None = None
     summary = RescoreSummary()
@@ -163,6 +170,7 @@ def _rescore_locked(source: Path, output: Path, scenarios: list[Scenario]) -> Re
                     label: parse_strategy_specs(label, specs)
                     for label, specs in record.config.get("strategies", {}).items()
                 }
+                _check_plugins(source, stacks, allowed_plugins)
                 record = _stamp(record, str(source))
             elif stacks is None:
                 raise _no_header(source)
@@ -183,6 +191,17 @@ def _rescore_locked(source: Path, output: Path, scenarios: list[Scenario]) -> Re
 
 def _no_header(source: Path) -> ResultsError:
     return ResultsError(f"{source}: no header record: not an evalkit results file")
+
+
+def _check_plugins(source: str | Path, stacks: dict[str, list[StrategySpec]], allowed: Iterable[str]) -> None:
+    """Refuse, before anything is imported, a plugin guard the user did not name."""
+    for label, specs in stacks.items():
+        for name, _ in specs:
+            if name not in STRATEGIES and not plugin_allowed(name, allowed):
+                raise ConfigError(
+                    f"{source}: strategy stack {label!r} uses plugin guard {name!r}; re-judging would import it "
+                    f"and run its code: if you trust it, pass --allow-plugin {name} (or --config with the run's config)"
+                )
 
 
 def _rescored(

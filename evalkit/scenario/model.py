@@ -7,16 +7,18 @@ and the line of the first problem.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, ValidationInfo, field_validator, model_validator
 
 from evalkit._model import StrictModel, first_problem
 from evalkit._yaml import read_yaml
 from evalkit.chat import Skill, ToolCall, ToolSpec
 from evalkit.errors import ScenarioError
 from evalkit.scenario.argument_specs import literal_problem, schema_problem, spec_vs_schema_problem
+from evalkit.scenario.state_allowlist import StateAllowlist
 
 __all__ = [
     "FAMILIES",
@@ -159,6 +161,25 @@ class StatefulClass(StrictModel):
 
     cls: str = Field(alias="class", pattern=r"^[\w.]+:\w+$")
     config: dict[str, Any] = Field(default_factory=dict)
+    # set only by validation against an allowlist: a spec built any other way is never imported
+    _allowed: bool = PrivateAttr(default=False)
+
+    @field_validator("cls")
+    @classmethod
+    def _allowed_class(cls, value: str, info: ValidationInfo) -> str:
+        allowlist = (info.context or {}).get("state_allowlist") or StateAllowlist()
+        if not allowlist.allows(value):
+            raise ValueError(allowlist.refusal(value))
+        return value
+
+    @model_validator(mode="after")
+    def _mark_allowed(self) -> StatefulClass:
+        self._allowed = True  # `cls` passed `_allowed_class`
+        return self
+
+    @property
+    def allowed(self) -> bool:
+        return self._allowed
 
 
 class Provenance(StrictModel):
@@ -179,7 +200,7 @@ class Scenario(StrictModel):
     description: str = ""
     system: str = ""
     turns: list[Turn] = Field(min_length=1)  # a plain string is a turn with only `user`
-    state: list[StatefulClass] = Field(default_factory=list)  # v2: stateful mocks (Python code: trusted files)
+    state: list[StatefulClass] = Field(default_factory=list)  # v2: stateful mocks (Python code: allowlisted)
     tools: list[ToolDef] = Field(default_factory=list)
     terminal_tool: str | None = None
     max_iterations: int = Field(10, ge=1, le=100)
@@ -275,10 +296,11 @@ class Scenario(StrictModel):
         )
 
 
-def load_scenario(path: str | Path) -> Scenario:
+def load_scenario(path: str | Path, allow_state_modules: Iterable[str] = ()) -> Scenario:
+    """The scenario in `path`; its stateful mock classes must be BFCL's or in `allow_state_modules`."""
     doc = read_yaml(path)
     try:
-        scenario = Scenario.model_validate(doc.data)
+        scenario = Scenario.model_validate(doc.data, context={"state_allowlist": StateAllowlist(allow_state_modules)})
     except ValidationError as exc:
         problem = first_problem(exc)
         raise ScenarioError(str(path), problem.message, field=problem.field, line=doc.line_of(problem.loc)) from exc
@@ -286,12 +308,12 @@ def load_scenario(path: str | Path) -> Scenario:
     return scenario
 
 
-def load_scenarios(paths: list[Path] | list[str]) -> list[Scenario]:
+def load_scenarios(paths: list[Path] | list[str], allow_state_modules: Iterable[str] = ()) -> list[Scenario]:
     """Load many files; scenario ids must be unique across them."""
     scenarios: list[Scenario] = []
     seen: dict[str, str] = {}
     for path in paths:
-        scenario = load_scenario(path)
+        scenario = load_scenario(path, allow_state_modules)
         if scenario.id in seen:
             raise ScenarioError(
                 str(path), f"duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})", field="id"

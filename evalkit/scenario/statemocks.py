@@ -2,7 +2,8 @@
 
 One set of instances lives for one run, so results depend on earlier calls (a file `mv`'d is gone).
 A check with `state_as_reference` compares the instances' public attributes after a turn with the
-state the reference calls reach, as BFCL's multi-turn checker does (`state_checker`).
+state the reference calls reach, as BFCL's multi-turn checker does (`state_checker`). Only a class
+that passed the allowlist when its scenario was loaded (`state_allowlist.py`) is ever imported.
 """
 
 from __future__ import annotations
@@ -18,23 +19,37 @@ from evalkit.scenario.model import CallCheck, Scenario, StatefulClass
 __all__ = ["StatefulMocks"]
 
 
-def _build(spec: StatefulClass, source: str) -> Any:
+def _build(spec: StatefulClass, source: str, field: str) -> Any:
+    if not spec.allowed:  # built without the allowlist check (`model_construct`): never imported
+        raise ScenarioError(source, f"{spec.cls!r} was not checked against the state-class allowlist", field=field)
     module_name, _, class_name = spec.cls.partition(":")
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
-    except (ImportError, AttributeError) as exc:
-        raise ScenarioError(source, f"cannot import {spec.cls} ({exc})", field="state") from exc
-    instance = cls()
-    if spec.config and hasattr(instance, "_load_scenario"):
-        instance._load_scenario(copy.deepcopy(spec.config))
+    except (Exception, SystemExit) as exc:  # whatever an allowed module raises at import: one line
+        raise ScenarioError(source, f"cannot import {spec.cls} ({_first_line(exc)})", field=field) from exc
+    if not isinstance(cls, type):
+        what = "a function" if callable(cls) else f"a {type(cls).__name__}"
+        raise ScenarioError(source, f"{spec.cls!r} is {what}, not a class", field=field)
+    try:
+        instance = cls()
+        if spec.config and hasattr(instance, "_load_scenario"):
+            instance._load_scenario(copy.deepcopy(spec.config))
+    except Exception as exc:  # the class cannot be built as a mock: the scenario is unusable
+        raise ScenarioError(source, f"cannot build {spec.cls} ({_first_line(exc)})", field=field) from exc
     return instance
+
+
+def _first_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:200]}"
 
 
 class StatefulMocks:
     """The run's instances; `call` runs a tool on them, `snapshot` reads their public state."""
 
     def __init__(self, scenario: Scenario) -> None:
-        self.instances = {spec.cls: _build(spec, scenario.source) for spec in scenario.state}
+        self.instances = {
+            spec.cls: _build(spec, scenario.source, f"state.{i}.class") for i, spec in enumerate(scenario.state)
+        }
 
     def method(self, name: str) -> Any:
         if name.startswith("_"):

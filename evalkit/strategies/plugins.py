@@ -15,12 +15,12 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from evalkit.errors import ConfigError
 
-__all__ = ["check_plugin", "load_plugin_class"]
+__all__ = ["check_plugin", "load_plugin_class", "plugin_allowed"]
 
 _PROTOCOL_METHODS = ("requires", "prepare", "judge")
 MAX_SOURCE_BYTES = 10 * 1024 * 1024  # a plugin module's source that `validate` will read
@@ -158,3 +158,9 @@ def load_plugin_class(target: str) -> type[Any]:
     if not hasattr(module, attr):
         raise ConfigError(f"plugin {target!r}: module {module_name!r} has no {attr!r}")
     return check_strategy_class(target, getattr(module, attr))
+
+
+def plugin_allowed(target: str, allowed: Iterable[str]) -> bool:
+    """Whether `module:Class` was opted into: named itself, or its module, or a package above it."""
+    module = target.partition(":")[0]
+    return any(target == a or module == a or module.startswith(a + ".") for a in allowed)
