@@ -10,7 +10,8 @@ Runs a 4-step scenario (seq-medication-chain) under `trust_text`, in one process
    (payload, httpx, response parsing). CPU per call is this process's user+system CPU over the
    requests the stub counted. The stub's own ceiling (requests/s to raw sockets) is printed beside it,
    so the stub is never the bottleneck unnoticed. Then the transport alone: CPU per JSON call on
-   httpx's own transport beside evalkit's `KeepAliveTransport`, alternating in the same run.
+   httpx's own transport beside the runner's client (httpx on aiohttp's transport), alternating in
+   the same run.
 
 Results are written to a temporary file, as a real run does. The figures are evalkit's alone:
 `benchmarks/vs_inspect.py` runs inspect_ai beside it against the same stub.
@@ -88,8 +89,8 @@ def http_path(runs: int) -> None:
 
 
 def transports(url: str, calls: int = 2000) -> None:
-    """The transport alone: CPU per `post_json` call on httpx's own transport and on evalkit's
-    `KeepAliveTransport` (what `pooled_client` uses for http://), alternating, in this one run."""
+    """The transport alone: CPU per `post_json` call on httpx's own transport and on the runner's
+    `pooled_client` (httpx on aiohttp's transport), alternating, in this one run."""
     import httpx
 
     from evalkit.backends._http import pooled_client, post_json
@@ -106,13 +107,13 @@ def transports(url: str, calls: int = 2000) -> None:
         await client.aclose()
         return cpu / calls
 
-    found: dict[str, list[float]] = {"httpx": [], "keepalive": []}
+    found: dict[str, list[float]] = {"httpx": [], "aiohttp": []}
     for _ in range(3):
         found["httpx"].append(asyncio.run(cpu_per_call(lambda: httpx.AsyncClient(timeout=30))))
-        found["keepalive"].append(asyncio.run(cpu_per_call(lambda: pooled_client(1, 30))))
-    plain, lean = min(found["httpx"]), min(found["keepalive"])
+        found["aiohttp"].append(asyncio.run(cpu_per_call(lambda: pooled_client(1, 30))))
+    plain, lean = min(found["httpx"]), min(found["aiohttp"])
     print(
-        f"transport alone:     httpx {plain * 1e3:.2f} ms, KeepAliveTransport {lean * 1e3:.2f} ms CPU per call "
+        f"transport alone:     httpx {plain * 1e3:.2f} ms, pooled_client (aiohttp) {lean * 1e3:.2f} ms CPU per call "
         f"(best of 3 x {calls}): {plain / lean:.2f}x less"
     )
 

@@ -6,7 +6,8 @@
      ├── SpecError          an argument spec uses an unknown operator or a bad operand
      ├── ResultsError       a results file is unreadable or does not match a resume
      ├── BackendError       a backend failed; `retryable` says whether trying again may help
-     │    └── UnsupportedFeature  the backend cannot do what a strategy or mode needs
+     │    ├── UnsupportedFeature  the backend cannot do what a strategy or mode needs
+     │    └── BackendUnusable     a server of a pool refuses the credentials: the run stops (exit 3)
      ├── ReplayMiss         a replay backend has no recording for a request
      ├── GateInputError     gate inputs cannot be compared (exit code 2)
      └── OutputError        a file the user asked for (report, JUnit, markdown) cannot be written
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 __all__ = [
     "BackendError",
+    "BackendUnusable",
     "ConfigError",
     "EvalkitError",
     "GateInputError",
@@ -72,6 +74,11 @@ class BackendError(EvalkitError):
 
 class UnsupportedFeature(BackendError):
     """A strategy or tool mode needs a feature this backend lacks; the cell is `unsupported`."""
+
+
+class BackendUnusable(BackendError):
+    """A backend cannot serve this run at all (a pool's server refuses the credentials): not a
+    run's infra error but the run's end, since every later call to it would fail the same way."""
 
 
 class ReplayMiss(EvalkitError):

@@ -7,6 +7,7 @@ The retry decision is made here, once, from the kind of failure:
     a 3xx (redirects are not followed: the url should name the server)      not retryable
     any other 4xx                                                           not retryable (the request is wrong)
     200 with a body that is not a JSON object                               not retryable (a wrong URL, a proxy page)
+    a decoded body larger than `max_bytes` (default 8 MiB), or undecodable  not retryable
     a URL httpx cannot parse                                                not retryable
 
 `deadline_s` bounds the whole call (connect, send, every read): a server that drips its answer one
@@ -34,6 +35,7 @@ from evalkit.results.secrets import public_url, redact, redact_data, secrets_of
 
 __all__ = [
     "MAX_ERROR_CHARS",
+    "MAX_RESPONSE_BYTES",
     "Reply",
     "error_for_status",
     "error_for_transport",
@@ -48,6 +50,7 @@ __all__ = [
 ]
 
 MAX_ERROR_CHARS = 300
+MAX_RESPONSE_BYTES = 8 * 1024 * 1024  # the default cap on a decoded body; `max_response_bytes` in an entry
 
 
 class Reply(NamedTuple):
@@ -72,57 +75,23 @@ def join_url(base: str, path: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, joined, parts.query, ""))
 
 
-POOL_SIZE = 8  # connections per httpcore pool
-
-
-class _PoolShards(httpx.AsyncBaseTransport):
-    """Requests spread over several connection pools, each to the one with the fewest in flight.
-
-    httpcore walks every connection of its pool several times per request, so CPU per call grows
-    with the pool; pools of at most POOL_SIZE kept-alive connections keep that walk short.
-    """
-
-    def __init__(self, shards: list[httpx.AsyncHTTPTransport]):
-        self._shards = shards
-        self._busy = [0] * len(shards)
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        index = self._busy.index(min(self._busy))
-        self._busy[index] += 1
-        try:
-            return await self._shards[index].handle_async_request(request)
-        finally:  # the body is read right after by the (non-streaming) client: close enough to done
-            self._busy[index] -= 1
-
-    async def aclose(self) -> None:
-        for shard in self._shards:
-            await shard.aclose()
-
-
 def pooled_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
-    """A client with one keep-alive connection per concurrent request.
+    """A client with one keep-alive connection per concurrent request, on aiohttp's transport.
 
-    `http://` goes through `KeepAliveTransport` (a lean HTTP/1.1 path: httpcore's CPU per call was
-    most of the harness's against a local server); `https://` through httpx's own transports, in
-    pools of at most POOL_SIZE. With a proxy set in the environment, httpx's client alone: httpx
-    applies environment proxies only to a client that builds its own transport. A pool may open a
-    connection beyond its share rather than make a request wait (a rare, short-lived extra).
+    httpx's own transport (httpcore, h11, anyio) cost 1-2 ms of CPU per call against a local server;
+    aiohttp's C parser under httpx's client about 0.5 ms (benchmarks/harness_overhead.py measures
+    both). The client above it still builds requests and decodes bodies, so tests keep injecting an
+    `httpx.AsyncClient` on an `httpx.MockTransport`. With a proxy set in the environment, httpx's
+    own transport: httpx applies environment proxies only to a client that builds its transport.
     """
     from urllib.request import getproxies
 
-    from evalkit.backends._keepalive import KeepAliveTransport
-
-    shards = -(-concurrency // POOL_SIZE)
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     if getproxies():
-        limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
         return httpx.AsyncClient(timeout=timeout_s, limits=limits)
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=-(-concurrency // shards))
-    secure: httpx.AsyncBaseTransport = (
-        httpx.AsyncHTTPTransport(limits=limits)
-        if shards == 1
-        else _PoolShards([httpx.AsyncHTTPTransport(limits=limits) for _ in range(shards)])
-    )
-    return httpx.AsyncClient(timeout=timeout_s, transport=KeepAliveTransport(secure, max_idle=concurrency))
+    from evalkit.backends._aiohttp import AiohttpTransport
+
+    return httpx.AsyncClient(timeout=timeout_s, transport=AiohttpTransport(limits=limits))
 
 
 def url_problem(url: str) -> str | None:
@@ -158,12 +127,24 @@ def is_loopback(url: str) -> bool:
         return False
 
 
-def _server_message(response: httpx.Response) -> str:
+class _Answer(NamedTuple):
+    """What `_send` read of a response: status, request path, the decoded body, the redirect target."""
+
+    status: int
+    path: str
+    body: bytes
+    location: str
+
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+def _server_message(answer: _Answer) -> str:
     """The error text a server put in its body: OpenAI/llama.cpp, Anthropic and Ollama shapes."""
     try:
-        body = response.json()
+        body = json.loads(answer.body)
     except (json.JSONDecodeError, UnicodeDecodeError):
-        return response.text
+        return answer.text()
     if isinstance(body, dict):
         error = body.get("error", body.get("message"))
         if isinstance(error, dict):
@@ -173,11 +154,11 @@ def _server_message(response: httpx.Response) -> str:
     return json.dumps(body)
 
 
-def error_for_status(response: httpx.Response, secrets: Iterable[str | None] = ()) -> BackendError:
-    status = response.status_code
-    text = _clip(redact(_server_message(response), secrets))
+def error_for_status(answer: _Answer, secrets: Iterable[str | None] = ()) -> BackendError:
+    status = answer.status
+    text = _clip(redact(_server_message(answer), secrets))
     retryable = status == 429 or status >= 500
-    return BackendError(f"HTTP {status} from {response.request.url.path}: {text}", retryable=retryable, status=status)
+    return BackendError(f"HTTP {status} from {answer.path}: {text}", retryable=retryable, status=status)
 
 
 def error_for_transport(exc: httpx.RequestError, url: str, secrets: Iterable[str | None] = ()) -> BackendError:
@@ -190,35 +171,62 @@ def error_for_transport(exc: httpx.RequestError, url: str, secrets: Iterable[str
     return BackendError(f"{type(exc).__name__} calling {where}: {text}", retryable=retryable)
 
 
-def _redirect(response: httpx.Response) -> BackendError:
-    target = public_url(response.headers.get("location", "")) or "nowhere (no Location header)"
+def _redirect(answer: _Answer, secrets: tuple[str | None, ...]) -> BackendError:
+    # the target may carry a credential anywhere (path, query, user info): shown through public_url,
+    # with the backend's secrets blanked in every encoding
+    target = public_url(redact(answer.location, secrets)) if answer.location else ""
     return BackendError(
-        f"HTTP {response.status_code} from {response.request.url.path}: a redirect to {target}, "
+        f"HTTP {answer.status} from {answer.path}: a redirect to {target or 'nowhere (no Location header)'}, "
         "not followed (set the backend's url to the address it names)",
-        status=response.status_code,
+        status=answer.status,
     )
 
 
-def _decode(response: httpx.Response, secrets: tuple[str | None, ...]) -> dict[str, Any]:
-    if response.status_code >= 400:
-        raise error_for_status(response, secrets)
-    if 300 <= response.status_code < 400:
-        raise _redirect(response)
+def _decode(answer: _Answer, secrets: tuple[str | None, ...]) -> dict[str, Any]:
+    if answer.status >= 400:
+        raise error_for_status(answer, secrets)
+    if 300 <= answer.status < 400:
+        raise _redirect(answer, secrets)
     try:
-        body = response.json()
+        body = json.loads(answer.body)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        snippet = _clip(redact(response.text, secrets))
-        raise BackendError(
-            f"invalid JSON from {response.request.url.path} ({exc}): {snippet!r}", status=response.status_code
-        ) from exc
+        snippet = _clip(redact(answer.text(), secrets))
+        raise BackendError(f"invalid JSON from {answer.path} ({exc}): {snippet!r}", status=answer.status) from exc
     if not isinstance(body, dict):
         raise BackendError(
-            f"expected a JSON object from {response.request.url.path}, got {type(body).__name__}",
-            status=response.status_code,
+            f"expected a JSON object from {answer.path}, got {type(body).__name__}", status=answer.status
         )
     # a server may echo the key even in a successful answer; blank it before anything keeps the body
     blanked: dict[str, Any] = redact_data(body, secrets)
     return blanked
+
+
+def _too_large(limit: int, path: str, status: int, what: str) -> BackendError:
+    return BackendError(
+        f"response from {path} too large: {what} exceeds max_response_bytes ({limit:,} bytes); "
+        "raise the backend's max_response_bytes if the answer is legitimate",
+        status=status,
+    )
+
+
+async def _read_capped(response: httpx.Response, limit: int) -> _Answer:
+    """The decoded body, read chunk by chunk and abandoned as soon as it passes `limit` bytes.
+
+    The limit applies after decompression, so a small gzip body that inflates past it (a
+    decompression bomb) stops here too, with at most one chunk's inflation held at once.
+    """
+    path = response.request.url.path
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and "content-encoding" not in response.headers and int(declared) > limit:
+        raise _too_large(limit, path, response.status_code, f"its Content-Length {int(declared):,}")
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(limit, path, response.status_code, "the decoded body")
+        parts.append(chunk)
+    return _Answer(response.status_code, path, b"".join(parts), response.headers.get("location", ""))
 
 
 async def _send(
@@ -230,28 +238,32 @@ async def _send(
     headers: Mapping[str, str] | None = None,
     deadline_s: float | None = None,
     secrets: Iterable[str | None] = (),
+    max_bytes: int = MAX_RESPONSE_BYTES,
 ) -> Reply:
     secrets = (*secrets, *secrets_of(url))
     started = time.perf_counter()
     try:
         async with asyncio.timeout(deadline_s):
-            response = await client.request(
+            async with client.stream(
                 method,
                 url,
                 json=json_body,
                 headers=headers,
                 timeout=deadline_s if deadline_s is not None else httpx.USE_CLIENT_DEFAULT,
-            )
+            ) as response:
+                answer = await _read_capped(response, max_bytes)
     except TimeoutError as exc:
         raise BackendError(
             f"deadline: no complete answer within {deadline_s:g} s from {public_url(url)}", retryable=True
         ) from exc
     except httpx.InvalidURL as exc:
         raise BackendError(f"invalid URL {public_url(url)!r}: {redact(str(exc), secrets)}") from exc
+    except httpx.DecodingError as exc:
+        raise BackendError(f"undecodable response from {public_url(url)}: {_clip(str(exc))}") from exc
     except httpx.RequestError as exc:
         raise error_for_transport(exc, url, secrets) from exc
     latency = time.perf_counter() - started
-    return Reply(_decode(response, secrets), latency)
+    return Reply(_decode(answer, secrets), latency)
 
 
 async def post_json(
@@ -262,10 +274,20 @@ async def post_json(
     headers: Mapping[str, str] | None = None,
     deadline_s: float | None = None,
     secrets: Iterable[str | None] = (),
+    max_bytes: int = MAX_RESPONSE_BYTES,
 ) -> Reply:
     """POST `payload` as JSON under a whole-call deadline; return the decoded object and the latency,
     or raise `BackendError`."""
-    return await _send(client, "POST", url, json_body=payload, headers=headers, deadline_s=deadline_s, secrets=secrets)
+    return await _send(
+        client,
+        "POST",
+        url,
+        json_body=payload,
+        headers=headers,
+        deadline_s=deadline_s,
+        secrets=secrets,
+        max_bytes=max_bytes,
+    )
 
 
 async def get_json(
@@ -275,6 +297,10 @@ async def get_json(
     headers: Mapping[str, str] | None = None,
     deadline_s: float | None = None,
     secrets: Iterable[str | None] = (),
+    max_bytes: int = MAX_RESPONSE_BYTES,
 ) -> dict[str, Any]:
     """GET a JSON object under a whole-call deadline, or raise `BackendError`."""
-    return (await _send(client, "GET", url, headers=headers, deadline_s=deadline_s, secrets=secrets)).body
+    reply = await _send(
+        client, "GET", url, headers=headers, deadline_s=deadline_s, secrets=secrets, max_bytes=max_bytes
+    )
+    return reply.body

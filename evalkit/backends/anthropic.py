@@ -19,12 +19,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
-
-from evalkit.backends._http import join_url, post_json, public_url
 from evalkit.backends._wire import check_tool_choice, normalise_finish, settle_constraint, tool_call
 from evalkit.backends.base import Feature
-from evalkit.backends.entry import BackendEntry
+from evalkit.backends.http_backend import HttpBackend
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, Usage
 from evalkit.errors import BackendError
 
@@ -86,18 +83,12 @@ def _parse(body: dict[str, Any], latency_s: float, dropped: bool) -> Completion:
     )
 
 
-class AnthropicBackend:
+class AnthropicBackend(HttpBackend):
     """Anthropic's Messages API (or a server that speaks it, such as llama-server's `/v1/messages`)."""
 
     kind = "anthropic"
-    simulated = False
-
-    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient, api_key: str | None = None):
-        self.entry = entry
-        self.model = entry.model
-        self.url = entry.url or DEFAULT_URL
-        self._client = client
-        self._api_key = api_key
+    default_url = DEFAULT_URL
+    features = _FEATURES
 
     def _headers(self) -> dict[str, str]:
         headers = {"anthropic-version": API_VERSION}
@@ -105,14 +96,8 @@ class AnthropicBackend:
             headers["x-api-key"] = self._api_key
         return headers
 
-    def supports(self, feature: Feature) -> bool:
-        return feature in _FEATURES
-
     async def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind, "url": public_url(self.url), "model": self.model, "api_version": API_VERSION}
-
-    async def aclose(self) -> None:
-        return None  # the client belongs to the runner
+        return {**self._identity(), "api_version": API_VERSION}
 
     def payload(self, request: ChatRequest) -> tuple[dict[str, Any], bool]:
         """The wire request, and whether an optional constraint was dropped."""
@@ -137,12 +122,5 @@ class AnthropicBackend:
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        reply = await post_json(
-            self._client,
-            join_url(self.url, "v1/messages"),
-            body,
-            headers=self._headers(),
-            deadline_s=self.entry.timeout_s,
-            secrets=[self._api_key],
-        )
+        reply = await self._post("v1/messages", body)
         return _parse(reply.body, reply.latency_s, dropped)

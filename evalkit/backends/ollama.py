@@ -17,10 +17,10 @@ from typing import Any
 
 import httpx
 
-from evalkit.backends._http import get_json, join_url, post_json, public_url
 from evalkit.backends._wire import check_tool_choice, constraint_body, normalise_finish, settle_constraint, tool_call
 from evalkit.backends.base import Feature
 from evalkit.backends.entry import BackendEntry
+from evalkit.backends.http_backend import HttpBackend
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, Usage
 from evalkit.errors import BackendError, UnsupportedFeature
 
@@ -72,22 +72,15 @@ def _parse(body: dict[str, Any], latency_s: float, dropped: bool) -> Completion:
     )
 
 
-class OllamaBackend:
-    """An Ollama server."""
+class OllamaBackend(HttpBackend):
+    """An Ollama server (the key, if any, is for an Ollama behind an authenticating proxy)."""
 
     kind = "ollama"
-    simulated = False
+    default_url = DEFAULT_URL
 
     def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient, api_key: str | None = None):
-        self.entry = entry
-        self.model = entry.model
-        self.url = entry.url or DEFAULT_URL
-        self._client = client
-        self._api_key = api_key  # for an Ollama behind an authenticating proxy
+        super().__init__(entry=entry, client=client, api_key=api_key)
         self._capabilities: list[str] | None = None
-
-    def _headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
 
     def supports(self, feature: Feature) -> bool:
         if feature == "native_tools":
@@ -95,13 +88,7 @@ class OllamaBackend:
         return feature == "json_schema"
 
     async def _digest(self) -> str | None:
-        tags = await get_json(
-            self._client,
-            join_url(self.url, "api/tags"),
-            headers=self._headers(),
-            deadline_s=self.entry.timeout_s,
-            secrets=[self._api_key],
-        )
+        tags = await self._get("api/tags")
         names = {self.model, self.model if ":" in self.model else f"{self.model}:latest"}
         for item in tags.get("models") or []:
             if isinstance(item, dict) and (item.get("name") in names or item.get("model") in names):
@@ -111,31 +98,17 @@ class OllamaBackend:
 
     async def describe(self) -> dict[str, Any]:
         """`/api/show` for the model's details and capabilities, `/api/tags` for its digest."""
-        show = (
-            await post_json(
-                self._client,
-                join_url(self.url, "api/show"),
-                {"model": self.model},
-                headers=self._headers(),
-                deadline_s=self.entry.timeout_s,
-                secrets=[self._api_key],
-            )
-        ).body
+        show = (await self._post("api/show", {"model": self.model})).body
         caps = show.get("capabilities")
         self._capabilities = [str(c) for c in caps] if isinstance(caps, list) else None
         return {
-            "kind": self.kind,
-            "url": public_url(self.url),
-            "model": self.model,
+            **self._identity(),
             "digest": await self._digest(),
             "details": show.get("details"),
             "capabilities": self._capabilities,
             "modified_at": show.get("modified_at"),
             "options": {k: self.entry.options[k] for k in ("num_ctx", *_PASSTHROUGH) if k in self.entry.options},
         }
-
-    async def aclose(self) -> None:
-        return None  # the client belongs to the runner
 
     def _options(self, request: ChatRequest) -> dict[str, Any]:
         options: dict[str, Any] = {
@@ -170,12 +143,5 @@ class OllamaBackend:
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        reply = await post_json(
-            self._client,
-            join_url(self.url, "api/chat"),
-            body,
-            headers=self._headers(),
-            deadline_s=self.entry.timeout_s,
-            secrets=[self._api_key],
-        )
+        reply = await self._post("api/chat", body)
         return _parse(reply.body, reply.latency_s, dropped)

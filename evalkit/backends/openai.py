@@ -15,12 +15,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
-
-from evalkit.backends._http import get_json, join_url, post_json, public_url
 from evalkit.backends._wire import check_tool_choice, constraint_body, normalise_finish, settle_constraint, tool_call
 from evalkit.backends.base import Feature
-from evalkit.backends.entry import BackendEntry
+from evalkit.backends.http_backend import HttpBackend
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, ToolCall, ToolSpec, Usage
 from evalkit.errors import BackendError
 
@@ -96,41 +93,21 @@ def parse_chat_response(body: dict[str, Any], latency_s: float, *, constraint_dr
     )
 
 
-class OpenAIBackend:
+class OpenAIBackend(HttpBackend):
     """An OpenAI-compatible Chat Completions endpoint."""
 
     kind = "openai"
-    simulated = False
+    default_url = DEFAULT_URL
+    features = _FEATURES
 
-    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient, api_key: str | None = None):
-        self.entry = entry
-        self.model = entry.model
-        self.url = entry.url or DEFAULT_URL
-        self._client = client
-        self._api_key = api_key
-        self._max_tokens_field = str(entry.options.get("max_tokens_field", "max_tokens"))
-
-    def _headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-
-    def supports(self, feature: Feature) -> bool:
-        return feature in _FEATURES
+    @property
+    def _max_tokens_field(self) -> str:
+        return str(self.entry.options.get("max_tokens_field", "max_tokens"))
 
     async def describe(self) -> dict[str, Any]:
-        info: dict[str, Any] = {
-            "kind": self.kind,
-            "url": public_url(self.url),
-            "model": self.model,
-            "max_tokens_field": self._max_tokens_field,
-        }
+        info: dict[str, Any] = {**self._identity(), "max_tokens_field": self._max_tokens_field}
         try:  # provenance only: a proxy without /models must not stop the run
-            listing = await get_json(
-                self._client,
-                join_url(self.url, "models"),
-                headers=self._headers(),
-                deadline_s=self.entry.timeout_s,
-                secrets=[self._api_key],
-            )
+            listing = await self._get("models")
         except BackendError as exc:
             info["models_error"] = str(exc)
             return info
@@ -138,9 +115,6 @@ class OpenAIBackend:
         if found:
             info["served_model"] = {k: found[0][k] for k in ("id", "owned_by", "created") if k in found[0]}
         return info
-
-    async def aclose(self) -> None:
-        return None  # the client belongs to the runner
 
     def payload(self, request: ChatRequest) -> tuple[dict[str, Any], bool]:
         """The wire request, and whether an optional constraint was dropped."""
@@ -169,12 +143,5 @@ class OpenAIBackend:
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        reply = await post_json(
-            self._client,
-            join_url(self.url, "chat/completions"),
-            body,
-            headers=self._headers(),
-            deadline_s=self.entry.timeout_s,
-            secrets=[self._api_key],
-        )
+        reply = await self._post("chat/completions", body)
         return parse_chat_response(reply.body, reply.latency_s, constraint_dropped=dropped)

@@ -15,6 +15,10 @@ one that has served least). A server is taken out of rotation for the rest of th
 refuses connections, or after `MAX_FAULTS` retryable faults in a row; the call then moves to
 another server at once, without spending the run's retry budget. Only when every server is down
 do the calls fail (and the runs end as `infra_error`, as with one server).
+
+A server that refuses the credentials (HTTP 401 or 403) is not a transient fault: spreading the
+calls over it would turn a share of the runs into `infra_error` while the run "succeeds". It raises
+`BackendUnusable` naming the server, which stops the run (exit code 3, a backend unusable).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import httpx
 from evalkit.backends._http import public_url
 from evalkit.backends.base import Backend, Feature
 from evalkit.chat import CallContext, ChatRequest, Completion
-from evalkit.errors import BackendError
+from evalkit.errors import BackendError, BackendUnusable
 
 if TYPE_CHECKING:
     from evalkit.backends.entry import BackendEntry
@@ -38,6 +42,7 @@ __all__ = ["MAX_FAULTS", "Endpoint", "PoolBackend", "run_capacity"]
 
 MAX_FAULTS = 3  # retryable faults in a row that take a server out of rotation
 _AFFINITY = 4  # remembered runs per slot of capacity (bounded: memory must not grow with the runs)
+_AUTH_REFUSED = frozenset({401, 403})
 
 
 @dataclass
@@ -154,6 +159,14 @@ class PoolBackend:
             try:
                 completion = await endpoint.backend.complete(request, context)
             except BackendError as exc:
+                if exc.status in _AUTH_REFUSED:
+                    endpoint.down = f"authentication refused: {exc}"
+                    raise BackendUnusable(
+                        f"endpoint {public_url(endpoint.url)} of {self.model} refused the credentials "
+                        f"(HTTP {exc.status}), which is not transient: the run stops; fix the key or remove "
+                        f"that endpoint ({exc})",
+                        status=exc.status,
+                    ) from exc
                 if not exc.retryable:
                     raise  # the request is wrong: every server would refuse it
                 self._fault(endpoint, exc)

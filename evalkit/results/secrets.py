@@ -11,18 +11,33 @@ backend URL, and a credential in a URL's query string (`?key=…`, `?token=…`)
   apply them to every body as it arrives, so nothing downstream (records, recordings, reports) ever
   holds the value. `secrets_of` lists the values to blank for one backend.
 
+Each secret is searched for in every encoding it can travel in: as is, percent-encoded (with `/`
+kept or not, with `+` for spaces) and base64 (standard and URL-safe, with or without padding). A
+`user:password@` is also searched for as the base64 `user:password` that httpx sends as Basic auth,
+so a server echoing its request headers leaks nothing either.
+
 Values shorter than `MIN_SECRET_CHARS` are not searched for in free text (blanking every "a" would
 destroy the text while protecting nothing); `public_url` still removes them from URLs.
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
-from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlsplit, urlunsplit
+from urllib.parse import SplitResult, parse_qsl, quote, quote_plus, unquote, urlsplit, urlunsplit
 
-__all__ = ["MIN_SECRET_CHARS", "REDACTED", "public_config", "public_url", "redact", "redact_data", "secrets_of"]
+__all__ = [
+    "MIN_SECRET_CHARS",
+    "REDACTED",
+    "encodings",
+    "public_config",
+    "public_url",
+    "redact",
+    "redact_data",
+    "secrets_of",
+]
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 4
@@ -35,14 +50,44 @@ def _is_secret_param(name: str) -> bool:
     return any(word in lowered for word in _SECRET_PARAMS)
 
 
-def _searchable(secrets: Iterable[str | None]) -> list[str]:
+def encodings(secret: str) -> set[str]:
+    """`secret` as it may appear in a URL, a header or a body: raw, percent-encoded, base64."""
+    raw = secret.encode("utf-8")
+    b64 = base64.b64encode(raw).decode("ascii")
+    url_b64 = base64.urlsafe_b64encode(raw).decode("ascii")
+    return {
+        secret,
+        quote(secret, safe=""),
+        quote(secret),
+        quote_plus(secret),
+        b64,
+        b64.rstrip("="),
+        url_b64,
+        url_b64.rstrip("="),
+    }
+
+
+def _basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+
+
+@lru_cache(maxsize=256)
+def _expanded(secrets: frozenset[str]) -> tuple[str, ...]:
+    variants = {v for s in secrets for v in encodings(s)}
     # longest first, so a secret that contains another is blanked whole
-    return sorted({s for s in secrets if s and len(s) >= MIN_SECRET_CHARS}, key=len, reverse=True)
+    return tuple(sorted((v for v in variants if len(v) >= MIN_SECRET_CHARS), key=len, reverse=True))
+
+
+def _searchable(secrets: Iterable[str | None]) -> tuple[str, ...]:
+    return _expanded(frozenset(s for s in secrets if s and len(s) >= MIN_SECRET_CHARS))
 
 
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """`text` with every secret value replaced by `[redacted]`; no secret is left in the result."""
-    found = _searchable(secrets)
+    """`text` with every secret value, in each of its `encodings`, replaced by `[redacted]`."""
+    return _blank(text, _searchable(secrets))
+
+
+def _blank(text: str, found: tuple[str, ...]) -> str:
     for secret in found:
         if secret in text:
             text = text.replace(secret, REDACTED)
@@ -59,9 +104,9 @@ def redact_data(value: Any, secrets: Iterable[str | None]) -> Any:
     return _walk(value, found) if found else value
 
 
-def _walk(value: Any, secrets: list[str]) -> Any:
+def _walk(value: Any, secrets: tuple[str, ...]) -> Any:
     if isinstance(value, str):
-        return redact(value, secrets) if any(s in value for s in secrets) else value
+        return _blank(value, secrets) if any(s in value for s in secrets) else value
     if isinstance(value, dict):
         return {_walk(k, secrets): _walk(v, secrets) for k, v in value.items()}
     if isinstance(value, list):
@@ -92,6 +137,8 @@ def secrets_of(url: str | None, api_key: str | None = None) -> tuple[str, ...]:
         return tuple(found)
     if parts.password:  # the user name alone is no secret, and blanking a word like "admin" would alter replies
         found.extend({parts.password, unquote(parts.password)})
+        user = parts.username or ""
+        found.extend({_basic(unquote(user), unquote(parts.password)), _basic(user, parts.password)})
     for name, value in parse_qsl(parts.query, keep_blank_values=False):
         if _is_secret_param(name) and value:
             found.extend({value, quote(value, safe="")})
@@ -99,10 +146,12 @@ def secrets_of(url: str | None, api_key: str | None = None) -> tuple[str, ...]:
 
 
 def public_url(url: str) -> str:
-    """`url` fit to store or print: no user info, credential query values blanked."""
+    """`url` fit to store or print: no user info, credential query values blanked, and the URL's own
+    credentials blanked wherever else they appear (a password repeated in the path)."""
     parts = _split(url)
     if parts is None:
         return redact(url, secrets_of(url))
+    secrets = secrets_of(url)
     netloc = parts.netloc.rsplit("@", 1)[-1]
     query = parts.query
     if query:
@@ -110,16 +159,30 @@ def public_url(url: str) -> str:
         query = "&".join(
             p[0] + ("=" + (REDACTED if _is_secret_param(unquote(p[0])) else p[1]) if len(p) > 1 else "") for p in pairs
         )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    path = redact(parts.path, secrets) if secrets else parts.path
+    return urlunsplit((parts.scheme, netloc, path, query, parts.fragment))
+
+
+def _public_urls(value: Any) -> Any:
+    """Every URL in a backend entry (`url`, `urls`, `endpoints[].url`) through `public_url`."""
+    if isinstance(value, str):
+        return public_url(value)
+    if isinstance(value, list):
+        return [_public_urls(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _public_urls(v) if k in ("url", "urls", "endpoints") else v for k, v in value.items()}
+    return value
 
 
 def public_config(config: dict[str, Any]) -> dict[str, Any]:
-    """A dumped run config fit for a results header: every backend's `url` through `public_url`."""
+    """A dumped run config fit for a results header: every backend's URLs through `public_url`."""
     backends = config.get("backends")
     if not isinstance(backends, list):
         return config
     cleaned = [
-        {**b, "url": public_url(b["url"])} if isinstance(b, dict) and isinstance(b.get("url"), str) else b
+        {k: _public_urls(v) if k in ("url", "urls", "endpoints") else v for k, v in b.items()}
+        if isinstance(b, dict)
+        else b
         for b in backends
     ]
     return {**config, "backends": cleaned}

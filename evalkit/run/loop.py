@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from evalkit.backends.base import Backend, Feature, RetryPolicy, call_with_retries
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, Sampling, ToolCall, ToolMode, Usage
-from evalkit.errors import BackendError, UnsupportedFeature
+from evalkit.errors import BackendError, BackendUnusable, UnsupportedFeature
 from evalkit.prompt_mode import apply_prompt_mode, parse_strict_calls
 from evalkit.results.records import Intervention, ModelCall, Outcome
 from evalkit.scenario.mocks import execute_call, result_text
@@ -191,6 +191,8 @@ class _Run:
         except UnsupportedFeature as exc:
             self.state.outcome, self.state.error = "unsupported", str(exc)
             return "run_done"
+        except BackendUnusable:
+            raise  # the run stops: every run would end as this one
         except BackendError as exc:
             self.state.outcome, self.state.error = "infra_error", str(exc)
             return "run_done"

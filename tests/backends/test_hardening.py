@@ -8,6 +8,7 @@ dripped one byte at a time), so it runs against `tests.faultserver` on loopback.
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 
 import httpx
@@ -93,6 +94,7 @@ def test_public_url_drops_user_info_and_blanks_credential_parameters_only() -> N
         KEY,
         "tok-123",
         "sk-other",
+        base64.b64encode(f"admin:{KEY}".encode()).decode(),  # the Basic auth httpx sends for it
     }
 
 

@@ -22,7 +22,7 @@ from evalkit.backends._http import (
 from evalkit.backends._wire import check_tool_choice, constraint_body, normalise_finish, settle_constraint, tool_call
 from evalkit.chat import Constraint
 from evalkit.errors import BackendError, UnsupportedFeature
-from tests.backends import MockServer, Step, arun, request
+from tests.backends import CONTEXT, MockServer, Step, arun, entry, request
 
 URL = "http://model.test:8080/v1/chat/completions"
 
@@ -322,3 +322,48 @@ def test_non_retryable_errors_are_raised_at_once(error: BackendError) -> None:
     with pytest.raises(BackendError) as info:
         arun(call_with_retries(flaky, RetryPolicy(attempts=5), sleep=sleeps))
     assert info.value is error and flaky.calls == 1 and sleeps.delays == []
+
+
+# -- the response size cap --------------------------------------------------------------------------
+
+_ROUTES = {
+    "openai": "POST /v1/chat/completions",
+    "llama-server": "POST /v1/chat/completions",
+    "ollama": "POST /api/chat",
+    "anthropic": "POST /v1/messages",
+}
+
+
+def _huge(size: int) -> Step:
+    return lambda req: httpx.Response(200, json={"text": "x" * size})
+
+
+@pytest.mark.parametrize("kind", sorted(_ROUTES))
+def test_every_http_backend_caps_the_answer_at_its_entrys_max_response_bytes(kind: str) -> None:
+    from evalkit.backends import create_backend
+
+    server = MockServer({_ROUTES[kind]: [_huge(20_000)]})
+    backend = create_backend(
+        entry(kind, url="http://model.test/v1" if kind == "openai" else "http://model.test", max_response_bytes=10_000),
+        server.client(),
+    )
+    with pytest.raises(BackendError) as caught:
+        arun(backend.complete(request(), CONTEXT))
+    assert not caught.value.retryable and "exceeds max_response_bytes (10,000 bytes)" in str(caught.value)
+
+
+def test_the_default_cap_is_8_mib_and_a_larger_declared_body_is_refused_before_it_is_read() -> None:
+    from evalkit.backends.entry import BackendEntry
+
+    assert BackendEntry(label="a", kind="openai", model="m").max_response_bytes == 8 * 1024 * 1024
+    nine_mb = 9 * 1024 * 1024
+    error = post_error(lambda req: httpx.Response(200, json={"text": "x" * nine_mb}))
+    assert "Content-Length" in str(error) and "8,388,608" in str(error)
+
+
+def test_a_gzip_bomb_through_the_mock_transport_is_an_error_not_an_allocation() -> None:
+    import gzip
+
+    bomb = gzip.compress(b'{"a": "' + b"0" * 40_000_000 + b'"}')
+    error = post_error(lambda req: httpx.Response(200, content=bomb, headers={"content-encoding": "gzip"}))
+    assert "decoded body exceeds max_response_bytes" in str(error)

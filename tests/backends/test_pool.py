@@ -25,7 +25,7 @@ class Hosts:
     """A MockTransport handler for several hosts: each answers from its own llama-server script."""
 
     def __init__(self, **hosts: str) -> None:
-        self.behaviour = dict(hosts)  # host -> "serve" | "refuse" | "fail"
+        self.behaviour = dict(hosts)  # host -> "serve" | "refuse" | "fail" | "unauthorized"
         self.chats: dict[str, int] = dict.fromkeys(hosts, 0)
 
     def handle(self, req: httpx.Request) -> httpx.Response:
@@ -39,6 +39,8 @@ class Hosts:
         self.chats[host] += 1
         if self.behaviour[host] == "fail":
             return httpx.Response(503, json=payload("llama_server", "error_slots_busy"))
+        if self.behaviour[host] == "unauthorized":
+            return httpx.Response(401, json={"error": {"code": 401, "message": "Invalid API Key"}})
         return httpx.Response(200, json=payload("llama_server", "chat_text"))
 
     def pool(self, **extra: Any) -> PoolBackend:
@@ -169,3 +171,59 @@ def test_a_run_stays_on_the_server_that_holds_its_prompt_cache() -> None:
     assert sorted(hosts.chats.values()) == [0, 4]
     arun(pool.complete(request(), CONTEXT.model_copy(update={"run_id": "another"})))
     assert sorted(hosts.chats.values()) == [1, 4]  # a new run goes to the server that has served least
+
+
+def test_an_endpoint_refusing_the_credentials_stops_the_pool_instead_of_spreading_infra_errors() -> None:
+    from evalkit.errors import BackendUnusable
+
+    hosts = Hosts(a="serve", b="serve")
+    pool = hosts.pool()
+    arun(pool.describe())
+    hosts.behaviour["b"] = "unauthorized"
+    seen: list[BaseException | object] = []
+
+    async def calls() -> None:
+        seen.extend(
+            await asyncio.gather(
+                *(pool.complete(request(), CONTEXT.model_copy(update={"run_id": f"r{i}"})) for i in range(6)),
+                return_exceptions=True,
+            )
+        )
+
+    arun(calls())
+    refused = [e for e in seen if isinstance(e, BackendError)]
+    assert refused and all(isinstance(e, BackendUnusable) and e.status == 401 for e in refused)
+    assert "http://b:8080" in str(refused[0]) and "refused the credentials" in str(refused[0])
+    assert pool.endpoints[1].down is not None
+
+
+def test_a_run_over_a_pool_with_one_endpoint_answering_401_stops_with_exit_3(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import yaml
+
+    from evalkit.cli import main
+    from tests.faultserver import FaultServer
+
+    with FaultServer(["ok"]) as good, FaultServer(["401"]) as bad:
+        config = {
+            "name": "pool-401",
+            "runs": 10,
+            "scenarios": [SCENARIOS],
+            "families": ["casual_greeting"],
+            "backends": [
+                {
+                    "label": "pool",
+                    "kind": "openai",
+                    "model": "fault",
+                    "concurrency": 2,
+                    "retry": {"attempts": 2, "base_delay_s": 0, "max_delay_s": 0},
+                    "endpoints": [{"url": good.url + "/v1"}, {"url": bad.url + "/v1"}],
+                }
+            ],
+            "strategies": {"trust_text": ["trust_text"]},
+        }
+        (tmp_path / "c.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        code = main(["run", str(tmp_path / "c.yaml"), "-o", str(tmp_path / "r.jsonl"), "--no-progress"])
+    assert code == 3
+    assert "refused the credentials (HTTP 401)" in capsys.readouterr().err

@@ -1,11 +1,10 @@
-"""`KeepAliveTransport`, the lean `http://` path, held against httpx's own transport (httpcore) as the reference.
+"""The runner's HTTP client (`pooled_client`, httpx on aiohttp's transport) held against httpx's own
+transport (httpcore) as the reference, on real loopback servers.
 
 Every fault kind of tests/faultserver.py goes through `post_json` twice, once on a plain
-`httpx.AsyncClient` and once on the runner's `pooled_client`; the answer, or the error's class
-(retryable, status, exception type), must be the same. The response parser is checked on every
-framing (Content-Length, chunked, to the end of the connection) with bodies and split points drawn
-by hypothesis, and on every truncation of a framed answer: it returns the body sent, or an error,
-never a shorter body.
+`httpx.AsyncClient` and once on `pooled_client`; the answer, or the error's class (retryable,
+status, exception type), must be the same. Connections a server closes are dropped, never resent on,
+and a body is capped after decompression while it streams in.
 """
 
 from __future__ import annotations
@@ -19,17 +18,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from evalkit.backends._http import pooled_client, post_json
-from evalkit.backends._keepalive import KeepAliveTransport, _Stale, read_response
 from evalkit.errors import BackendError
 from tests.backends import arun
 from tests.faultserver import KINDS, FaultServer
 
-KEY = "sk-keepalive-5f1e"
-REQUEST = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+KEY = "sk-transport-5f1e"
 
 
 async def _outcome(client: httpx.AsyncClient, url: str) -> tuple[object, ...]:
@@ -196,127 +191,6 @@ def test_a_compressed_answer_is_decoded_by_the_client_above_the_transport() -> N
     assert arun(go()) == {"zipped": True}
 
 
-def test_https_and_streamed_bodies_go_to_the_fallback_transport() -> None:
-    seen: list[str] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(str(request.url))
-        return httpx.Response(200, json={})
-
-    async def go() -> None:
-        client = httpx.AsyncClient(transport=KeepAliveTransport(httpx.MockTransport(handler), max_idle=1))
-        await client.post("https://api.example.test/v1/x", json={})
-
-        async def chunks():  # type: ignore[no-untyped-def]
-            yield b"{}"
-
-        await client.post("http://127.0.0.1:9/streamed", content=chunks())
-        await client.aclose()
-
-    arun(go())
-    assert seen == ["https://api.example.test/v1/x", "http://127.0.0.1:9/streamed"]
-
-
-# -- the parser, on every framing and every cut ------------------------------------------------------
-
-
-def _frame(body: bytes, framing: str, cuts: list[int], header_case: bool) -> bytes:
-    name = b"CONTENT-LENGTH" if header_case else b"content-length"
-    if framing == "length":
-        return b"HTTP/1.1 200 OK\r\n%s: %d\r\nX-A:  b \r\n\r\n%s" % (name, len(body), body)
-    if framing == "close":
-        return b"HTTP/1.1 200 OK\r\nX-A: b\r\n\r\n" + body
-    pieces, start = [], 0
-    for cut in sorted({c % (len(body) + 1) for c in cuts} | {len(body)}):
-        if cut > start:
-            pieces.append(b"%x;ext=1\r\n%s\r\n" % (cut - start, body[start:cut]))
-            start = cut
-    encoding = b"Transfer-Encoding" if header_case else b"transfer-encoding"
-    return b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n%s: chunked\r\n\r\n%s0\r\nX-Trailer: t\r\n\r\n" % (
-        encoding,
-        b"".join(pieces),
-    )
-
-
-async def _parse(raw: bytes, feed_sizes: list[int]) -> tuple[int, bytes, bool]:
-    reader = asyncio.StreamReader()
-
-    async def feed() -> None:
-        at = 0
-        for size in feed_sizes:
-            reader.feed_data(raw[at : at + size])
-            at += size
-            await asyncio.sleep(0)
-        reader.feed_data(raw[at:])
-        reader.feed_eof()
-
-    feeding = asyncio.ensure_future(feed())
-    status, _, body, keep = await read_response(reader, REQUEST)
-    await feeding
-    return status, body, keep
-
-
-FRAMINGS = st.sampled_from(["length", "chunked", "close"])
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    body=st.binary(max_size=300),
-    framing=FRAMINGS,
-    cuts=st.lists(st.integers(0, 400), max_size=6),
-    feed_sizes=st.lists(st.integers(1, 50), max_size=10),
-    header_case=st.booleans(),
-)
-def test_every_framing_gives_back_the_body_sent(
-    body: bytes, framing: str, cuts: list[int], feed_sizes: list[int], header_case: bool
-) -> None:
-    status, parsed, keep = asyncio.run(_parse(_frame(body, framing, cuts, header_case), feed_sizes))
-    assert (status, parsed) == (200, body)
-    assert keep is (framing != "close")
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    body=st.binary(min_size=1, max_size=200),
-    framing=st.sampled_from(["length", "chunked"]),
-    cuts=st.lists(st.integers(0, 300), max_size=4),
-    at=st.floats(0, 1, exclude_max=True),
-)
-def test_an_answer_cut_anywhere_is_an_error_never_a_shorter_body(
-    body: bytes, framing: str, cuts: list[int], at: float
-) -> None:
-    raw = _frame(body, framing, cuts, False)
-    with pytest.raises((httpx.RemoteProtocolError, _Stale)):
-        asyncio.run(_parse(raw[: int(len(raw) * at)], []))
-
-
-@pytest.mark.parametrize(
-    "raw",
-    [
-        b"<html>hello</html>\r\n\r\n",  # not HTTP at all
-        b"HTTP/1.1 abc OK\r\n\r\n",  # no status code
-        b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",  # a header line without a name
-        b"HTTP/1.1 200 OK\r\nContent-Length: ten\r\n\r\n",  # a length that is not a number
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",  # a chunk size that is not hex
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n",  # a chunk longer than said
-    ],
-)
-def test_a_malformed_answer_is_a_protocol_error(raw: bytes) -> None:
-    with pytest.raises(httpx.RemoteProtocolError):
-        asyncio.run(_parse(raw, []))
-
-
-def test_connection_close_and_http_1_0_are_not_kept_and_204_has_no_body() -> None:
-    close = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{}"
-    old = b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}"
-    old_kept = b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\n{}"
-    empty = b"HTTP/1.1 204 No Content\r\n\r\n"
-    assert asyncio.run(_parse(close, [])) == (200, b"{}", False)
-    assert asyncio.run(_parse(old, [])) == (200, b"{}", False)
-    assert asyncio.run(_parse(old_kept, [])) == (200, b"{}", True)
-    assert asyncio.run(_parse(empty, [])) == (204, b"", True)
-
-
 def test_the_json_a_backend_reads_is_the_same_on_both_paths() -> None:
     async def fetch(client: httpx.AsyncClient, url: str) -> object:
         body = (await post_json(client, url, {"seed": 3})).body
@@ -327,3 +201,47 @@ def test_the_json_a_backend_reads_is_the_same_on_both_paths() -> None:
         url = server.url + "/v1/chat/completions"
         assert arun(fetch(pooled_client(2, 2), url)) == arun(fetch(httpx.AsyncClient(), url))
         assert json.dumps(arun(fetch(pooled_client(2, 2), url))).count(KEY) == 1  # no secrets passed: kept
+
+
+def test_the_runner_client_parses_http_with_aiohttp_not_a_hand_written_parser() -> None:
+    from httpx_aiohttp import AiohttpTransport
+
+    client = pooled_client(4, 2)
+    assert isinstance(client._transport, AiohttpTransport)
+    arun(client.aclose())
+
+
+def _streamed(body: bytes, *headers: bytes) -> Handler:
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> bool:
+        writer.write(_answer(body, *headers))
+        await writer.drain()
+        return True
+
+    return answer
+
+
+def _post_capped(handler: Handler, max_bytes: int) -> BackendError:
+    async def go() -> BackendError:
+        async with serving(handler) as (url, _):
+            client = pooled_client(1, 5)
+            try:
+                with pytest.raises(BackendError) as caught:
+                    await post_json(client, url, {}, max_bytes=max_bytes)
+            finally:
+                await client.aclose()
+        return caught.value
+
+    return arun(go())
+
+
+def test_a_body_past_the_cap_is_a_clear_non_retryable_error() -> None:
+    big = json.dumps({"text": "x" * 300_000}).encode()
+    error = _post_capped(_streamed(big), max_bytes=100_000)
+    assert not error.retryable and "too large" in str(error) and "max_response_bytes (100,000 bytes)" in str(error)
+
+
+def test_a_gzip_bomb_is_stopped_at_the_cap_after_decompression() -> None:
+    bomb = gzip.compress(b'{"text": "' + b"0" * 50_000_000 + b'"}', compresslevel=9)  # 50 MB from ~50 KB
+    assert len(bomb) < 100_000
+    error = _post_capped(_streamed(bomb, b"Content-Encoding: gzip"), max_bytes=1_000_000)
+    assert "too large" in str(error) and "decoded body" in str(error)
