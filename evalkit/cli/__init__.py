@@ -7,6 +7,7 @@ place that turns exceptions into exit codes:
     1  the check failed (`gate` found a regression; `validate` found a broken file)
     2  unusable input (bad config, scenario, results file, gate inputs)
     3  a backend or server could not be used
+    4  `gate`: a cell could not be judged (missing, partial, infra errors above the limit in it)
     130  interrupted (a resumable results file is left behind)
 """
 

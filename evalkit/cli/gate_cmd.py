@@ -1,10 +1,11 @@
 """`evalkit gate --baseline A.jsonl --candidate B.jsonl`: fail CI when the candidate regressed.
 
 Exit 0: no cell regressed; 1: a cell regressed or fell under its floor; 2: the inputs cannot be
-compared (raised as GateInputError and mapped by `evalkit.cli.main`). Every exit writes the
-`--junit` and `--markdown` files asked for (on exit 2 with the reason); `--markdown` appends, since
-a CI step summary is shared by several steps. Options given on the command line override the
-`--config` file.
+compared (raised as GateInputError and mapped by `evalkit.cli.main`); 4: a cell was not judged
+(missing on one side, partial, infra errors above the limit in it) and `--allow-unjudged` was not
+given. Every exit writes the `--junit` and `--markdown` files asked for (on exit 2 with the
+reason); `--markdown` appends, since a CI step summary is shared by several steps. Options given on
+the command line override the `--config` file.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from evalkit.results.summaries import rows_held
 
 __all__ = ["add_parser", "run"]
 
-_OVERRIDES = ("alpha", "metric", "floor", "max_infra_error_rate", "test", "pairing", "level")
+_OVERRIDES = ("alpha", "metric", "floor", "max_infra_error_rate", "test", "pairing", "level", "allow_unjudged")
 _SEQUENTIAL = ("futility", "batch", "max_runs")
 
 
@@ -59,6 +60,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--level",
         choices=["scenario", "family", "cell"],
         help="compare per scenario (default), or pooled per family or per strategy column",
+    )
+    p.add_argument(
+        "--allow-unjudged",
+        action="store_true",
+        default=None,
+        help="exit 0 even when cells could not be judged (they are still named); default: exit 4",
     )
     p.add_argument("--junit", type=Path, help="write JUnit XML here (one test case per cell)")
     p.add_argument("--markdown", type=Path, help="append a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
@@ -119,7 +126,7 @@ def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
     result = run_sequential(config, baseline, args.out or Path("results") / f"gate-{config.name}", settings)
     print(render_sequential(result))
     _write_outputs(args, sequential_markdown(result), sequential_junit(result))
-    return 0 if result.passed else 1
+    return result.exit_code
 
 
 def _fixed(args: argparse.Namespace, settings: GateConfig) -> int:
@@ -128,7 +135,7 @@ def _fixed(args: argparse.Namespace, settings: GateConfig) -> int:
         result = compare(baseline, candidate, settings)
     print(render_text(result, verbose=args.verbose))
     _write_outputs(args, render_markdown(result), render_junit(result))
-    return 0 if result.passed else 1
+    return result.exit_code
 
 
 def run(args: argparse.Namespace) -> int:

@@ -53,6 +53,8 @@ class GateConfig(StrictModel):
     level: Level = "scenario"
     match_model: bool = False
     sequential: SequentialSettings = Field(default_factory=SequentialSettings)
+    # a cell not judged (missing, partial, infra errors above the limit in it) exits 4 unless allowed
+    allow_unjudged: bool = False
 
     def floor_for(self, c: Cell) -> float | None:
         for rule in self.floors:

@@ -28,6 +28,9 @@ __all__ = [
     "render_text",
     "sequential_junit",
     "sequential_markdown",
+    "unjudged_cases",
+    "unjudged_lines",
+    "verdict_word",
 ]
 
 SIMULATED = "SIMULATED results: at least one side comes from the simulated backend, not a real model."
@@ -42,10 +45,25 @@ def md(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def verdict_word(failed: bool, unjudged: int, allowed: bool) -> str:
+    if failed:
+        return "FAIL"
+    if unjudged and not allowed:
+        return "NOT JUDGED"
+    return "PASS"
+
+
+def _unjudged_part(unjudged: int, allowed: bool) -> str:
+    if not unjudged:
+        return ""
+    return f", {unjudged} not judged" + (" (allowed by --allow-unjudged)" if allowed else "")
+
+
 def _headline(result: GateResult) -> str:
-    verdict = "PASS" if result.passed else "FAIL"
+    verdict = verdict_word(bool(result.failed), len(result.unjudged), result.allow_unjudged)
     return (
-        f"evalkit gate: {verdict}: {len(result.failed)} of {len(result.cells)} cells failed "
+        f"evalkit gate: {verdict}: {len(result.failed)} of {len(result.cells)} cells failed"
+        f"{_unjudged_part(len(result.unjudged), result.allow_unjudged)} "
         f"(metric {result.metric}; level {result.level}; α = {result.alpha}, Holm across "
         f"{len(result.cells)} cells)"
     )
@@ -69,8 +87,13 @@ def _skipped_lines(result: GateResult) -> list[str]:
     ]
 
 
+def unjudged_lines(unjudged: tuple[tuple[str, str], ...]) -> list[str]:
+    """Every cell not judged, by name, with its reason (never folded: each one is a hole in the PASS)."""
+    return [f"not judged: {name}: {why}" for name, why in unjudged]
+
+
 def render_text(result: GateResult, *, verbose: bool = False) -> str:
-    lines = [_headline(result)]
+    lines = [_headline(result), *unjudged_lines(result.unjudged)]
     if result.simulated:
         lines.append(SIMULATED)
     lines += [f"warning: {w}" for w in result.warnings]
@@ -99,6 +122,9 @@ def render_markdown(result: GateResult) -> str:
     lines = [f"## {md(_headline(result))}", ""]
     if result.simulated:
         lines += [f"> **{SIMULATED}**", ""]
+    if result.unjudged:
+        lines += ["**Not judged** (each is a cell the verdict does not cover):", ""]
+        lines += [f"- `{md(name)}`: {md(why)}" for name, why in result.unjudged] + [""]
     lines += [f"- **warning**: {md(w)}" for w in result.warnings]
     lines += [f"- {md(n)}" for n in result.notes]
     confidence = f"{1 - 2 * result.alpha:.0%}"
@@ -157,7 +183,17 @@ def render_junit(result: GateResult) -> str:
         junit_case(suite, v.name, failure=("; ".join(v.reasons), f"{_cell_line(v)} ({v.where})") if v.failed else None)
     for name, why in result.skipped:
         junit_case(suite, name, skipped=why)
+    unjudged_cases(suite, result.unjudged, result.allow_unjudged)
     return junit_text(suite)
+
+
+def unjudged_cases(suite: ET.Element, unjudged: tuple[tuple[str, str], ...], allowed: bool) -> None:
+    """A cell not judged is a failure of type "not judged" (skipped when --allow-unjudged)."""
+    for name, why in unjudged:
+        if allowed:
+            junit_case(suite, name, skipped=f"not judged: {why}")
+        else:
+            junit_case(suite, name, failure=(f"not judged: {why}", f"{name}: not judged: {why}"), kind="not judged")
 
 
 def error_markdown(message: str, *, sequential: bool = False) -> str:
@@ -180,9 +216,11 @@ def error_junit(message: str) -> str:
 def _sequential_headline(result: SequentialResult) -> str:
     s = result.settings
     regressions = sum(c.regression for c in result.cells)
+    verdict = verdict_word(result.failed, len(result.unjudged), result.allow_unjudged)
+    unjudged = _unjudged_part(len(result.unjudged), result.allow_unjudged)
     return (
-        f"evalkit gate --sequential: {'PASS' if result.passed else 'FAIL'}: {regressions} of {len(result.cells)} "
-        f"cells regressed against the baseline (metric {result.metric}; α = {result.alpha}, "
+        f"evalkit gate --sequential: {verdict}: {regressions} of {len(result.cells)} "
+        f"cells regressed against the baseline{unjudged} (metric {result.metric}; α = {result.alpha}, "
         f"{result.alpha_per_cell:.4g} per cell [Bonferroni]; fixed-N verdict at {s.max_runs} runs, curtailed; "
         f"futility {s.futility}); {result.runs_executed} runs in {result.batches} "
         f"batches of up to {s.batch} per cell"
@@ -202,7 +240,7 @@ def _sequential_cell(c: SequentialCell, max_runs: int) -> str:
 
 
 def render_sequential(result: SequentialResult) -> str:
-    lines = [_sequential_headline(result)]
+    lines = [_sequential_headline(result), *unjudged_lines(result.unjudged)]
     if result.simulated:
         lines.append(SIMULATED)
     for c in result.cells:
@@ -217,6 +255,9 @@ def sequential_markdown(result: SequentialResult) -> str:
     lines = [f"## {md(_sequential_headline(result))}", ""]
     if result.simulated:
         lines += [f"> **{SIMULATED}**", ""]
+    if result.unjudged:
+        lines += ["**Not judged** (each is a cell the verdict does not cover):", ""]
+        lines += [f"- `{md(name)}`: {md(why)}" for name, why in result.unjudged] + [""]
     lines += [
         "| cell | family | model | verdict | runs | candidate | baseline | failures that fail it |",
         "|---|---|---|---|---|---|---|---|",
@@ -235,4 +276,5 @@ def sequential_junit(result: SequentialResult) -> str:
     for c in result.cells:
         failure = (_sequential_cell(c, result.settings.max_runs), c.where) if c.regression else None
         junit_case(suite, c.name, failure=failure)
+    unjudged_cases(suite, result.unjudged, result.allow_unjudged)
     return junit_text(suite)

@@ -29,8 +29,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from evalkit.errors import GateInputError
+from evalkit.gate.accounting import CellId, first_reason, infra_reason, partial_reasons
 from evalkit.gate.config import GateConfig
-from evalkit.gate.match import Matched, check_infra, match_runs
+from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismatch
 from evalkit.report.cells import Rate, rate
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.intervals import Difference, boschloo, detectable_rate, fisher, floor_pvalue, holm, mcnemar, newcombe
@@ -84,13 +85,15 @@ class CellVerdict:
 @dataclass(frozen=True)
 class GateResult:
     cells: tuple[CellVerdict, ...]
-    skipped: tuple[tuple[str, str], ...]  # (cell, why it was not compared)
+    skipped: tuple[tuple[str, str], ...]  # (cell, why): unsupported on both sides, nothing to judge
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
     alpha: float
     level: str
     metric: str
     simulated: bool
+    unjudged: tuple[tuple[str, str], ...] = ()  # (cell, why it could not be judged)
+    allow_unjudged: bool = False
 
     @property
     def failed(self) -> tuple[CellVerdict, ...]:
@@ -98,7 +101,13 @@ class GateResult:
 
     @property
     def passed(self) -> bool:
-        return not self.failed
+        """No cell regressed, and every cell was judged (or `allow_unjudged` says that is fine)."""
+        return not self.failed and (self.allow_unjudged or not self.unjudged)
+
+    @property
+    def exit_code(self) -> int:
+        """1: a cell regressed; 4: a cell was not judged (unless allowed); 0: neither."""
+        return 1 if self.failed else 0 if self.passed else 4
 
 
 def _key(run: RunRecord, config: GateConfig) -> Key:
@@ -119,25 +128,9 @@ def _group(results: Results, config: GateConfig) -> dict[Key, list[RunRecord]]:
     return groups
 
 
-def _mismatch(side: str, keys: Sequence[Key], config: GateConfig) -> str:
-    shown = ", ".join(_name(k, config) for k in keys[:5])
-    more = f" and {len(keys) - 5} more" if len(keys) > 5 else ""
-    return f"{len(keys)} cell(s) only in the {side}: {shown}{more}"
-
-
-def _check_keys(base: dict[Key, list[RunRecord]], cand: dict[Key, list[RunRecord]], config: GateConfig) -> None:
+def _check_sides(base: dict[Key, list[RunRecord]], cand: dict[Key, list[RunRecord]]) -> None:
     if not base or not cand:
         raise GateInputError(f"the {'baseline' if not base else 'candidate'} has no runs")
-    only_base = sorted(set(base) - set(cand))
-    only_cand = sorted(set(cand) - set(base))
-    problems = [
-        _mismatch(side, keys, config) for side, keys in (("baseline", only_base), ("candidate", only_cand)) if keys
-    ]
-    if problems:
-        raise GateInputError(
-            "baseline and candidate do not cover the same cells (same backend labels, modes, "
-            "strategies and scenarios): " + "; ".join(problems)
-        )
 
 
 def _test(m: Matched, b: Rate, c: Rate, config: GateConfig) -> tuple[str, float]:
@@ -283,42 +276,63 @@ def _model_notes(verdicts: Sequence[CellVerdict]) -> list[str]:
     )
 
 
+UNSUPPORTED = "unsupported on both sides"
+Partial = dict[str, dict[CellId, str]]
+
+
+def _not_judged(key: Key, base: list[RunRecord], cand: list[RunRecord], config: GateConfig, partial: Partial) -> str:
+    """Why the cell cannot be judged, or "" when it can."""
+    if not base or not cand:
+        return "missing in the candidate" if base else "not in the baseline"
+    for side, runs in (("baseline", base), ("candidate", cand)):
+        why = infra_reason(runs, side, config.max_infra_error_rate) or first_reason(runs, partial[side])
+        if why:
+            return why
+    if config.level != "scenario":
+        return scenario_mismatch(base, cand) or ""
+    return ""
+
+
 def _compare_cell(
-    key: Key, base: list[RunRecord], cand: list[RunRecord], config: GateConfig, notes: list[str]
-) -> CellVerdict | str:
-    """A verdict, or why the cell was not compared."""
+    key: Key, base: list[RunRecord], cand: list[RunRecord], config: GateConfig, notes: list[str], partial: Partial
+) -> CellVerdict | tuple[str, bool]:
+    """A verdict, or (why the cell was not compared, whether that leaves it unjudged)."""
     name = _name(key, config)
-    unsupported = [all(r.outcome == "unsupported" for r in runs) for runs in (base, cand)]
+    unsupported = [bool(runs) and all(r.outcome == "unsupported" for r in runs) for runs in (base, cand)]
     if all(unsupported):
-        return "unsupported on both sides"
+        return UNSUPPORTED, False
     if any(unsupported):
         side = "baseline" if unsupported[0] else "candidate"
-        raise GateInputError(f"{name}: unsupported in the {side} only; the two sides ran different setups")
+        return f"unsupported in the {side} only; the two sides ran different setups", True
+    why = _not_judged(key, base, cand, config, partial)
+    if why:
+        return why, True
     matched = match_runs(name, base, cand, config, pooled=config.level != "scenario")
     notes += matched.notes
     if not matched.base:
-        return matched.why_empty
+        return matched.why_empty, True
     return _verdict(key, matched, config)
 
 
 def compare(baseline: Results, candidate: Results, config: GateConfig | None = None) -> GateResult:
-    """Compare every matching cell; raises GateInputError when the inputs cannot be compared."""
+    """Judge every cell either side holds; raises GateInputError when the inputs cannot be compared
+    at all (a side without runs, a strategy column over the infra limit)."""
     config = config or GateConfig()
     base, cand = _group(baseline, config), _group(candidate, config)
-    _check_keys(base, cand, config)
+    _check_sides(base, cand)
     check_infra(baseline.runs, "baseline", config)
     check_infra(candidate.runs, "candidate", config)
-    verdicts, skipped, notes = [], [], list[str]()
-    for key in sorted(base):
-        outcome = _compare_cell(key, base[key], cand[key], config, notes)
-        if isinstance(outcome, str):
-            skipped.append((_name(key, config), outcome))
-        else:
+    partial = {"baseline": partial_reasons(baseline, "baseline"), "candidate": partial_reasons(candidate, "candidate")}
+    verdicts: list[CellVerdict] = []
+    skipped: list[tuple[str, str]] = []
+    unjudged: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for key in sorted(base.keys() | cand.keys()):
+        outcome = _compare_cell(key, base.get(key, []), cand.get(key, []), config, notes, partial)
+        if isinstance(outcome, CellVerdict):
             verdicts.append(outcome)
-    if not verdicts and any(why != "unsupported on both sides" for _, why in skipped):
-        raise GateInputError(
-            "no cell has counted runs on both sides: " + "; ".join(f"{n}: {why}" for n, why in skipped[:5])
-        )
+        else:
+            (unjudged if outcome[1] else skipped).append((_name(key, config), outcome[0]))
     final = _adjust(verdicts, config.alpha)
     floor_notes, warnings = _floor_notes(final, config.alpha)
     notes = _model_notes(final) + notes + floor_notes + _power_note(final, config)
@@ -331,4 +345,6 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
         config.level,
         config.metric,
         baseline.simulated or candidate.simulated,
+        tuple(unjudged),
+        config.allow_unjudged,
     )

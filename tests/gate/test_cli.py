@@ -151,12 +151,15 @@ def test_floor_from_the_command_line_and_from_a_config_file(
 # --- exit 2: unusable input, with a one-line reason ----------------------------------------------
 
 
-def test_mismatched_scenarios_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_mismatched_scenarios_are_not_judged_exit_4(
+    sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fewer = gate_results(tmp_path, "fewer", scenarios=GATE_SCENARIOS[:3], runs=3)
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer, "--level", "cell"))
-    assert "ran different scenarios (only in the baseline: gap-missing-date)" in reason
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer))
-    assert "do not cover the same cells" in reason and "only in the baseline: sim/native/retry_nudge/" in reason
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", fewer, "--level", "cell")
+    assert code == 4 and "ran different scenarios (only in the baseline: gap-missing-date)" in out
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", fewer)
+    assert code == 4
+    assert "not judged: sim/native/retry_nudge/gap-missing-date: missing in the candidate" in out.splitlines()
 
 
 def test_empty_cells_and_infra_errors_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -386,25 +389,26 @@ def test_sequential_decides_at_max_runs(
         assert f" {name}: {decision} after {used} runs" in out
 
 
-def test_sequential_needs_the_baseline_to_hold_every_cell(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sequential_names_every_cell_it_could_not_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     other = records.write_results(tmp_path / "other.jsonl", records.cell_runs(20, 20), runs_per_cell=20)
     md = tmp_path / "seq.md"
-    reason = one_line_error(
-        *gate(
-            capsys,
-            "--sequential",
-            "--baseline",
-            other,
-            "--candidate",
-            sequential_config(tmp_path, "strong"),
-            "--out",
-            tmp_path / "b",
-            "--markdown",
-            md,
-        )
+    code, out, _ = gate(
+        capsys,
+        "--sequential",
+        "--baseline",
+        other,
+        "--candidate",
+        sequential_config(tmp_path, "strong"),
+        "--out",
+        tmp_path / "b",
+        "--markdown",
+        md,
     )
-    assert reason.startswith("2 candidate cell(s) have no counted runs in the baseline: sim/native/retry_nudge/")
-    assert md.read_text(encoding="utf-8").startswith("## evalkit gate --sequential: ERROR (exit 2)")
+    assert code == 4
+    lines = out.splitlines()
+    assert "not judged: sim/native/trust_text/s1: not in the candidate config" in lines
+    assert "not judged: sim/native/retry_nudge/greet-hi: not in the baseline" in lines
+    assert md.read_text(encoding="utf-8").startswith("## evalkit gate --sequential: NOT JUDGED")
 
 
 def test_sequential_with_a_dead_backend_exits_2(
