@@ -72,7 +72,7 @@ def _headline(result: GateResult) -> str:
 def _cell_line(v: CellVerdict) -> str:
     return (
         f"{v.name}: {v.metric} {v.baseline.x}/{v.baseline.n} → {v.candidate.x}/{v.candidate.n} "
-        f"({pts(v.difference.estimate)} pts), p = {v.p:.4f}, Holm {v.p_holm:.4f}"
+        f"({pts(v.difference.estimate)} pts), {v.test} p = {v.p:.4f}, Holm {v.p_holm:.4f}"
     )
 
 

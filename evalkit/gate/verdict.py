@@ -12,7 +12,8 @@ Runs are compared like with like. When every run pairs up by scenario, run index
 the pairs counted on both sides are kept (an infra error on one side drops its pair) and the test
 is McNemar's. Otherwise a pooled cell keeps, per scenario, the same number of counted runs on both
 sides (the first by index), so infra errors cannot change a pooled cell's mix of scenarios; the test
-is Boschloo's (or Fisher's). A scenario cell without counted runs on one side is not compared, and
+is Boschloo's (or Fisher's). Boschloo's p of one table is exact up to 1,000 runs a side; above, it
+is Fisher's mid-p and the cell's test is named "mid-p (Boschloo approximated)". A scenario cell without counted runs on one side is not compared, and
 said so. Differences are shown with a 1 − 2α Newcombe interval: the two-sided interval that matches
 a one-sided test at α.
 
@@ -34,7 +35,8 @@ from evalkit.gate.config import GateConfig
 from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismatch
 from evalkit.report.cells import Rate, rate
 from evalkit.results.records import Results, RunRecord
-from evalkit.stats.intervals import Difference, boschloo, detectable_rate, fisher, floor_pvalue, holm, mcnemar, newcombe
+from evalkit.stats.exact import boschloo_one
+from evalkit.stats.intervals import Difference, detectable_rate, fisher, floor_pvalue, holm, mcnemar, newcombe
 
 __all__ = ["CellVerdict", "GateResult", "compare"]
 
@@ -140,7 +142,8 @@ def _test(m: Matched, b: Rate, c: Rate, config: GateConfig) -> tuple[str, float]
         return f"McNemar exact, paired ({lost} lost, {gained} gained)", mcnemar(lost, gained)
     if config.test == "fisher":
         return "Fisher exact", fisher(b.x, b.n, c.x, c.n)
-    return "Boschloo exact", boschloo(b.x, b.n, c.x, c.n)
+    p, is_exact = boschloo_one(b.x, b.n, c.x, c.n)
+    return ("Boschloo exact" if is_exact else "mid-p (Boschloo approximated)"), p
 
 
 def _worst_scenarios(m: Matched, limit: int = 3) -> tuple[str, ...]:
