@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
+from evalkit.gate.family import family_size
 from evalkit.gate.verdict import CellVerdict, GateResult
 
 if TYPE_CHECKING:
@@ -59,13 +60,19 @@ def _unjudged_part(unjudged: int, allowed: bool) -> str:
     return f", {unjudged} not judged" + (" (allowed by --allow-unjudged)" if allowed else "")
 
 
+def _family(result: GateResult) -> str:
+    tests = family_size(result.cells)
+    if tests == len(result.cells):
+        return f"Holm across {tests} cells"
+    return f"one Holm family of {tests} tests over {len(result.cells)} cells"
+
+
 def _headline(result: GateResult) -> str:
     verdict = verdict_word(bool(result.failed), len(result.unjudged), result.allow_unjudged)
     return (
         f"evalkit gate: {verdict}: {len(result.failed)} of {len(result.cells)} cells failed"
         f"{_unjudged_part(len(result.unjudged), result.allow_unjudged)} "
-        f"(metric {result.metric}; level {result.level}; α = {result.alpha}, Holm across "
-        f"{len(result.cells)} cells)"
+        f"(metric {result.metric}; level {result.level}; α = {result.alpha}, {_family(result)})"
     )
 
 

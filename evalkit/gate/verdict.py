@@ -4,112 +4,45 @@ The gate judges `correct` (the check passed) by default; `metric: completed` jud
 rate instead. Its unit is the scenario (`level: scenario`, the default): one cell per backend label,
 tool mode, strategy and scenario, Holm-adjusted across all of them, so one workflow that collapses
 is not hidden by gains elsewhere (pooling hid `max_retries: 1`, which halves one workflow scenario
-while the greetings gain). `level: family` and `level: cell` pool the scenarios of a family or of
-a whole strategy column, which shows a broad small drop that no single scenario proves. The model
-is not part of the match unless `match_model` is set; a model change is printed as a note.
+while the greetings gain). `level: family` and `level: cell` pool the scenarios of a family or of a
+whole strategy column, which shows a broad small drop that no single scenario proves. The model is
+not part of the match unless `match_model` is set; a model change is printed as a note.
 
-Runs are compared like with like. When every run pairs up by scenario, run index and seed, only
-the pairs counted on both sides are kept (an infra error on one side drops its pair) and the test
-is McNemar's. Otherwise a pooled cell keeps, per scenario, the same number of counted runs on both
+Runs are compared like with like. When every run pairs up by scenario, run index and seed, only the
+pairs counted on both sides are kept (an infra error on one side drops its pair) and the test is
+McNemar's. Otherwise a pooled cell keeps, per scenario, the same number of counted runs on both
 sides (the first by index), so infra errors cannot change a pooled cell's mix of scenarios; the test
 is Boschloo's (or Fisher's). Boschloo's p of one table is exact up to 1,000 runs a side; above, it
-is Fisher's mid-p and the cell's test is named "mid-p (Boschloo approximated)". A scenario cell without counted runs on one side is not compared, and
-said so. Differences are shown with a 1 − 2α Newcombe interval: the two-sided interval that matches
-a one-sided test at α.
+is Fisher's mid-p and the cell's test is named "mid-p (Boschloo approximated)". A cell that cannot
+be compared is not judged, and said so (`evalkit.gate.accounting`). Differences are shown with a 1 −
+2α Newcombe interval: the two-sided interval that matches a one-sided test at α.
 
 A cell fails when its rate dropped (one-sided exact test, Holm across all compared cells, at α) or
 when it is significantly under its floor (`floor`, or per-cell `floors`): a one-sided exact binomial
-test of "rate ≥ floor", Holm across the cells with a floor, so a cell whose true rate equals its
-floor fails with probability at most α. Unusable input raises `GateInputError` (exit 2).
+test of "rate ≥ floor", in the same Holm family as the drop tests (`evalkit.gate.family`), so a cell
+whose true rate equals its floor fails with probability at most α. Unusable input raises
+`GateInputError` (exit 2).
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 
 from evalkit.errors import GateInputError
 from evalkit.gate.accounting import CellId, first_reason, infra_reason, partial_reasons
 from evalkit.gate.config import GateConfig
+from evalkit.gate.family import adjust, floor_notes, power_notes
 from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismatch
+from evalkit.gate.outcome import CellVerdict, GateResult
 from evalkit.report.cells import Rate, rate
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.exact import boschloo_one
-from evalkit.stats.intervals import Difference, detectable_rate, fisher, floor_pvalue, holm, mcnemar, newcombe
+from evalkit.stats.intervals import fisher, floor_pvalue, mcnemar, newcombe
 
 __all__ = ["CellVerdict", "GateResult", "compare"]
 
 Key = tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class CellVerdict:
-    backend: str
-    mode: str
-    strategy: str
-    family: str  # "" when pooled over families (level cell)
-    scenario: str  # "" when pooled over scenarios
-    models: tuple[str, str]  # baseline, candidate
-    metric: str
-    baseline: Rate
-    candidate: Rate
-    difference: Difference  # candidate − baseline, Newcombe interval at `confidence`
-    confidence: float
-    test: str
-    p: float
-    p_holm: float
-    floor: float | None
-    floor_p: float | None  # one-sided exact binomial p of "rate ≥ floor"
-    floor_p_holm: float | None
-    reasons: tuple[str, ...]  # empty when the cell passes
-    worst: tuple[str, ...] = ()  # pooled cells: the scenarios that lost the most runs
-
-    @property
-    def name(self) -> str:
-        return "/".join(p for p in (self.backend, self.mode, self.strategy, self.scenario or self.family) if p)
-
-    @property
-    def where(self) -> str:
-        """Every coordinate a reader needs to find the cell: family, scenario, model, strategy."""
-        scenario = self.scenario or "all scenarios pooled"
-        model = self.models[1] if self.models[0] == self.models[1] else f"{self.models[0]} → {self.models[1]}"
-        return (
-            f"family {self.family or 'all'}, scenario {scenario}, model {model}, strategy {self.strategy}, "
-            f"backend {self.backend}, mode {self.mode}"
-        )
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.reasons)
-
-
-@dataclass(frozen=True)
-class GateResult:
-    cells: tuple[CellVerdict, ...]
-    skipped: tuple[tuple[str, str], ...]  # (cell, why): unsupported on both sides, nothing to judge
-    notes: tuple[str, ...]
-    warnings: tuple[str, ...]
-    alpha: float
-    level: str
-    metric: str
-    simulated: bool
-    unjudged: tuple[tuple[str, str], ...] = ()  # (cell, why it could not be judged)
-    allow_unjudged: bool = False
-
-    @property
-    def failed(self) -> tuple[CellVerdict, ...]:
-        return tuple(c for c in self.cells if c.failed)
-
-    @property
-    def passed(self) -> bool:
-        """No cell regressed, and every cell was judged (or `allow_unjudged` says that is fine)."""
-        return not self.failed and (self.allow_unjudged or not self.unjudged)
-
-    @property
-    def exit_code(self) -> int:
-        """1: a cell regressed; 4: a cell was not judged (unless allowed); 0: neither."""
-        return 1 if self.failed else 0 if self.passed else 4
 
 
 def _key(run: RunRecord, config: GateConfig) -> Key:
@@ -195,84 +128,6 @@ def _verdict(key: Key, m: Matched, config: GateConfig) -> CellVerdict:
     )
 
 
-def _pts(value: float) -> str:
-    points = round(value * 100)
-    return f"{points:+d}" if points else "0"
-
-
-def _reasons(v: CellVerdict, alpha: float) -> tuple[str, ...]:
-    out = []
-    if v.p_holm <= alpha and v.difference.estimate < 0:
-        d = v.difference
-        out.append(
-            f"{v.metric} rate dropped {v.baseline.value:.0%} → {v.candidate.value:.0%} "
-            f"({_pts(d.estimate)} pts, {v.confidence:.0%} CI [{_pts(d.low)}, {_pts(d.high)}]); "
-            f"one-sided {v.test} p = {v.p:.4f}, Holm-adjusted {v.p_holm:.4f} ≤ α = {alpha}"
-            + (f"; largest drops: {', '.join(v.worst)}" if v.worst else "")
-        )
-    if v.floor is not None and v.floor_p_holm is not None and v.floor_p_holm <= alpha:
-        out.append(
-            f"{v.metric} rate {v.candidate.x}/{v.candidate.n} is under the floor {v.floor:.0%}: "
-            f"one-sided exact binomial p = {v.floor_p:.4f}, Holm-adjusted {v.floor_p_holm:.4f} ≤ α = {alpha}"
-        )
-    return tuple(out)
-
-
-def _adjust(verdicts: list[CellVerdict], alpha: float) -> list[CellVerdict]:
-    adjusted = [replace(v, p_holm=p) for v, p in zip(verdicts, holm([v.p for v in verdicts]), strict=True)]
-    with_floor = [i for i, v in enumerate(adjusted) if v.floor_p is not None]
-    floor_holm = holm([adjusted[i].floor_p or 1.0 for i in with_floor])
-    for i, p in zip(with_floor, floor_holm, strict=True):
-        adjusted[i] = replace(adjusted[i], floor_p_holm=p)
-    return [replace(v, reasons=_reasons(v, alpha)) for v in adjusted]
-
-
-def _floor_notes(verdicts: Sequence[CellVerdict], alpha: float) -> tuple[list[str], list[str]]:
-    floored = [v for v in verdicts if v.floor is not None]
-    if not floored:
-        return [], []
-    m = len(floored)
-    notes = [
-        f'floor: one-sided exact binomial test of "rate ≥ floor" per cell, Holm across {m} cell(s): a '
-        f"cell whose true rate equals its floor fails with probability ≤ {alpha / m:.4g} (≤ α = {alpha} "
-        "for all of them together)"
-    ]
-    unreachable = sorted(
-        {
-            (v.floor, v.candidate.n)
-            for v in floored
-            if v.floor is not None and floor_pvalue(0, v.candidate.n, v.floor) > alpha / m
-        }
-    )
-    warnings = [
-        f"floor {f:.0%} cannot fail a cell of {n} runs: even 0/{n} is not significantly under it at "
-        f"α/{m}; run more runs per cell"
-        for f, n in unreachable
-    ]
-    return notes, warnings
-
-
-def _power_note(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[str]:
-    """What the gate could see: the drop from 100% it catches with 80% probability, by the test it
-    ran on the most common cell size, at the first Holm step (α/m). Skipped above 100 runs per side
-    (the search is then slow, and such cells see small drops anyway)."""
-    if not verdicts:
-        return []
-    sizes = Counter((v.baseline.n, v.candidate.n, v.test.startswith("McNemar")) for v in verdicts)
-    (n_base, n_cand, paired), _ = sizes.most_common(1)[0]
-    if n_base != n_cand or n_base > 100:
-        return []
-    alpha = config.alpha / len(verdicts)
-    test = "mcnemar" if paired else config.test
-    name = {"mcnemar": "McNemar on pairs", "boschloo": "Boschloo", "fisher": "Fisher"}[test]
-    rate = detectable_rate(n_base, 1.0, alpha=alpha, test=test)
-    seen = f"to {rate:.0%} or lower" if rate is not None else "not even to 0%"
-    return [
-        f"power: with {n_base} runs per side ({name}, α/m = {alpha:.2g}, the first Holm step) the gate "
-        f"catches a drop from 100% {seen} with 80% probability"
-    ]
-
-
 def _model_notes(verdicts: Sequence[CellVerdict]) -> list[str]:
     return sorted(
         {f"model changed: {v.models[0]} → {v.models[1]} ({v.backend})" for v in verdicts if v.models[0] != v.models[1]}
@@ -336,9 +191,9 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
             verdicts.append(outcome)
         else:
             (unjudged if outcome[1] else skipped).append((_name(key, config), outcome[0]))
-    final = _adjust(verdicts, config.alpha)
-    floor_notes, warnings = _floor_notes(final, config.alpha)
-    notes = _model_notes(final) + notes + floor_notes + _power_note(final, config)
+    final = adjust(verdicts, config.alpha)
+    floors, warnings = floor_notes(final, config.alpha)
+    notes = _model_notes(final) + notes + floors + power_notes(final, config)
     return GateResult(
         tuple(final),
         tuple(skipped),

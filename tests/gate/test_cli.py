@@ -129,7 +129,7 @@ def test_floor_from_the_command_line_and_from_a_config_file(
     code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--floor", "0.99", *pooled)
     assert code == 1  # no change at all, but both columns are significantly under 99%
     assert out.count("is under the floor 99%: one-sided exact binomial p = ") == 2
-    assert 'note: floor: one-sided exact binomial test of "rate ≥ floor" per cell, Holm across 2 cell(s)' in out
+    assert 'note: floor: one-sided exact binomial test of "rate ≥ floor" per cell, in one Holm family of 4 tests' in out
     config = tmp_path / "gate.yaml"
     config.write_text(
         yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.01}], "max_infra_error_rate": 0.05}),

@@ -214,13 +214,13 @@ def test_floor_is_a_one_sided_exact_binomial_test_holm_across_cells() -> None:
     assert v.floor_p == pytest.approx(sps.binomtest(18, 25, 0.9, alternative="less").pvalue, rel=1e-12)
     assert v.reasons == (
         f"correct rate 18/25 is under the floor 90%: one-sided exact binomial p = {v.floor_p:.4f}, "
-        f"Holm-adjusted {v.floor_p:.4f} ≤ α = 0.05",
+        f"Holm-adjusted {2 * v.floor_p:.4f} ≤ α = 0.05",  # one family: the drop test and the floor test
     )
     assert gate(cells({"a": (21, 25)}), cells({"a": (21, 25)}), GateConfig(level="cell", floor=0.9)).passed
-    # two cells with floors: Holm across them
+    # two cells with floors: one Holm family of four tests (two drops, two floors)
     two = cells({"a": (18, 25), "b": (25, 25)})
     a, b = gate(two, two, GateConfig(level="cell", floor=0.9)).cells
-    assert a.floor_p_holm == pytest.approx(min(1.0, 2 * (a.floor_p or 0))) and b.floor_p_holm == 1.0
+    assert a.floor_p_holm == pytest.approx(min(1.0, 4 * (a.floor_p or 0))) and b.floor_p_holm == 1.0
 
 
 @pytest.mark.parametrize("n", [10, 25, 50])
@@ -237,7 +237,7 @@ def test_a_floor_that_cannot_fail_at_this_n_is_a_warning() -> None:
     runs = cells({"a": (2, 25)})
     result = gate(runs, runs, GateConfig(level="cell", floor=0.1))  # even 0/25 has p = 0.9^25 = 0.072
     assert result.passed and result.warnings == (
-        "floor 10% cannot fail a cell of 25 runs: even 0/25 is not significantly under it at α/1; run more runs "
+        "floor 10% cannot fail a cell of 25 runs: even 0/25 is not significantly under it at α/2; run more runs "
         "per cell",
     )
     assert any(note.startswith('floor: one-sided exact binomial test of "rate ≥ floor"') for note in result.notes)

@@ -1,0 +1,104 @@
+"""One multiplicity family: every test the gate runs on a comparison (each cell's drop test, each
+floor test) is Holm-adjusted together at α, so the family-wise false alarm stays ≤ α however many
+options are on (docs/gate.md, "One family"). Two families at α each let an unchanged cell at its
+floor fail with probability 0.081 at N = 25 (exact, over every outcome table); one family, ≤ 0.05.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+
+from evalkit.gate.config import GateConfig
+from evalkit.gate.outcome import CellVerdict
+from evalkit.stats.intervals import detectable_rate, floor_pvalue, holm
+
+__all__ = ["adjust", "family_size", "floor_notes", "power_notes", "pts"]
+
+
+def family_size(verdicts: Sequence[CellVerdict]) -> int:
+    return len(verdicts) + sum(v.floor_p is not None for v in verdicts)
+
+
+def pts(value: float) -> str:
+    points = round(value * 100)
+    return f"{points:+d}" if points else "0"
+
+
+def _reasons(v: CellVerdict, alpha: float) -> tuple[str, ...]:
+    out = []
+    if v.p_holm <= alpha and v.difference.estimate < 0:
+        d = v.difference
+        out.append(
+            f"{v.metric} rate dropped {v.baseline.value:.0%} → {v.candidate.value:.0%} "
+            f"({pts(d.estimate)} pts, {v.confidence:.0%} CI [{pts(d.low)}, {pts(d.high)}]); "
+            f"one-sided {v.test} p = {v.p:.4f}, Holm-adjusted {v.p_holm:.4f} ≤ α = {alpha}"
+            + (f"; largest drops: {', '.join(v.worst)}" if v.worst else "")
+        )
+    if v.floor is not None and v.floor_p_holm is not None and v.floor_p_holm <= alpha:
+        out.append(
+            f"{v.metric} rate {v.candidate.x}/{v.candidate.n} is under the floor {v.floor:.0%}: "
+            f"one-sided exact binomial p = {v.floor_p:.4f}, Holm-adjusted {v.floor_p_holm:.4f} ≤ α = {alpha}"
+        )
+    return tuple(out)
+
+
+def adjust(verdicts: list[CellVerdict], alpha: float) -> list[CellVerdict]:
+    """Holm across every test of every cell (drops and floors together), then each cell's reasons."""
+    tests = [(i, "p") for i in range(len(verdicts))]
+    tests += [(i, "floor_p") for i, v in enumerate(verdicts) if v.floor_p is not None]
+    raw = [float(getattr(verdicts[i], field)) for i, field in tests]
+    adjusted = list(verdicts)
+    for (i, field), p in zip(tests, holm(raw), strict=True):
+        if field == "p":
+            adjusted[i] = replace(adjusted[i], p_holm=p)
+        else:
+            adjusted[i] = replace(adjusted[i], floor_p_holm=p)
+    return [replace(v, reasons=_reasons(v, alpha)) for v in adjusted]
+
+
+def floor_notes(verdicts: Sequence[CellVerdict], alpha: float) -> tuple[list[str], list[str]]:
+    floored = [v for v in verdicts if v.floor is not None]
+    if not floored:
+        return [], []
+    m = family_size(verdicts)
+    notes = [
+        f'floor: one-sided exact binomial test of "rate ≥ floor" per cell, in one Holm family of {m} tests '
+        f"with the cells' drop tests: a cell whose true rate equals its floor fails with probability "
+        f"≤ {alpha / m:.4g} (≤ α = {alpha} for all tests together)"
+    ]
+    unreachable = sorted(
+        {
+            (v.floor, v.candidate.n)
+            for v in floored
+            if v.floor is not None and floor_pvalue(0, v.candidate.n, v.floor) > alpha / m
+        }
+    )
+    warnings = [
+        f"floor {f:.0%} cannot fail a cell of {n} runs: even 0/{n} is not significantly under it at "
+        f"α/{m}; run more runs per cell"
+        for f, n in unreachable
+    ]
+    return notes, warnings
+
+
+def power_notes(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[str]:
+    """What the gate could see: the drop from 100% it catches with 80% probability, by the test it
+    ran on the most common cell size, at the first Holm step (α/m). Skipped above 100 runs per side
+    (the search is then slow, and such cells see small drops anyway)."""
+    if not verdicts:
+        return []
+    sizes = Counter((v.baseline.n, v.candidate.n, v.test.startswith("McNemar")) for v in verdicts)
+    (n_base, n_cand, paired), _ = sizes.most_common(1)[0]
+    if n_base != n_cand or n_base > 100:
+        return []
+    alpha = config.alpha / family_size(verdicts)
+    test = "mcnemar" if paired else config.test
+    name = {"mcnemar": "McNemar on pairs", "boschloo": "Boschloo", "fisher": "Fisher"}[test]
+    rate = detectable_rate(n_base, 1.0, alpha=alpha, test=test)
+    seen = f"to {rate:.0%} or lower" if rate is not None else "not even to 0%"
+    return [
+        f"power: with {n_base} runs per side ({name}, α/m = {alpha:.2g}, the first Holm step) the gate "
+        f"catches a drop from 100% {seen} with 80% probability"
+    ]

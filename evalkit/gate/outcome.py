@@ -1,0 +1,79 @@
+"""What the gate concludes about a cell and about the whole comparison (fixed-N mode)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalkit.report.cells import Rate
+from evalkit.stats.intervals import Difference
+
+__all__ = ["CellVerdict", "GateResult"]
+
+
+@dataclass(frozen=True)
+class CellVerdict:
+    backend: str
+    mode: str
+    strategy: str
+    family: str  # "" when pooled over families (level cell)
+    scenario: str  # "" when pooled over scenarios
+    models: tuple[str, str]  # baseline, candidate
+    metric: str
+    baseline: Rate
+    candidate: Rate
+    difference: Difference  # candidate − baseline, Newcombe interval at `confidence`
+    confidence: float
+    test: str
+    p: float
+    p_holm: float
+    floor: float | None
+    floor_p: float | None  # one-sided exact binomial p of "rate ≥ floor"
+    floor_p_holm: float | None
+    reasons: tuple[str, ...]  # empty when the cell passes
+    worst: tuple[str, ...] = ()  # pooled cells: the scenarios that lost the most runs
+
+    @property
+    def name(self) -> str:
+        return "/".join(p for p in (self.backend, self.mode, self.strategy, self.scenario or self.family) if p)
+
+    @property
+    def where(self) -> str:
+        """Every coordinate a reader needs to find the cell: family, scenario, model, strategy."""
+        scenario = self.scenario or "all scenarios pooled"
+        model = self.models[1] if self.models[0] == self.models[1] else f"{self.models[0]} → {self.models[1]}"
+        return (
+            f"family {self.family or 'all'}, scenario {scenario}, model {model}, strategy {self.strategy}, "
+            f"backend {self.backend}, mode {self.mode}"
+        )
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.reasons)
+
+
+@dataclass(frozen=True)
+class GateResult:
+    cells: tuple[CellVerdict, ...]
+    skipped: tuple[tuple[str, str], ...]  # (cell, why): unsupported on both sides, nothing to judge
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+    alpha: float
+    level: str
+    metric: str
+    simulated: bool
+    unjudged: tuple[tuple[str, str], ...] = ()  # (cell, why it could not be judged)
+    allow_unjudged: bool = False
+
+    @property
+    def failed(self) -> tuple[CellVerdict, ...]:
+        return tuple(c for c in self.cells if c.failed)
+
+    @property
+    def passed(self) -> bool:
+        """No cell regressed, and every cell was judged (or `allow_unjudged` says that is fine)."""
+        return not self.failed and (self.allow_unjudged or not self.unjudged)
+
+    @property
+    def exit_code(self) -> int:
+        """1: a cell regressed; 4: a cell was not judged (unless allowed); 0: neither."""
+        return 1 if self.failed else 0 if self.passed else 4
