@@ -25,7 +25,18 @@ from evalkit.results.summaries import rows_held
 
 __all__ = ["add_parser", "run"]
 
-_OVERRIDES = ("alpha", "metric", "floor", "max_infra_error_rate", "test", "pairing", "level", "allow_unjudged")
+_OVERRIDES = (
+    "alpha",
+    "metric",
+    "floor",
+    "max_infra_error_rate",
+    "test",
+    "pairing",
+    "level",
+    "allow_unjudged",
+    "margin",
+    "require_evidence",
+)
 _SEQUENTIAL = ("futility", "batch", "max_runs")
 
 
@@ -60,6 +71,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--level",
         choices=["scenario", "family", "cell"],
         help="compare per scenario (default), or pooled per family or per strategy column",
+    )
+    p.add_argument(
+        "--margin",
+        type=float,
+        help="a cell regresses only on evidence of a drop larger than this (e.g. 0.05 for 5 points; default 0)",
+    )
+    p.add_argument(
+        "--require-evidence",
+        action="store_true",
+        default=None,
+        help="exit 4 when a passed cell is not shown within the margin (not enough evidence)",
     )
     p.add_argument(
         "--allow-unjudged",

@@ -55,6 +55,10 @@ class GateConfig(StrictModel):
     sequential: SequentialSettings = Field(default_factory=SequentialSettings)
     # a cell not judged (missing, partial, infra errors above the limit in it) exits 4 unless allowed
     allow_unjudged: bool = False
+    # a cell regresses only on evidence of a drop larger than this (0: any significant drop)
+    margin: float = Field(0.0, ge=0, lt=1)
+    # a passed cell not shown within the margin exits 4 (instead of passing with "not enough evidence")
+    require_evidence: bool = False
 
     def floor_for(self, c: Cell) -> float | None:
         for rule in self.floors:

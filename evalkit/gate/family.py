@@ -14,7 +14,7 @@ from evalkit.gate.config import GateConfig
 from evalkit.gate.outcome import CellVerdict
 from evalkit.stats.intervals import detectable_rate, floor_pvalue, holm
 
-__all__ = ["adjust", "family_size", "floor_notes", "power_notes", "pts"]
+__all__ = ["adjust", "family_size", "floor_notes", "power_notes", "pts", "pts_abs"]
 
 
 def family_size(verdicts: Sequence[CellVerdict]) -> int:
@@ -26,12 +26,13 @@ def pts(value: float) -> str:
     return f"{points:+d}" if points else "0"
 
 
-def _reasons(v: CellVerdict, alpha: float) -> tuple[str, ...]:
+def _reasons(v: CellVerdict, alpha: float, margin: float) -> tuple[str, ...]:
     out = []
     if v.p_holm <= alpha and v.difference.estimate < 0:
         d = v.difference
+        beyond = f" by more than the margin of {pts_abs(margin)} pts" if margin > 0 else ""
         out.append(
-            f"{v.metric} rate dropped {v.baseline.value:.0%} → {v.candidate.value:.0%} "
+            f"{v.metric} rate dropped{beyond} {v.baseline.value:.0%} → {v.candidate.value:.0%} "
             f"({pts(d.estimate)} pts, {v.confidence:.0%} CI [{pts(d.low)}, {pts(d.high)}]); "
             f"one-sided {v.test} p = {v.p:.4f}, Holm-adjusted {v.p_holm:.4f} ≤ α = {alpha}"
             + (f"; largest drops: {', '.join(v.worst)}" if v.worst else "")
@@ -44,7 +45,11 @@ def _reasons(v: CellVerdict, alpha: float) -> tuple[str, ...]:
     return tuple(out)
 
 
-def adjust(verdicts: list[CellVerdict], alpha: float) -> list[CellVerdict]:
+def pts_abs(value: float) -> str:
+    return f"{round(value * 100):g}"
+
+
+def adjust(verdicts: list[CellVerdict], alpha: float, margin: float = 0.0) -> list[CellVerdict]:
     """Holm across every test of every cell (drops and floors together), then each cell's reasons."""
     tests = [(i, "p") for i in range(len(verdicts))]
     tests += [(i, "floor_p") for i, v in enumerate(verdicts) if v.floor_p is not None]
@@ -55,7 +60,7 @@ def adjust(verdicts: list[CellVerdict], alpha: float) -> list[CellVerdict]:
             adjusted[i] = replace(adjusted[i], p_holm=p)
         else:
             adjusted[i] = replace(adjusted[i], floor_p_holm=p)
-    return [replace(v, reasons=_reasons(v, alpha)) for v in adjusted]
+    return [replace(v, reasons=_reasons(v, alpha, margin)) for v in adjusted]
 
 
 def floor_notes(verdicts: Sequence[CellVerdict], alpha: float) -> tuple[list[str], list[str]]:

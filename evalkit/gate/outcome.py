@@ -31,6 +31,9 @@ class CellVerdict:
     floor_p_holm: float | None
     reasons: tuple[str, ...]  # empty when the cell passes
     worst: tuple[str, ...] = ()  # pooled cells: the scenarios that lost the most runs
+    margin: float = 0.0
+    within_margin: bool = False  # the interval's lower end is above −margin (margin > 0 only)
+    need_runs: int | None = None  # runs per side at which the observed rates would show the margin
 
     @property
     def name(self) -> str:
@@ -63,17 +66,27 @@ class GateResult:
     simulated: bool
     unjudged: tuple[tuple[str, str], ...] = ()  # (cell, why it could not be judged)
     allow_unjudged: bool = False
+    margin: float = 0.0
+    require_evidence: bool = False
 
     @property
     def failed(self) -> tuple[CellVerdict, ...]:
         return tuple(c for c in self.cells if c.failed)
 
     @property
+    def short_of_evidence(self) -> tuple[CellVerdict, ...]:
+        """Passed cells not shown within the margin (with a margin set)."""
+        return tuple(c for c in self.cells if self.margin > 0 and not c.failed and not c.within_margin)
+
+    @property
     def passed(self) -> bool:
-        """No cell regressed, and every cell was judged (or `allow_unjudged` says that is fine)."""
-        return not self.failed and (self.allow_unjudged or not self.unjudged)
+        """No cell regressed, every cell was judged (or `allow_unjudged`), and with
+        `require_evidence` every passed cell was shown within the margin."""
+        judged = self.allow_unjudged or not self.unjudged
+        return not self.failed and judged and not (self.require_evidence and self.short_of_evidence)
 
     @property
     def exit_code(self) -> int:
-        """1: a cell regressed; 4: a cell was not judged (unless allowed); 0: neither."""
+        """1: a cell regressed; 4: a cell was not judged (or, with `require_evidence`, not shown
+        within the margin); 0: neither."""
         return 1 if self.failed else 0 if self.passed else 4

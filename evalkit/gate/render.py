@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
+from evalkit.gate.evidence import evidence_summary
 from evalkit.gate.family import family_size
 from evalkit.gate.verdict import CellVerdict, GateResult
 
@@ -69,8 +70,10 @@ def _family(result: GateResult) -> str:
 
 def _headline(result: GateResult) -> str:
     verdict = verdict_word(bool(result.failed), len(result.unjudged), result.allow_unjudged)
+    if verdict == "PASS" and result.require_evidence and result.short_of_evidence:
+        verdict = "NOT ENOUGH EVIDENCE"
     return (
-        f"evalkit gate: {verdict}: {len(result.failed)} of {len(result.cells)} cells failed"
+        f"evalkit gate: {verdict} — {evidence_summary(result.cells, result.margin)}"
         f"{_unjudged_part(len(result.unjudged), result.allow_unjudged)} "
         f"(metric {result.metric}; level {result.level}; α = {result.alpha}, {_family(result)})"
     )

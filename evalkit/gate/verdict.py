@@ -32,13 +32,15 @@ from collections.abc import Sequence
 from evalkit.errors import GateInputError
 from evalkit.gate.accounting import CellId, first_reason, infra_reason, partial_reasons
 from evalkit.gate.config import GateConfig
-from evalkit.gate.family import adjust, floor_notes, power_notes
+from evalkit.gate.evidence import runs_needed, within
+from evalkit.gate.family import adjust, floor_notes, power_notes, pts_abs
 from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismatch
 from evalkit.gate.outcome import CellVerdict, GateResult
 from evalkit.report.cells import Rate, rate
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.exact import boschloo_one
 from evalkit.stats.intervals import fisher, floor_pvalue, mcnemar, newcombe
+from evalkit.stats.margin import fm_pvalue, tango_pvalue
 
 __all__ = ["CellVerdict", "GateResult", "compare"]
 
@@ -69,10 +71,16 @@ def _check_sides(base: dict[Key, list[RunRecord]], cand: dict[Key, list[RunRecor
 
 
 def _test(m: Matched, b: Rate, c: Rate, config: GateConfig) -> tuple[str, float]:
+    d = config.margin
     if m.paired:
         lost = sum(x and not y for x, y in zip(m.base_outcomes, m.cand_outcomes, strict=True))
         gained = sum(y and not x for x, y in zip(m.base_outcomes, m.cand_outcomes, strict=True))
+        if d > 0:
+            label = f"Tango score, paired, margin {pts_abs(d)} pts ({lost} lost, {gained} gained)"
+            return label, tango_pvalue(lost, gained, len(m.base_outcomes), d)
         return f"McNemar exact, paired ({lost} lost, {gained} gained)", mcnemar(lost, gained)
+    if d > 0:
+        return f"Farrington–Manning score, margin {pts_abs(d)} pts", fm_pvalue(b.x, b.n, c.x, c.n, d)
     if config.test == "fisher":
         return "Fisher exact", fisher(b.x, b.n, c.x, c.n)
     p, is_exact = boschloo_one(b.x, b.n, c.x, c.n)
@@ -105,6 +113,7 @@ def _verdict(key: Key, m: Matched, config: GateConfig) -> CellVerdict:
     family = key[3] if config.level != "cell" else ""
     confidence = 1 - 2 * config.alpha
     worst = _worst_scenarios(m) if config.level != "scenario" else ()
+    difference = newcombe(c.x, c.n, b.x, b.n, confidence)
     return CellVerdict(
         key[0],
         key[1],
@@ -115,7 +124,7 @@ def _verdict(key: Key, m: Matched, config: GateConfig) -> CellVerdict:
         config.metric,
         b,
         c,
-        newcombe(c.x, c.n, b.x, b.n, confidence),
+        difference,
         confidence,
         test,
         p,
@@ -125,6 +134,9 @@ def _verdict(key: Key, m: Matched, config: GateConfig) -> CellVerdict:
         floor_p,
         (),
         worst,
+        config.margin,
+        within(difference, config.margin),
+        None if within(difference, config.margin) else runs_needed(b, c, config.margin, confidence),
     )
 
 
@@ -191,7 +203,7 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
             verdicts.append(outcome)
         else:
             (unjudged if outcome[1] else skipped).append((_name(key, config), outcome[0]))
-    final = adjust(verdicts, config.alpha)
+    final = adjust(verdicts, config.alpha, config.margin)
     floors, warnings = floor_notes(final, config.alpha)
     notes = _model_notes(final) + notes + floors + power_notes(final, config)
     return GateResult(
@@ -205,4 +217,6 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
         baseline.simulated or candidate.simulated,
         tuple(unjudged),
         config.allow_unjudged,
+        config.margin,
+        config.require_evidence,
     )

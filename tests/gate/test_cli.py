@@ -47,7 +47,8 @@ def test_a_candidate_equal_to_the_baseline_exits_0(
     )
     assert (code, err) == (0, "")
     assert out.splitlines()[0] == (
-        "evalkit gate: PASS: 0 of 8 cells failed (metric correct; level scenario; α = 0.05, Holm across 8 cells)"
+        "evalkit gate: PASS — 0 regressed, 8 passed (no margin set: a pass means not shown worse) (metric correct; "
+        "level scenario; α = 0.05, Holm across 8 cells)"
     )
     assert "FAIL" not in out
     assert md.read_text(encoding="utf-8").startswith("## evalkit gate: PASS")
@@ -79,7 +80,10 @@ def test_a_degraded_candidate_exits_1_and_says_which_cells_and_why(
     )
     assert (code, err) == (1, "")
     lines = out.splitlines()
-    assert lines[0].startswith("evalkit gate: FAIL: 2 of 2 cells failed (metric completed; level cell;")
+    assert lines[0].startswith(
+        "evalkit gate: FAIL — 2 regressed, 0 passed (no margin set: a pass means not shown worse) (metric completed; "
+        "level cell;"
+    )
     assert "note: model changed: small-local → small-local-degraded (sim)" in lines
     for strategy in ("retry_nudge", "trust_text"):
         at = lines.index(

@@ -109,7 +109,10 @@ def test_a_candidate_equal_to_the_baseline_passes(sims: Sims) -> None:
         assert (v.p, v.p_holm, v.difference.estimate) == (1.0, 1.0, 0.0)
         assert v.baseline == v.candidate and v.baseline.n == GATE_RUNS
     assert [n.split(":")[0] for n in result.notes] == ["power"] and result.simulated
-    assert render_text(result).startswith("evalkit gate: PASS: 0 of 8 cells failed (metric correct; level scenario")
+    assert render_text(result).startswith(
+        "evalkit gate: PASS — 0 regressed, 8 passed (no margin set: a pass means not shown worse) "
+        "(metric correct; level scenario"
+    )
 
 
 def test_a_degraded_candidate_fails_and_says_which_cells_and_why(sims: Sims) -> None:
@@ -133,7 +136,7 @@ def test_a_degraded_candidate_fails_and_says_which_cells_and_why(sims: Sims) -> 
         assert "largest drops: " in reason and v.worst and all(" → " in w for w in v.worst)
         assert v.difference == stats.newcombe(v.candidate.x, v.candidate.n, v.baseline.x, v.baseline.n, 0.9)
     text = render_text(result)
-    assert text.startswith("evalkit gate: FAIL: 2 of 2 cells failed")
+    assert text.startswith("evalkit gate: FAIL — 2 regressed, 0 passed")
     for name, v in failed.items():
         assert (
             f"FAIL {name} (family all, scenario all scenarios pooled, model small-local → small-local-degraded, "
@@ -387,7 +390,7 @@ def test_markdown_summary_lists_failed_cells_first(sims: Sims) -> None:
     assert len(lines) == len(result.cells)
     flags = ["**FAIL**" in line for line in lines]
     assert flags == sorted(flags, reverse=True) and any(flags) and not all(flags)
-    assert text.startswith("## evalkit gate: FAIL:") and "> **SIMULATED results" in text
+    assert text.startswith("## evalkit gate: FAIL —") and "> **SIMULATED results" in text
     assert "- model changed: small-local → small-local-degraded (sim)" in text
     assert all(line.count("|") - line.count("\\|") == 13 for line in lines)  # 12 columns: no reason breaks one
 
