@@ -32,6 +32,7 @@ COMMANDS = {
     "merge": "merge the shards of one run (run --shard i/n) into one results file",
     "report": "write an HTML (or markdown, JSON) report from results files",
     "gate": "compare a candidate's results with a baseline's; exit 1 on a regression",
+    "plan": "runs per cell a gate needs to catch a drop, and their cost",
     "validate": "check scenario or config files (folders are searched for *.yaml)",
     "rescore": "re-judge a results file's runs with the current checker and scenarios",
     "list": "list scenarios, strategies, backends or simulated profiles",

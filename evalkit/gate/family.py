@@ -6,15 +6,13 @@ floor fail with probability 0.081 at N = 25 (exact, over every outcome table); o
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
 
-from evalkit.gate.config import GateConfig
 from evalkit.gate.outcome import CellVerdict
-from evalkit.stats.intervals import detectable_rate, floor_pvalue, holm
+from evalkit.stats.intervals import floor_pvalue, holm
 
-__all__ = ["adjust", "family_size", "floor_notes", "power_notes", "pts", "pts_abs"]
+__all__ = ["adjust", "family_size", "floor_notes", "pts", "pts_abs"]
 
 
 def family_size(verdicts: Sequence[CellVerdict]) -> int:
@@ -86,24 +84,3 @@ def floor_notes(verdicts: Sequence[CellVerdict], alpha: float) -> tuple[list[str
         for f, n in unreachable
     ]
     return notes, warnings
-
-
-def power_notes(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[str]:
-    """What the gate could see: the drop from 100% it catches with 80% probability, by the test it
-    ran on the most common cell size, at the first Holm step (α/m). Skipped above 100 runs per side
-    (the search is then slow, and such cells see small drops anyway)."""
-    if not verdicts:
-        return []
-    sizes = Counter((v.baseline.n, v.candidate.n, v.test.startswith("McNemar")) for v in verdicts)
-    (n_base, n_cand, paired), _ = sizes.most_common(1)[0]
-    if n_base != n_cand or n_base > 100:
-        return []
-    alpha = config.alpha / family_size(verdicts)
-    test = "mcnemar" if paired else config.test
-    name = {"mcnemar": "McNemar on pairs", "boschloo": "Boschloo", "fisher": "Fisher"}[test]
-    rate = detectable_rate(n_base, 1.0, alpha=alpha, test=test)
-    seen = f"to {rate:.0%} or lower" if rate is not None else "not even to 0%"
-    return [
-        f"power: with {n_base} runs per side ({name}, α/m = {alpha:.2g}, the first Holm step) the gate "
-        f"catches a drop from 100% {seen} with 80% probability"
-    ]

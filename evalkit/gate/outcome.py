@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from evalkit.report.cells import Rate
 from evalkit.stats.intervals import Difference
+from evalkit.stats.power_exact import GateTest
 
 __all__ = ["CellVerdict", "GateResult"]
 
@@ -34,6 +35,7 @@ class CellVerdict:
     margin: float = 0.0
     within_margin: bool = False  # the interval's lower end is above −margin (margin > 0 only)
     need_runs: int | None = None  # runs per side at which the observed rates would show the margin
+    kind: GateTest = "boschloo"  # the test that produced `p` (`test` is its label)
 
     @property
     def name(self) -> str:

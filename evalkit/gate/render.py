@@ -128,24 +128,59 @@ def _row(v: CellVerdict) -> str:
     )
 
 
+def _evidence(v: CellVerdict) -> str:
+    if v.margin <= 0:
+        return "not shown worse"
+    if v.within_margin:
+        return f"shown within {round(v.margin * 100):g} points"
+    return "not enough evidence" + (f" (about {v.need_runs} runs per side)" if v.need_runs else "")
+
+
+def _passed_row(v: CellVerdict) -> str:
+    d = v.difference
+    return (
+        f"| {md(v.name)} | {v.baseline.x}/{v.baseline.n} | {v.candidate.x}/{v.candidate.n} | "
+        f"{pts(d.estimate)} [{pts(d.low)}, {pts(d.high)}] | {md(v.test)} | {v.p_holm:.3g} | {_evidence(v)} |"
+    )
+
+
+def _table_header(confidence: str) -> list[str]:
+    return [
+        f"| cell | family | scenario | model | baseline | candidate | change [{confidence} CI] | test | p "
+        "| Holm p | floor | result |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+
+
 def render_markdown(result: GateResult) -> str:
+    """The verdict, then what needs a reader: regressed cells (full rows) and cells not judged; the
+    passed cells, compact, folded in a <details> block (a CI step summary of 187 cells in full
+    rows was 85 KB)."""
     lines = [f"## {md(_headline(result))}", ""]
     if result.simulated:
         lines += [f"> **{SIMULATED}**", ""]
     if result.unjudged:
         lines += ["**Not judged** (each is a cell the verdict does not cover):", ""]
         lines += [f"- `{md(name)}`: {md(why)}" for name, why in result.unjudged] + [""]
+    confidence = f"{1 - 2 * result.alpha:.0%}"
+    if result.failed:
+        lines += ["**Regressed:**", "", *_table_header(confidence)]
+        lines += [_row(v) for v in sorted(result.failed, key=lambda v: v.name)] + [""]
     lines += [f"- **warning**: {md(w)}" for w in result.warnings]
     lines += [f"- {md(n)}" for n in result.notes]
-    confidence = f"{1 - 2 * result.alpha:.0%}"
-    lines += [
-        "",
-        f"| cell | family | scenario | model | baseline | candidate | change [{confidence} CI] | test | p "
-        "| Holm p | floor | result |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    lines += [_row(v) for v in sorted(result.cells, key=lambda v: (not v.failed, v.name))]
     lines += [""] + [f"- {md(line)}" for line in _skipped_lines(result)] if result.skipped else []
+    passed = [v for v in result.cells if not v.failed]
+    if passed:
+        lines += [
+            "",
+            f"<details><summary>{len(passed)} passed cells</summary>",
+            "",
+            f"| cell | baseline | candidate | change [{confidence} CI] | test | Holm p | evidence |",
+            "|---|---|---|---|---|---|---|",
+            *(_passed_row(v) for v in sorted(passed, key=lambda v: v.name)),
+            "",
+            "</details>",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -253,6 +288,7 @@ def render_sequential(result: SequentialResult) -> str:
     lines = [_sequential_headline(result), *unjudged_lines(result.unjudged)]
     if result.simulated:
         lines.append(SIMULATED)
+    lines += [f"note: {n}" for n in result.notes]
     for c in result.cells:
         lines.append(
             f"{'FAIL' if c.regression else 'pass'} {_sequential_cell(c, result.settings.max_runs)}"
@@ -268,6 +304,7 @@ def sequential_markdown(result: SequentialResult) -> str:
     if result.unjudged:
         lines += ["**Not judged** (each is a cell the verdict does not cover):", ""]
         lines += [f"- `{md(name)}`: {md(why)}" for name, why in result.unjudged] + [""]
+    lines += [f"- {md(n)}" for n in result.notes] + ([""] if result.notes else [])
     lines += [
         "| cell | family | model | verdict | runs | candidate | baseline | failures that fail it |",
         "|---|---|---|---|---|---|---|---|",

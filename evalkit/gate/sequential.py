@@ -16,7 +16,7 @@ errors are over the limit in that cell end as not judged (`evalkit.gate.accounti
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from evalkit.results.records import Results, RunRecord
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import load_config_scenarios, run_config
 from evalkit.stats.exact import unpaired_pvalues
-from evalkit.stats.stopping_rule import CellRule, cell_rule, decide
+from evalkit.stats.stopping_rule import CellRule, cell_rule, decide, operating_characteristics
 
 __all__ = ["SequentialCell", "SequentialResult", "baseline_counts", "batch_seed", "run_sequential"]
 
@@ -70,6 +70,7 @@ class SequentialResult:
     simulated: bool
     unjudged: tuple[tuple[str, str], ...] = ()  # (cell, why it could not be judged)
     allow_unjudged: bool = False
+    notes: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -233,7 +234,30 @@ def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: Ga
         any(r.simulated for r in state.runs),
         tuple(sorted(unjudged.items())),
         gate.allow_unjudged,
+        tuple(_power_notes(rules, settings)),
     )
+
+
+def _power_notes(rules: dict[str, CellRule], settings: SequentialSettings) -> list[str]:
+    """What the sequential verdict could have missed, per baseline count (the most common first):
+    the candidate rate whose fixed-N test at max_runs fails with 80% probability given the
+    baseline's counts, and the chance the curtailed, futility-stopped procedure catches it (exact)."""
+    groups = Counter((r.base_x, r.base_n) for r in rules.values())
+    notes = []
+    for (x, n), count in groups.most_common(3):
+        rule = next(r for r in rules.values() if (r.base_x, r.base_n) == (x, n))
+        if rule.failures_to_fail > rule.max_runs:
+            notes.append(f"power: {count} cell(s) with a baseline of {x}/{n}: no result can fail them at α/m")
+            continue
+        caught, _ = operating_characteristics(rule, rule.p1, settings.batch)
+        notes.append(
+            f"power: {count} cell(s) with a baseline of {x}/{n} ({rule.test}, α/m = {rule.alpha:.2g}): a drop "
+            f"to {rule.p1:.0%} is caught with probability {caught:.2f} (exact, given the baseline's counts; "
+            f"the fixed-N test at {rule.max_runs} runs alone: 0.80)"
+        )
+    if len(groups) > 3:
+        notes.append(f"power: {sum(c for _, c in groups.most_common()[3:])} more cells with other baselines")
+    return notes
 
 
 def _unjudged(state: _State, in_baseline: set[str], unusable: dict[str, str], gate: GateConfig) -> dict[str, str]:

@@ -33,14 +33,16 @@ from evalkit.errors import GateInputError
 from evalkit.gate.accounting import CellId, first_reason, infra_reason, partial_reasons
 from evalkit.gate.config import GateConfig
 from evalkit.gate.evidence import runs_needed, within
-from evalkit.gate.family import adjust, floor_notes, power_notes, pts_abs
+from evalkit.gate.family import adjust, floor_notes, pts_abs
 from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismatch
 from evalkit.gate.outcome import CellVerdict, GateResult
+from evalkit.gate.power import power_notes
 from evalkit.report.cells import Rate, rate
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.exact import boschloo_one
 from evalkit.stats.intervals import fisher, floor_pvalue, mcnemar, newcombe
 from evalkit.stats.margin import fm_pvalue, tango_pvalue
+from evalkit.stats.power_exact import GateTest
 
 __all__ = ["CellVerdict", "GateResult", "compare"]
 
@@ -70,21 +72,22 @@ def _check_sides(base: dict[Key, list[RunRecord]], cand: dict[Key, list[RunRecor
         raise GateInputError(f"the {'baseline' if not base else 'candidate'} has no runs")
 
 
-def _test(m: Matched, b: Rate, c: Rate, config: GateConfig) -> tuple[str, float]:
+def _test(m: Matched, b: Rate, c: Rate, config: GateConfig) -> tuple[str, float, GateTest]:
+    """(the label printed, the one-sided p, which test that is)."""
     d = config.margin
     if m.paired:
         lost = sum(x and not y for x, y in zip(m.base_outcomes, m.cand_outcomes, strict=True))
         gained = sum(y and not x for x, y in zip(m.base_outcomes, m.cand_outcomes, strict=True))
         if d > 0:
             label = f"Tango score, paired, margin {pts_abs(d)} pts ({lost} lost, {gained} gained)"
-            return label, tango_pvalue(lost, gained, len(m.base_outcomes), d)
-        return f"McNemar exact, paired ({lost} lost, {gained} gained)", mcnemar(lost, gained)
+            return label, tango_pvalue(lost, gained, len(m.base_outcomes), d), "tango"
+        return f"McNemar exact, paired ({lost} lost, {gained} gained)", mcnemar(lost, gained), "mcnemar"
     if d > 0:
-        return f"Farrington–Manning score, margin {pts_abs(d)} pts", fm_pvalue(b.x, b.n, c.x, c.n, d)
+        return f"Farrington–Manning score, margin {pts_abs(d)} pts", fm_pvalue(b.x, b.n, c.x, c.n, d), "fm"
     if config.test == "fisher":
-        return "Fisher exact", fisher(b.x, b.n, c.x, c.n)
+        return "Fisher exact", fisher(b.x, b.n, c.x, c.n), "fisher"
     p, is_exact = boschloo_one(b.x, b.n, c.x, c.n)
-    return ("Boschloo exact" if is_exact else "mid-p (Boschloo approximated)"), p
+    return ("Boschloo exact" if is_exact else "mid-p (Boschloo approximated)"), p, "boschloo"
 
 
 def _worst_scenarios(m: Matched, limit: int = 3) -> tuple[str, ...]:
@@ -105,7 +108,7 @@ def _verdict(key: Key, m: Matched, config: GateConfig) -> CellVerdict:
     b = rate(sum(m.base_outcomes), len(m.base_outcomes))
     c = rate(sum(m.cand_outcomes), len(m.cand_outcomes))
     assert b is not None and c is not None  # match_runs returns counted runs on both sides
-    test, p = _test(m, b, c, config)
+    test, p, kind = _test(m, b, c, config)
     floors = [f for f in {config.floor_for(r.cell) for r in m.cand} if f is not None]
     floor = max(floors, default=None)  # pooled cells: the strictest
     floor_p = None if floor is None else floor_pvalue(c.x, c.n, floor)
@@ -137,6 +140,7 @@ def _verdict(key: Key, m: Matched, config: GateConfig) -> CellVerdict:
         config.margin,
         within(difference, config.margin),
         None if within(difference, config.margin) else runs_needed(b, c, config.margin, confidence),
+        kind,
     )
 
 

@@ -140,3 +140,5 @@ def test_sequential_names_baseline_cells_the_candidate_does_not_run(
     assert "not judged: sim/native/retry_nudge/greet-thanks: not in the candidate config" in out
     assert "not judged: sim/native/retry_nudge/rel-capital-city: not in the baseline" in out
     assert "pass sim/native/retry_nudge/greet-hi" in out
+    # the sequential verdict states its power too
+    assert "note: power: 1 cell(s) with a baseline of 12/25 (boschloo, α/m = 0.05): a drop to " in out

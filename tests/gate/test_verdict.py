@@ -20,6 +20,7 @@ from evalkit.gate.config import FloorRule, GateConfig
 from evalkit.gate.render import render_junit, render_markdown, render_text
 from evalkit.results import Results, RunRecord, load_results
 from evalkit.run.runner import run_config
+from evalkit.stats.power_exact import detectable_drop, gate_power
 from tests.report import records
 from tests.report.test_report_data import sim_config
 
@@ -312,7 +313,8 @@ def test_infra_errors_in_one_scenario_do_not_change_the_mix(infra_side: str, lev
         assert result.passed
         (v,) = result.cells
         assert (v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n) == (225, 225, 225, 225)
-        assert result.notes == (
+        assert result.notes[-1].startswith("power: 1 cell(s) with 225 runs per side")  # large N: stated too
+        assert result.notes[:-1] == (
             f"{v.name}: compared 225 runs per side, like with like; left out "
             f"{25 * (infra_side == 'candidate')} baseline and {25 * (infra_side == 'baseline')} "
             "candidate counted runs whose counterpart was an infra error; scenarios without "
@@ -392,27 +394,23 @@ def test_markdown_summary_lists_failed_cells_first(sims: Sims) -> None:
     assert flags == sorted(flags, reverse=True) and any(flags) and not all(flags)
     assert text.startswith("## evalkit gate: FAIL —") and "> **SIMULATED results" in text
     assert "- model changed: small-local → small-local-degraded (sim)" in text
-    assert all(line.count("|") - line.count("\\|") == 13 for line in lines)  # 12 columns: no reason breaks one
+    failed = [line for line in lines if "**FAIL**" in line]
+    assert all(line.count("|") - line.count("\\|") == 13 for line in failed)  # 12 columns: no reason breaks one
+    # the passed cells are folded, after the regressed ones
+    head, folded = text.split("<details>")
+    assert all(line in head for line in failed) and f"{len(lines) - len(failed)} passed cells" in folded
 
 
 @pytest.mark.parametrize(("seed", "test", "name"), [(None, "mcnemar", "McNemar on pairs"), (7, "boschloo", "Boschloo")])
 def test_the_power_note_uses_the_test_the_gate_ran(seed: int | None, test: str, name: str) -> None:
     base = cells({"a": (25, 25), "b": (25, 25)})
     result = gate(base, cells({"a": (25, 25), "b": (25, 25)}, seed=seed))
-    rate = stats.detectable_rate(25, 1.0, alpha=0.025, test=test)  # type: ignore[arg-type]
+    rate = detectable_drop(test, 25, 25, 1.0, 0.025)  # type: ignore[arg-type]
     assert rate is not None
-
-    def power(p: float) -> float:
-        return (
-            stats.mcnemar_power(25, 1.0, p, alpha=0.025)
-            if test == "mcnemar"
-            else stats.two_sample_power(25, 1.0, p, alpha=0.025)[0]
-        )
-
-    assert power(rate) >= 0.8 > power(rate + 0.01)
+    assert gate_power(test, 25, 25, 1.0, rate, 0.025) >= 0.8 > gate_power(test, 25, 25, 1.0, rate + 0.01, 0.025)  # type: ignore[arg-type]
     assert (
-        f"power: with 25 runs per side ({name}, α/m = 0.025, the first Holm step) the gate catches a drop "
-        f"from 100% to {rate:.0%} or lower with 80% probability"
+        f"power: 2 cell(s) with 25 runs per side ({name}, α/m = 0.025, the first Holm step): a drop "
+        f"from 100% to {rate:.0%} or lower is caught with 80% probability (exact)"
     ) in result.notes
 
 
