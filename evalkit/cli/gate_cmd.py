@@ -84,6 +84,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="exit 4 when a passed cell is not shown within the margin (not enough evidence)",
     )
     p.add_argument(
+        "--stratified",
+        action="store_true",
+        default=None,
+        help="add a Cochran–Mantel–Haenszel test over all cells (and per family) to the Holm family",
+    )
+    p.add_argument(
         "--allow-unjudged",
         action="store_true",
         default=None,
@@ -143,6 +149,8 @@ def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
 
     if len(args.candidate) != 1:
         raise GateInputError("--sequential takes one candidate run config")
+    if settings.margin > 0:  # its stopping rule is the exact test without a margin
+        raise GateInputError("--sequential does not take --margin (its stopping rule tests any drop)")
     baseline = load_checked(args.baseline, transcripts=0)
     config = load_config(args.candidate[0])
     result = run_sequential(config, baseline, args.out or Path("results") / f"gate-{config.name}", settings)

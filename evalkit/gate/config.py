@@ -57,6 +57,8 @@ class GateConfig(StrictModel):
     allow_unjudged: bool = False
     # a cell regresses only on evidence of a drop larger than this (0: any significant drop)
     margin: float = Field(0.0, ge=0, lt=1)
+    # a Cochran–Mantel–Haenszel test over all cells (and per family), in the cells' Holm family
+    stratified: bool = False
     # a passed cell not shown within the margin exits 4 (instead of passing with "not enough evidence")
     require_evidence: bool = False
 

@@ -15,8 +15,9 @@ from evalkit.stats.intervals import floor_pvalue, holm
 __all__ = ["adjust", "family_size", "floor_notes", "pts", "pts_abs"]
 
 
-def family_size(verdicts: Sequence[CellVerdict]) -> int:
-    return len(verdicts) + sum(v.floor_p is not None for v in verdicts)
+def family_size(verdicts: Sequence[CellVerdict], pooled: int = 0) -> int:
+    """Tests in the Holm family: each cell's drop test, each floor test, each stratified test."""
+    return len(verdicts) + sum(v.floor_p is not None for v in verdicts) + pooled
 
 
 def pts(value: float) -> str:
@@ -47,18 +48,22 @@ def pts_abs(value: float) -> str:
     return f"{round(value * 100):g}"
 
 
-def adjust(verdicts: list[CellVerdict], alpha: float, margin: float = 0.0) -> list[CellVerdict]:
-    """Holm across every test of every cell (drops and floors together), then each cell's reasons."""
+def adjust(
+    verdicts: list[CellVerdict], alpha: float, margin: float = 0.0, pooled: Sequence[float] = ()
+) -> tuple[list[CellVerdict], list[float]]:
+    """Holm across every test (cells' drops, floors and the `pooled` stratified p-values together):
+    the cells with their adjusted p-values and reasons, and the pooled tests' adjusted p-values."""
     tests = [(i, "p") for i in range(len(verdicts))]
     tests += [(i, "floor_p") for i, v in enumerate(verdicts) if v.floor_p is not None]
-    raw = [float(getattr(verdicts[i], field)) for i, field in tests]
+    raw = [float(getattr(verdicts[i], field)) for i, field in tests] + list(pooled)
+    adjusted_p = holm(raw)
     adjusted = list(verdicts)
-    for (i, field), p in zip(tests, holm(raw), strict=True):
+    for (i, field), p in zip(tests, adjusted_p, strict=False):
         if field == "p":
             adjusted[i] = replace(adjusted[i], p_holm=p)
         else:
             adjusted[i] = replace(adjusted[i], floor_p_holm=p)
-    return [replace(v, reasons=_reasons(v, alpha, margin)) for v in adjusted]
+    return [replace(v, reasons=_reasons(v, alpha, margin)) for v in adjusted], list(adjusted_p[len(tests) :])
 
 
 def floor_notes(verdicts: Sequence[CellVerdict], alpha: float) -> tuple[list[str], list[str]]:

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from evalkit.report.cells import Rate
 from evalkit.stats.intervals import Difference
 from evalkit.stats.power_exact import GateTest
+from evalkit.stats.stratified import Stratified
 
-__all__ = ["CellVerdict", "GateResult"]
+__all__ = ["CellVerdict", "GateResult", "PooledVerdict"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,21 @@ class CellVerdict:
 
 
 @dataclass(frozen=True)
+class PooledVerdict:
+    """A stratified test across cells (all of them, or one scenario family's), in the cells' family."""
+
+    name: str
+    cells: int
+    result: Stratified
+    p_holm: float
+    alpha: float
+
+    @property
+    def failed(self) -> bool:
+        return self.p_holm <= self.alpha and self.result.difference < 0
+
+
+@dataclass(frozen=True)
 class GateResult:
     cells: tuple[CellVerdict, ...]
     skipped: tuple[tuple[str, str], ...]  # (cell, why): unsupported on both sides, nothing to judge
@@ -70,10 +86,16 @@ class GateResult:
     allow_unjudged: bool = False
     margin: float = 0.0
     require_evidence: bool = False
+    pooled: tuple[PooledVerdict, ...] = ()
 
     @property
     def failed(self) -> tuple[CellVerdict, ...]:
         return tuple(c for c in self.cells if c.failed)
+
+    @property
+    def regressed(self) -> bool:
+        """A cell, or a stratified view across cells, regressed."""
+        return bool(self.failed) or any(p.failed for p in self.pooled)
 
     @property
     def short_of_evidence(self) -> tuple[CellVerdict, ...]:
@@ -85,10 +107,10 @@ class GateResult:
         """No cell regressed, every cell was judged (or `allow_unjudged`), and with
         `require_evidence` every passed cell was shown within the margin."""
         judged = self.allow_unjudged or not self.unjudged
-        return not self.failed and judged and not (self.require_evidence and self.short_of_evidence)
+        return not self.regressed and judged and not (self.require_evidence and self.short_of_evidence)
 
     @property
     def exit_code(self) -> int:
         """1: a cell regressed; 4: a cell was not judged (or, with `require_evidence`, not shown
         within the margin); 0: neither."""
-        return 1 if self.failed else 0 if self.passed else 4
+        return 1 if self.regressed else 0 if self.passed else 4

@@ -58,14 +58,14 @@ def _margin_note(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[st
     ]
 
 
-def power_notes(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[str]:
+def power_notes(verdicts: Sequence[CellVerdict], config: GateConfig, pooled: int = 0) -> list[str]:
     """One line per cell size and test (the most common first), then the margin's runs."""
     if not verdicts:
         return []
     groups: dict[tuple[int, int, GateTest], list[CellVerdict]] = defaultdict(list)
     for v in verdicts:
         groups[(v.baseline.n, v.candidate.n, v.kind)].append(v)
-    alpha = config.alpha / family_size(verdicts)
+    alpha = config.alpha / family_size(verdicts, pooled)
     ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0].baseline.n))
     notes = [_group_note(g, alpha, config.margin) for g in ordered[:_GROUPS]]
     if len(ordered) > _GROUPS:

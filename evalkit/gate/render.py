@@ -62,14 +62,14 @@ def _unjudged_part(unjudged: int, allowed: bool) -> str:
 
 
 def _family(result: GateResult) -> str:
-    tests = family_size(result.cells)
+    tests = family_size(result.cells, len(result.pooled))
     if tests == len(result.cells):
         return f"Holm across {tests} cells"
     return f"one Holm family of {tests} tests over {len(result.cells)} cells"
 
 
 def _headline(result: GateResult) -> str:
-    verdict = verdict_word(bool(result.failed), len(result.unjudged), result.allow_unjudged)
+    verdict = verdict_word(result.regressed, len(result.unjudged), result.allow_unjudged)
     if verdict == "PASS" and result.require_evidence and result.short_of_evidence:
         verdict = "NOT ENOUGH EVIDENCE"
     return (
@@ -102,8 +102,18 @@ def unjudged_lines(unjudged: tuple[tuple[str, str], ...]) -> list[str]:
     return [f"not judged: {name}: {why}" for name, why in unjudged]
 
 
+def pooled_lines(result: GateResult) -> list[str]:
+    """The stratified tests: the Mantel–Haenszel difference with its interval, and the verdict."""
+    return [
+        f"{'FAIL' if p.failed else 'pass'} stratified, {p.name} ({p.cells} cells): Mantel–Haenszel change "
+        f"{pts(p.result.difference)} pts, {1 - 2 * result.alpha:.0%} CI [{pts(p.result.low)}, {pts(p.result.high)}]; "
+        f"one-sided Cochran–Mantel–Haenszel p = {p.result.p:.4f}, Holm {p.p_holm:.4f}"
+        for p in result.pooled
+    ]
+
+
 def render_text(result: GateResult, *, verbose: bool = False) -> str:
-    lines = [_headline(result), *unjudged_lines(result.unjudged)]
+    lines = [_headline(result), *unjudged_lines(result.unjudged), *pooled_lines(result)]
     if result.simulated:
         lines.append(SIMULATED)
     lines += [f"warning: {w}" for w in result.warnings]
@@ -166,6 +176,7 @@ def render_markdown(result: GateResult) -> str:
     if result.failed:
         lines += ["**Regressed:**", "", *_table_header(confidence)]
         lines += [_row(v) for v in sorted(result.failed, key=lambda v: v.name)] + [""]
+    lines += [f"- {md(line)}" for line in pooled_lines(result)]
     lines += [f"- **warning**: {md(w)}" for w in result.warnings]
     lines += [f"- {md(n)}" for n in result.notes]
     lines += [""] + [f"- {md(line)}" for line in _skipped_lines(result)] if result.skipped else []

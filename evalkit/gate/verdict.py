@@ -35,8 +35,9 @@ from evalkit.gate.config import GateConfig
 from evalkit.gate.evidence import runs_needed, within
 from evalkit.gate.family import adjust, floor_notes, pts_abs
 from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismatch
-from evalkit.gate.outcome import CellVerdict, GateResult
+from evalkit.gate.outcome import CellVerdict, GateResult, PooledVerdict
 from evalkit.gate.power import power_notes
+from evalkit.gate.stratify import stratified_tests
 from evalkit.report.cells import Rate, rate
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.exact import boschloo_one
@@ -207,9 +208,13 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
             verdicts.append(outcome)
         else:
             (unjudged if outcome[1] else skipped).append((_name(key, config), outcome[0]))
-    final = adjust(verdicts, config.alpha, config.margin)
+    strata = stratified_tests(verdicts, 1 - 2 * config.alpha) if config.stratified and not config.margin else []
+    final, pooled_holm = adjust(verdicts, config.alpha, config.margin, [r.p for _, _, r in strata])
+    pooled = tuple(
+        PooledVerdict(name, cells, r, p, config.alpha) for (name, cells, r), p in zip(strata, pooled_holm, strict=True)
+    )
     floors, warnings = floor_notes(final, config.alpha)
-    notes = _model_notes(final) + notes + floors + power_notes(final, config)
+    notes = _model_notes(final) + notes + floors + power_notes(final, config, len(pooled))
     return GateResult(
         tuple(final),
         tuple(skipped),
@@ -223,4 +228,5 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
         config.allow_unjudged,
         config.margin,
         config.require_evidence,
+        pooled,
     )
