@@ -42,14 +42,22 @@ class CellPlan:
     sequential_runs: float | None  # expected candidate runs of --sequential at `runs`, nothing changed
 
 
-def runs_for_drop(p: float, drop: float, alpha: float) -> tuple[int | None, float | None]:
-    target = max(0.0, min(p, 0.999) - drop)  # at 100% the approximation has no variance to work with
+def runs_for_drop(
+    p: float, drop: float, alpha: float, exact_max: int = _EXACT_CHECK_MAX
+) -> tuple[int | None, float | None]:
+    """Runs per side from Fleiss' approximation, raised in steps of 2% until the exact power of the
+    gate's test reaches 80% (up to `exact_max` runs a side; above, the power is None: not checked)."""
     if p - drop < 0:
         return None, None
+    target = max(0.0, min(p, 0.999) - drop)  # at 100% the approximation has no variance to work with
     n = approx_n(min(p, 0.999), target, alpha=alpha)
-    if n > _EXACT_CHECK_MAX:
-        return n, None
-    return n, gate_power("boschloo", n, n, p, max(0.0, p - drop), alpha)
+    power = None
+    while n <= exact_max:
+        power = gate_power("boschloo", n, n, p, max(0.0, p - drop), alpha)
+        if power >= 0.8:
+            break
+        n += max(1, n // 50)
+    return n, power if n <= exact_max else None
 
 
 def _sequential(x: int, n_base: int, runs: int, alpha: float) -> float | None:

@@ -214,6 +214,8 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
         PooledVerdict(name, cells, r, p, config.alpha) for (name, cells, r), p in zip(strata, pooled_holm, strict=True)
     )
     floors, warnings = floor_notes(final, config.alpha)
+    if config.stratified and config.margin:
+        warnings.append("--stratified is not run with --margin: the Cochran–Mantel–Haenszel test has no margin")
     notes = _model_notes(final) + notes + floors + power_notes(final, config, len(pooled))
     return GateResult(
         tuple(final),

@@ -37,3 +37,8 @@ def test_a_broad_small_drop_is_seen_only_by_the_stratified_test() -> None:
 def test_an_unchanged_candidate_passes_the_stratified_test() -> None:
     result = broad(22, 22, stratified=True)
     assert result.exit_code == 0 and all(not p.failed for p in result.pooled)  # type: ignore[attr-defined]
+
+
+def test_with_a_margin_the_stratified_test_is_not_run_and_said_so() -> None:
+    result = broad(24, 22, cells=4, stratified=True, margin=0.05)
+    assert not result.pooled and any("--stratified is not run with --margin" in w for w in result.warnings)  # type: ignore[attr-defined]
