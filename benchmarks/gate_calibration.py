@@ -20,7 +20,17 @@ Prints, at α = 0.05 and the default N = 25 runs per cell:
 5. `--sequential`: average runs per cell to a verdict against the 50 of the fixed-N test it curtails,
    with nothing changed and at drops of 15, 30 and 45 points, and its power beside that test's.
 
-    python benchmarks/gate_calibration.py [--seeds 12] [--infra-seeds 2] [--reps 20000] [--seed 20261123]
+6. One Holm family: the family-wise false alarm with `--floor` and with `--margin 0.05` at 6, 48
+   and 170 cells (exact at N = 25).
+7. Power for a single-cell drop 0.95 → 0.80 and a uniform 5-point drop at N = 25 and 100, per cell
+   and with `--stratified` (Cochran–Mantel–Haenszel, simulated).
+8. The share of unchanged cells with "not enough evidence" under `--margin` 0.05 and 0.1 (exact).
+9. `evalkit plan`'s runs per side for a 10-point drop over the default matrix's 187 cells, and the
+   gate's exact power there.
+
+    python benchmarks/gate_calibration.py [--quick] [--seeds 12] [--infra-seeds 2] [--reps 20000] [--seed 20261123]
+
+`--quick` skips sections 1–3 (the simulations and end-to-end runs): about 30 s.
 
 SIMULATED model outcomes throughout. About three minutes on two busy cores at the defaults (each
 end-to-end seed runs 850 simulated runs per side).
@@ -40,11 +50,16 @@ from scipy import stats as sps
 from evalkit import stats
 from evalkit.gate import compare
 from evalkit.gate.config import GateConfig
+from evalkit.gate.plan import runs_for_drop as plan_runs
 from evalkit.results import Results, load_results
 from evalkit.run.config import RunConfig, load_config
 from evalkit.run.runner import run_config
 from evalkit.stats.exact import unpaired_pvalues
+from evalkit.stats.intervals import newcombe
+from evalkit.stats.margin import fm_power
+from evalkit.stats.power_exact import gate_power, unpaired_rejection
 from evalkit.stats.stopping_rule import CellRule, cell_rule, decide, operating_characteristics
+from evalkit.stats.stratified import cmh
 
 ROOT = Path(__file__).resolve().parent.parent
 N, ALPHA, MAX_RUNS, BATCH = 25, 0.05, 50, 5
@@ -232,6 +247,84 @@ def sequential_lines() -> list[str]:
     return lines
 
 
+# --- 6-9. one family, margin, power, evidence, plan ---------------------------------------------------
+
+
+def _pmf(p: float, n: int = N) -> np.ndarray:
+    return sps.binom.pmf(np.arange(n + 1), n, p)
+
+
+def family_lines() -> list[str]:
+    """Exact: Holm flags any test iff the least p is ≤ α/K (K tests); cells independent."""
+    lines = []
+    for p in (0.8, 0.9, 0.95):
+        cells = []
+        for m in CELLS:
+            k = 2 * m  # each cell's drop test and its floor test (floor = the true rate)
+            drop = unpaired_rejection(N, N, ALPHA / k, "boschloo")
+            floor = np.array([stats.floor_pvalue(x, N, p) <= ALPHA / k for x in range(N + 1)], dtype=float)
+            either = np.maximum(drop, floor[None, :])
+            q_floor = float(_pmf(p) @ either @ _pmf(p))
+            q_margin = fm_power(N, N, p, p - 0.05, 0.05, ALPHA / m)  # a cell exactly 5 points down
+            cells.append(f"m = {m}: --floor {1 - (1 - q_floor) ** m:.3f}, --margin 0.05 {1 - (1 - q_margin) ** m:.3f}")
+        lines.append(f"  rate {p:.0%}: " + "; ".join(cells))
+    return lines
+
+
+def power_lines() -> list[str]:
+    lines = []
+    for n in (N, 100):
+        single = gate_power("boschloo", n, n, 0.95, 0.80, ALPHA / 48)
+        paired = gate_power("mcnemar", n, n, 0.95, 0.80, ALPHA / 48)
+        uniform = 1 - (1 - gate_power("boschloo", n, n, 0.95, 0.90, ALPHA / 48)) ** 48
+        lines.append(
+            f"  N = {n}: one cell 95% → 80% among 48: Boschloo {single:.3f}, McNemar {paired:.3f}; "
+            f"5 points down in every one of 48 cells (any flagged): {uniform:.3f}; "
+            f"--stratified (CMH at α/49, simulated): {stratified_power(n, 0.05):.3f} "
+            f"(nothing changed: {stratified_power(n, 0.0):.3f})"
+        )
+    return lines
+
+
+def stratified_power(n: int, drop: float, cells: int = 48, reps: int = 2000) -> float:
+    """P(the overall Cochran–Mantel–Haenszel test rejects at Holm's first step, α/(cells + 1))."""
+    rng = np.random.default_rng(11)
+    hits = 0
+    for _ in range(reps):
+        xb, xc = rng.binomial(n, 0.95, cells), rng.binomial(n, 0.95 - drop, cells)
+        result = cmh([(int(b), n, int(c), n) for b, c in zip(xb, xc, strict=True)], 1 - 2 * ALPHA)
+        hits += result is not None and result.p <= ALPHA / (cells + 1)
+    return hits / reps
+
+
+def evidence_lines() -> list[str]:
+    """P(an unchanged cell is shown within the margin), exact over every table at N = 25."""
+    lines = []
+    for margin in (0.05, 0.1):
+        shares = []
+        for p in RATES:
+            shown = np.array(
+                [[newcombe(xc, N, xb, N, 1 - 2 * ALPHA).low > -margin for xc in range(N + 1)] for xb in range(N + 1)],
+                dtype=float,
+            )
+            shares.append(f"{p:.0%}: {1 - float(_pmf(p) @ shown @ _pmf(p)):.2f}")
+        lines.append(
+            f"  margin {margin:.0%}, share of unchanged cells with not enough evidence at rate " + ", ".join(shares)
+        )
+    return lines
+
+
+def plan_lines() -> list[str]:
+    lines = []
+    for p in (0.8, 0.9, 0.95):
+        n, power = plan_runs(p, 0.1, ALPHA / MATRIX_CELLS, exact_max=1000)  # the CLI checks up to 400 a side
+        exact = f"{power:.3f}" if power is not None else "-"
+        lines.append(
+            f"  rate {p:.0%} → {p - 0.1:.0%}: plan says {n} runs per side; the gate's exact power there {exact}"
+        )
+    return lines
+
+
 def timed(label: str, action: Callable[[], list[str]]) -> list[str]:
     started = time.monotonic()
     lines = action()
@@ -244,13 +337,25 @@ def main() -> None:
     parser.add_argument("--infra-seeds", type=int, default=2, help="config seeds of the infra-error check")
     parser.add_argument("--reps", type=int, default=20_000, help="Bernoulli repetitions of the false-alarm check")
     parser.add_argument("--seed", type=int, default=20261123)
+    parser.add_argument("--quick", action="store_true", help="skip the end-to-end runs and the simulations")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     print(f"Gate calibration (SIMULATED outcomes): α = {ALPHA}, N = {N} runs per cell, seed {args.seed}\n")
-    print("1. Family-wise false alarm with every cell unchanged (exact; simulated beside)")
-    print("\n".join(timed("false alarms", lambda: false_alarms(args.reps, rng))))
-    print()
-    print("\n".join(timed("end to end", lambda: end_to_end(args.seeds, args.infra_seeds, args.seed))))
+    if not args.quick:
+        print("1. Family-wise false alarm with every cell unchanged (exact; simulated beside)")
+        print("\n".join(timed("false alarms", lambda: false_alarms(args.reps, rng))))
+        print()
+        print("\n".join(timed("end to end", lambda: end_to_end(args.seeds, args.infra_seeds, args.seed))))
+        print()
+    print("6. One Holm family: family-wise false alarm with --floor (every cell at its floor) and --margin")
+    print("   (every cell exactly 0.05 below its baseline, Farrington–Manning at α/m), exact at N = 25")
+    print("\n".join(timed("one family", family_lines)))
+    print("\n7. Power at α/48 (Holm's first step), exact for the test the gate runs")
+    print("\n".join(timed("power", power_lines)))
+    print("\n8. Not enough evidence (--margin): unchanged cells not shown within the margin, exact at N = 25")
+    print("\n".join(timed("evidence", evidence_lines)))
+    print(f"\n9. evalkit plan --margin 0.1 over {MATRIX_CELLS} cells: runs per side, and the gate's exact power there")
+    print("\n".join(timed("plan", plan_lines)))
     print()
     print(exact_power_line())
     print()

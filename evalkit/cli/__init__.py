@@ -7,6 +7,7 @@ place that turns exceptions into exit codes:
     1  the check failed (`gate` found a regression; `validate` found a broken file)
     2  unusable input (bad config, scenario, results file, gate inputs, an output file that cannot be written)
     3  a backend or server could not be used
+    4  `gate`: a cell could not be judged (missing, partial, infra errors above the limit in it)
     130  interrupted (a resumable results file is left behind)
 """
 
@@ -31,6 +32,7 @@ COMMANDS = {
     "merge": "merge the shards of one run (run --shard i/n) into one results file",
     "report": "write an HTML (or markdown, JSON) report from results files",
     "gate": "compare a candidate's results with a baseline's; exit 1 on a regression",
+    "plan": "runs per cell a gate needs to catch a drop, and their cost",
     "validate": "check scenario or config files (folders are searched for *.yaml)",
     "rescore": "re-judge a results file's runs with the current checker and scenarios",
     "list": "list scenarios, strategies, backends or simulated profiles",

@@ -1,10 +1,11 @@
 """`evalkit gate --baseline A.jsonl --candidate B.jsonl`: fail CI when the candidate regressed.
 
 Exit 0: no cell regressed; 1: a cell regressed or fell under its floor; 2: the inputs cannot be
-compared (raised as GateInputError and mapped by `evalkit.cli.main`). Every exit writes the
-`--junit` and `--markdown` files asked for (on exit 2 with the reason); `--markdown` appends, since
-a CI step summary is shared by several steps. Options given on the command line override the
-`--config` file.
+compared (raised as GateInputError and mapped by `evalkit.cli.main`); 4: a cell was not judged
+(missing on one side, partial, infra errors above the limit in it) and `--allow-unjudged` was not
+given. Every exit writes the `--junit` and `--markdown` files asked for (on exit 2 with the
+reason); `--markdown` appends, since a CI step summary is shared by several steps. Options given on
+the command line override the `--config` file.
 """
 
 from __future__ import annotations
@@ -26,7 +27,18 @@ from evalkit.results.summaries import rows_held
 
 __all__ = ["add_parser", "run"]
 
-_OVERRIDES = ("alpha", "metric", "floor", "max_infra_error_rate", "test", "pairing", "level")
+_OVERRIDES = (
+    "alpha",
+    "metric",
+    "floor",
+    "max_infra_error_rate",
+    "test",
+    "pairing",
+    "level",
+    "allow_unjudged",
+    "margin",
+    "require_evidence",
+)
 _SEQUENTIAL = ("futility", "batch", "max_runs")
 
 
@@ -61,6 +73,29 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--level",
         choices=["scenario", "family", "cell"],
         help="compare per scenario (default), or pooled per family or per strategy column",
+    )
+    p.add_argument(
+        "--margin",
+        type=float,
+        help="a cell regresses only on evidence of a drop larger than this (e.g. 0.05 for 5 points; default 0)",
+    )
+    p.add_argument(
+        "--require-evidence",
+        action="store_true",
+        default=None,
+        help="exit 4 when a passed cell is not shown within the margin (not enough evidence)",
+    )
+    p.add_argument(
+        "--stratified",
+        action="store_true",
+        default=None,
+        help="add a Cochran–Mantel–Haenszel test over all cells (and per family) to the Holm family",
+    )
+    p.add_argument(
+        "--allow-unjudged",
+        action="store_true",
+        default=None,
+        help="exit 0 even when cells could not be judged (they are still named); default: exit 4",
     )
     p.add_argument("--junit", help="write JUnit XML here (one test case per cell)")
     p.add_argument("--markdown", help="append a markdown summary here (e.g. $GITHUB_STEP_SUMMARY)")
@@ -117,12 +152,14 @@ def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
 
     if len(args.candidate) != 1:
         raise GateInputError("--sequential takes one candidate run config")
+    if settings.margin > 0:  # its stopping rule is the exact test without a margin
+        raise GateInputError("--sequential does not take --margin (its stopping rule tests any drop)")
     baseline = load_checked(args.baseline, transcripts=0)
     config = load_config(args.candidate[0])
     result = run_sequential(config, baseline, args.out or Path("results") / f"gate-{config.name}", settings)
     print(render_sequential(result))
     _write_outputs(args, sequential_markdown(result), sequential_junit(result))
-    return 0 if result.passed else 1
+    return result.exit_code
 
 
 def _fixed(args: argparse.Namespace, settings: GateConfig) -> int:
@@ -131,7 +168,7 @@ def _fixed(args: argparse.Namespace, settings: GateConfig) -> int:
         result = compare(baseline, candidate, settings)
     print(render_text(result, verbose=args.verbose))
     _write_outputs(args, render_markdown(result), render_junit(result))
-    return 0 if result.passed else 1
+    return result.exit_code
 
 
 def run(args: argparse.Namespace) -> int:

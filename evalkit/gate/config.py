@@ -53,6 +53,14 @@ class GateConfig(StrictModel):
     level: Level = "scenario"
     match_model: bool = False
     sequential: SequentialSettings = Field(default_factory=SequentialSettings)
+    # a cell not judged (missing, partial, infra errors above the limit in it) exits 4 unless allowed
+    allow_unjudged: bool = False
+    # a cell regresses only on evidence of a drop larger than this (0: any significant drop)
+    margin: float = Field(0.0, ge=0, lt=1)
+    # a Cochran–Mantel–Haenszel test over all cells (and per family), in the cells' Holm family
+    stratified: bool = False
+    # a passed cell not shown within the margin exits 4 (instead of passing with "not enough evidence")
+    require_evidence: bool = False
 
     def floor_for(self, c: Cell) -> float | None:
         for rule in self.floors:

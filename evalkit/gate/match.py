@@ -18,7 +18,7 @@ from evalkit.errors import GateInputError
 from evalkit.gate.config import GateConfig
 from evalkit.results.records import RunRecord
 
-__all__ = ["Matched", "check_infra", "match_runs"]
+__all__ = ["Matched", "check_infra", "match_runs", "scenario_mismatch"]
 
 PairKey = tuple[str, int, int]
 
@@ -85,20 +85,21 @@ def _same_mix(
     return keep_b, keep_c
 
 
-def _check_scenarios(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> None:
-    """Pooled cells: both sides must have run the same scenarios."""
+def scenario_mismatch(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> str | None:
+    """Pooled cells: both sides must have run the same scenarios; else why not (the cell is not judged)."""
     b = {r.cell.scenario for r in base if r.outcome != "unsupported"}
     c = {r.cell.scenario for r in cand if r.outcome != "unsupported"}
-    if b != c:
-        parts = [
-            f"only in the {side}: {', '.join(sorted(names)[:5])}" + (" ..." if len(names) > 5 else "")
-            for side, names in (("baseline", b - c), ("candidate", c - b))
-            if names
-        ]
-        raise GateInputError(
-            f"{name}: baseline and candidate ran different scenarios ({'; '.join(parts)}); "
-            "pooled rates over different scenarios cannot be compared"
-        )
+    if b == c:
+        return None
+    parts = [
+        f"only in the {side}: {', '.join(sorted(names)[:5])}" + (" ..." if len(names) > 5 else "")
+        for side, names in (("baseline", b - c), ("candidate", c - b))
+        if names
+    ]
+    return (
+        f"baseline and candidate ran different scenarios ({'; '.join(parts)}); "
+        "pooled rates over different scenarios cannot be compared"
+    )
 
 
 def _left_out(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], kept: tuple[int, int]) -> list[str]:
@@ -125,9 +126,8 @@ def _why_empty(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> str:
 def match_runs(
     name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], config: GateConfig, *, pooled: bool
 ) -> Matched:
-    """The runs of one cell that the gate compares, and the outcomes of `config.metric`."""
-    if pooled:
-        _check_scenarios(name, base, cand)
+    """The runs of one cell that the gate compares, and the outcomes of `config.metric` (pooled
+    cells: the caller has checked `scenario_mismatch`)."""
     pairs = _pairs(base, cand) if config.pairing != "unpaired" else None
     if pairs is None and config.pairing == "paired":
         raise GateInputError("pairing: paired, but the runs do not pair up by scenario, index and seed")

@@ -10,6 +10,8 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
+from evalkit.gate.evidence import evidence_summary
+from evalkit.gate.family import family_size
 from evalkit.gate.verdict import CellVerdict, GateResult
 
 if TYPE_CHECKING:
@@ -28,6 +30,9 @@ __all__ = [
     "render_text",
     "sequential_junit",
     "sequential_markdown",
+    "unjudged_cases",
+    "unjudged_lines",
+    "verdict_word",
 ]
 
 SIMULATED = "SIMULATED results: at least one side comes from the simulated backend, not a real model."
@@ -42,19 +47,42 @@ def md(text: str) -> str:
     return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def verdict_word(failed: bool, unjudged: int, allowed: bool) -> str:
+    if failed:
+        return "FAIL"
+    if unjudged and not allowed:
+        return "NOT JUDGED"
+    return "PASS"
+
+
+def _unjudged_part(unjudged: int, allowed: bool) -> str:
+    if not unjudged:
+        return ""
+    return f", {unjudged} not judged" + (" (allowed by --allow-unjudged)" if allowed else "")
+
+
+def _family(result: GateResult) -> str:
+    tests = family_size(result.cells, len(result.pooled))
+    if tests == len(result.cells):
+        return f"Holm across {tests} cells"
+    return f"one Holm family of {tests} tests over {len(result.cells)} cells"
+
+
 def _headline(result: GateResult) -> str:
-    verdict = "PASS" if result.passed else "FAIL"
+    verdict = verdict_word(result.regressed, len(result.unjudged), result.allow_unjudged)
+    if verdict == "PASS" and result.require_evidence and result.short_of_evidence:
+        verdict = "NOT ENOUGH EVIDENCE"
     return (
-        f"evalkit gate: {verdict}: {len(result.failed)} of {len(result.cells)} cells failed "
-        f"(metric {result.metric}; level {result.level}; α = {result.alpha}, Holm across "
-        f"{len(result.cells)} cells)"
+        f"evalkit gate: {verdict} — {evidence_summary(result.cells, result.margin)}"
+        f"{_unjudged_part(len(result.unjudged), result.allow_unjudged)} "
+        f"(metric {result.metric}; level {result.level}; α = {result.alpha}, {_family(result)})"
     )
 
 
 def _cell_line(v: CellVerdict) -> str:
     return (
         f"{v.name}: {v.metric} {v.baseline.x}/{v.baseline.n} → {v.candidate.x}/{v.candidate.n} "
-        f"({pts(v.difference.estimate)} pts), p = {v.p:.4f}, Holm {v.p_holm:.4f}"
+        f"({pts(v.difference.estimate)} pts), {v.test} p = {v.p:.4f}, Holm {v.p_holm:.4f}"
     )
 
 
@@ -69,8 +97,23 @@ def _skipped_lines(result: GateResult) -> list[str]:
     ]
 
 
+def unjudged_lines(unjudged: tuple[tuple[str, str], ...]) -> list[str]:
+    """Every cell not judged, by name, with its reason (never folded: each one is a hole in the PASS)."""
+    return [f"not judged: {name}: {why}" for name, why in unjudged]
+
+
+def pooled_lines(result: GateResult) -> list[str]:
+    """The stratified tests: the Mantel–Haenszel difference with its interval, and the verdict."""
+    return [
+        f"{'FAIL' if p.failed else 'pass'} stratified, {p.name} ({p.cells} cells): Mantel–Haenszel change "
+        f"{pts(p.result.difference)} pts, {1 - 2 * result.alpha:.0%} CI [{pts(p.result.low)}, {pts(p.result.high)}]; "
+        f"one-sided Cochran–Mantel–Haenszel p = {p.result.p:.4f}, Holm {p.p_holm:.4f}"
+        for p in result.pooled
+    ]
+
+
 def render_text(result: GateResult, *, verbose: bool = False) -> str:
-    lines = [_headline(result)]
+    lines = [_headline(result), *unjudged_lines(result.unjudged), *pooled_lines(result)]
     if result.simulated:
         lines.append(SIMULATED)
     lines += [f"warning: {w}" for w in result.warnings]
@@ -95,21 +138,60 @@ def _row(v: CellVerdict) -> str:
     )
 
 
-def render_markdown(result: GateResult) -> str:
-    lines = [f"## {md(_headline(result))}", ""]
-    if result.simulated:
-        lines += [f"> **{SIMULATED}**", ""]
-    lines += [f"- **warning**: {md(w)}" for w in result.warnings]
-    lines += [f"- {md(n)}" for n in result.notes]
-    confidence = f"{1 - 2 * result.alpha:.0%}"
-    lines += [
-        "",
+def _evidence(v: CellVerdict) -> str:
+    if v.margin <= 0:
+        return "not shown worse"
+    if v.within_margin:
+        return f"shown within {round(v.margin * 100):g} points"
+    return "not enough evidence" + (f" (about {v.need_runs} runs per side)" if v.need_runs else "")
+
+
+def _passed_row(v: CellVerdict) -> str:
+    d = v.difference
+    return (
+        f"| {md(v.name)} | {v.baseline.x}/{v.baseline.n} | {v.candidate.x}/{v.candidate.n} | "
+        f"{pts(d.estimate)} [{pts(d.low)}, {pts(d.high)}] | {md(v.test)} | {v.p_holm:.3g} | {_evidence(v)} |"
+    )
+
+
+def _table_header(confidence: str) -> list[str]:
+    return [
         f"| cell | family | scenario | model | baseline | candidate | change [{confidence} CI] | test | p "
         "| Holm p | floor | result |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    lines += [_row(v) for v in sorted(result.cells, key=lambda v: (not v.failed, v.name))]
+
+
+def render_markdown(result: GateResult) -> str:
+    """The verdict, then what needs a reader: regressed cells (full rows) and cells not judged; the
+    passed cells, compact, folded in a <details> block (a CI step summary of 187 cells in full
+    rows was 85 KB)."""
+    lines = [f"## {md(_headline(result))}", ""]
+    if result.simulated:
+        lines += [f"> **{SIMULATED}**", ""]
+    if result.unjudged:
+        lines += ["**Not judged** (each is a cell the verdict does not cover):", ""]
+        lines += [f"- `{md(name)}`: {md(why)}" for name, why in result.unjudged] + [""]
+    confidence = f"{1 - 2 * result.alpha:.0%}"
+    if result.failed:
+        lines += ["**Regressed:**", "", *_table_header(confidence)]
+        lines += [_row(v) for v in sorted(result.failed, key=lambda v: v.name)] + [""]
+    lines += [f"- {md(line)}" for line in pooled_lines(result)]
+    lines += [f"- **warning**: {md(w)}" for w in result.warnings]
+    lines += [f"- {md(n)}" for n in result.notes]
     lines += [""] + [f"- {md(line)}" for line in _skipped_lines(result)] if result.skipped else []
+    passed = [v for v in result.cells if not v.failed]
+    if passed:
+        lines += [
+            "",
+            f"<details><summary>{len(passed)} passed cells</summary>",
+            "",
+            f"| cell | baseline | candidate | change [{confidence} CI] | test | Holm p | evidence |",
+            "|---|---|---|---|---|---|---|",
+            *(_passed_row(v) for v in sorted(passed, key=lambda v: v.name)),
+            "",
+            "</details>",
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -157,7 +239,17 @@ def render_junit(result: GateResult) -> str:
         junit_case(suite, v.name, failure=("; ".join(v.reasons), f"{_cell_line(v)} ({v.where})") if v.failed else None)
     for name, why in result.skipped:
         junit_case(suite, name, skipped=why)
+    unjudged_cases(suite, result.unjudged, result.allow_unjudged)
     return junit_text(suite)
+
+
+def unjudged_cases(suite: ET.Element, unjudged: tuple[tuple[str, str], ...], allowed: bool) -> None:
+    """A cell not judged is a failure of type "not judged" (skipped when --allow-unjudged)."""
+    for name, why in unjudged:
+        if allowed:
+            junit_case(suite, name, skipped=f"not judged: {why}")
+        else:
+            junit_case(suite, name, failure=(f"not judged: {why}", f"{name}: not judged: {why}"), kind="not judged")
 
 
 def error_markdown(message: str, *, sequential: bool = False) -> str:
@@ -180,9 +272,11 @@ def error_junit(message: str) -> str:
 def _sequential_headline(result: SequentialResult) -> str:
     s = result.settings
     regressions = sum(c.regression for c in result.cells)
+    verdict = verdict_word(result.failed, len(result.unjudged), result.allow_unjudged)
+    unjudged = _unjudged_part(len(result.unjudged), result.allow_unjudged)
     return (
-        f"evalkit gate --sequential: {'PASS' if result.passed else 'FAIL'}: {regressions} of {len(result.cells)} "
-        f"cells regressed against the baseline (metric {result.metric}; α = {result.alpha}, "
+        f"evalkit gate --sequential: {verdict}: {regressions} of {len(result.cells)} "
+        f"cells regressed against the baseline{unjudged} (metric {result.metric}; α = {result.alpha}, "
         f"{result.alpha_per_cell:.4g} per cell [Bonferroni]; fixed-N verdict at {s.max_runs} runs, curtailed; "
         f"futility {s.futility}); {result.runs_executed} runs in {result.batches} "
         f"batches of up to {s.batch} per cell"
@@ -202,9 +296,10 @@ def _sequential_cell(c: SequentialCell, max_runs: int) -> str:
 
 
 def render_sequential(result: SequentialResult) -> str:
-    lines = [_sequential_headline(result)]
+    lines = [_sequential_headline(result), *unjudged_lines(result.unjudged)]
     if result.simulated:
         lines.append(SIMULATED)
+    lines += [f"note: {n}" for n in result.notes]
     for c in result.cells:
         lines.append(
             f"{'FAIL' if c.regression else 'pass'} {_sequential_cell(c, result.settings.max_runs)}"
@@ -217,6 +312,10 @@ def sequential_markdown(result: SequentialResult) -> str:
     lines = [f"## {md(_sequential_headline(result))}", ""]
     if result.simulated:
         lines += [f"> **{SIMULATED}**", ""]
+    if result.unjudged:
+        lines += ["**Not judged** (each is a cell the verdict does not cover):", ""]
+        lines += [f"- `{md(name)}`: {md(why)}" for name, why in result.unjudged] + [""]
+    lines += [f"- {md(n)}" for n in result.notes] + ([""] if result.notes else [])
     lines += [
         "| cell | family | model | verdict | runs | candidate | baseline | failures that fail it |",
         "|---|---|---|---|---|---|---|---|",
@@ -235,4 +334,5 @@ def sequential_junit(result: SequentialResult) -> str:
     for c in result.cells:
         failure = (_sequential_cell(c, result.settings.max_runs), c.where) if c.regression else None
         junit_case(suite, c.name, failure=failure)
+    unjudged_cases(suite, result.unjudged, result.allow_unjudged)
     return junit_text(suite)

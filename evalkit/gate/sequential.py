@@ -8,15 +8,20 @@ narrowed matrix still contains are not counted. Each cell is judged against the 
 the curtailed fixed-N rule of `evalkit.stats.stopping_rule` at α/m (Bonferroni over the m cells), on
 the gate's metric (`correct` by default). A cell whose infra errors left it short of `max_runs`
 counted runs is decided by the fixed-N test on the runs it has.
+
+Every baseline cell and every cell the candidate config runs is accounted for: a cell on one side
+only, a baseline cell that is partial or over the infra limit, and a candidate cell whose infra
+errors are over the limit in that cell end as not judged (`evalkit.gate.accounting`).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from evalkit.errors import GateInputError
+from evalkit.gate.accounting import infra_reason, partial_reasons
 from evalkit.gate.config import GateConfig, SequentialSettings
 from evalkit.gate.match import check_infra
 from evalkit.results.reader import load_results
@@ -24,7 +29,7 @@ from evalkit.results.records import Results, RunRecord
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import load_config_scenarios, run_config
 from evalkit.stats.exact import unpaired_pvalues
-from evalkit.stats.stopping_rule import CellRule, cell_rule, decide
+from evalkit.stats.stopping_rule import CellRule, cell_rule, decide, operating_characteristics
 
 __all__ = ["SequentialCell", "SequentialResult", "baseline_counts", "batch_seed", "run_sequential"]
 
@@ -63,10 +68,21 @@ class SequentialResult:
     batches: int
     runs_executed: int
     simulated: bool
+    unjudged: tuple[tuple[str, str], ...] = ()  # (cell, why it could not be judged)
+    allow_unjudged: bool = False
+    notes: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        return any(c.regression for c in self.cells)
 
     @property
     def passed(self) -> bool:
-        return not any(c.regression for c in self.cells)
+        return not self.failed and (self.allow_unjudged or not self.unjudged)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed else 0 if self.passed else 4
 
 
 def batch_seed(seed: int, batch: int) -> int:
@@ -110,15 +126,22 @@ def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[
     return sorted(load_results([path]).runs, key=lambda r: r.index)
 
 
+def baseline_unjudged(baseline: Results, gate: GateConfig) -> dict[str, str]:
+    """Baseline cells that cannot serve as a reference: partial, or over the infra limit in the cell."""
+    by_name: dict[str, list[RunRecord]] = defaultdict(list)
+    for run in baseline.runs:
+        by_name[_name(run)].append(run)
+    partial = {"/".join(k[:3] + k[4:]): why for k, why in partial_reasons(baseline, "baseline").items()}
+    out = {}
+    for name, runs in by_name.items():
+        why = infra_reason(runs, "baseline", gate.max_infra_error_rate) or partial.get(name)
+        if why or not any(r.counted for r in runs):
+            out[name] = why or "no counted baseline runs"
+    return out
+
+
 def _rules(names: set[str], base: dict[str, tuple[int, int]], gate: GateConfig) -> dict[str, CellRule]:
-    missing = sorted(names - base.keys())
-    if missing:
-        raise GateInputError(
-            f"{len(missing)} candidate cell(s) have no counted runs in the baseline: "
-            + ", ".join(missing[:5])
-            + (" ..." if len(missing) > 5 else "")
-        )
-    s, alpha = gate.sequential, gate.alpha / len(names)
+    s, alpha = gate.sequential, gate.alpha / max(1, len(names))
     looks = -(-s.max_runs // s.batch) - 1  # every batch but the last
     return {n: cell_rule(*base[n], s.max_runs, alpha, looks=looks, futility=s.futility, test=gate.test) for n in names}
 
@@ -175,10 +198,12 @@ def _decide_all(state: _State, rules: dict[str, CellRule], final: bool) -> None:
 def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: GateConfig) -> SequentialResult:
     """Run batches of `config` into `out_dir` until every cell has its verdict against `baseline`.
 
-    Raises GateInputError when a candidate cell is missing from the baseline, when infra errors
-    exceed `max_infra_error_rate`, or when no candidate run counted at all."""
+    Raises GateInputError when infra errors exceed `max_infra_error_rate` in a strategy column, or
+    when no candidate run counted at all; cells on one side only are not judged."""
     settings = gate.sequential
     base = baseline_counts(baseline, gate.metric)
+    in_baseline = {_name(r) for r in baseline.runs if r.outcome != "unsupported"}
+    unusable = baseline_unjudged(baseline, gate)
     sources = {s.id: s.source for s in load_config_scenarios(config)}
     out_dir.mkdir(parents=True, exist_ok=True)
     state, rules, batch, done = _State(), dict[str, CellRule](), 0, 0
@@ -189,14 +214,15 @@ def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: Ga
         batch, done = batch + 1, done + size
         if not state.outcomes:
             raise GateInputError(f"{config.name}: no candidate run counted (all unsupported or infra errors)")
-        rules = rules or _rules(set(state.first), base, gate)
+        rules = rules or _rules(set(state.first) & (in_baseline - unusable.keys()), base, gate)
         _decide_all(state, rules, final=done >= settings.max_runs)
         undecided = set(rules) - set(state.decided)
         if not undecided:
             break
         narrowed = _narrowed(config, undecided, sources)
     check_infra(state.runs, "candidate", gate)
-    cells = tuple(state.decided[n] for n in sorted(state.decided))
+    unjudged = _unjudged(state, in_baseline, unusable, gate)
+    cells = tuple(state.decided[n] for n in sorted(state.decided) if n not in unjudged)
     return SequentialResult(
         cells,
         settings,
@@ -206,4 +232,45 @@ def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: Ga
         batch,
         len(state.runs),
         any(r.simulated for r in state.runs),
+        tuple(sorted(unjudged.items())),
+        gate.allow_unjudged,
+        tuple(_power_notes(rules, settings)),
     )
+
+
+def _power_notes(rules: dict[str, CellRule], settings: SequentialSettings) -> list[str]:
+    """What the sequential verdict could have missed, per baseline count (the most common first):
+    the candidate rate whose fixed-N test at max_runs fails with 80% probability given the
+    baseline's counts, and the chance the curtailed, futility-stopped procedure catches it (exact)."""
+    groups = Counter((r.base_x, r.base_n) for r in rules.values())
+    notes = []
+    for (x, n), count in groups.most_common(3):
+        rule = next(r for r in rules.values() if (r.base_x, r.base_n) == (x, n))
+        if rule.failures_to_fail > rule.max_runs:
+            notes.append(f"power: {count} cell(s) with a baseline of {x}/{n}: no result can fail them at α/m")
+            continue
+        caught, _ = operating_characteristics(rule, rule.p1, settings.batch)
+        notes.append(
+            f"power: {count} cell(s) with a baseline of {x}/{n} ({rule.test}, α/m = {rule.alpha:.2g}): a drop "
+            f"to {rule.p1:.0%} is caught with probability {caught:.2f} (exact, given the baseline's counts; "
+            f"the fixed-N test at {rule.max_runs} runs alone: 0.80)"
+        )
+    if len(groups) > 3:
+        notes.append(f"power: {sum(c for _, c in groups.most_common()[3:])} more cells with other baselines")
+    return notes
+
+
+def _unjudged(state: _State, in_baseline: set[str], unusable: dict[str, str], gate: GateConfig) -> dict[str, str]:
+    """Every cell of either side that has no verdict, with the reason."""
+    ran = {_name(r) for r in state.runs if r.outcome != "unsupported"}
+    out = {name: "not in the candidate config" for name in in_baseline - ran}
+    out |= {name: "not in the baseline" for name in ran - in_baseline}
+    out |= {name: why for name, why in unusable.items() if name in ran}
+    by_name: dict[str, list[RunRecord]] = defaultdict(list)
+    for run in state.runs:
+        by_name[_name(run)].append(run)
+    for name, runs in by_name.items():
+        why = infra_reason(runs, "candidate", gate.max_infra_error_rate)
+        if why and name not in out:
+            out[name] = why
+    return out

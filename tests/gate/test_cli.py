@@ -47,7 +47,8 @@ def test_a_candidate_equal_to_the_baseline_exits_0(
     )
     assert (code, err) == (0, "")
     assert out.splitlines()[0] == (
-        "evalkit gate: PASS: 0 of 8 cells failed (metric correct; level scenario; α = 0.05, Holm across 8 cells)"
+        "evalkit gate: PASS — 0 regressed, 8 passed (no margin set: a pass means not shown worse) (metric correct; "
+        "level scenario; α = 0.05, Holm across 8 cells)"
     )
     assert "FAIL" not in out
     assert md.read_text(encoding="utf-8").startswith("## evalkit gate: PASS")
@@ -79,7 +80,10 @@ def test_a_degraded_candidate_exits_1_and_says_which_cells_and_why(
     )
     assert (code, err) == (1, "")
     lines = out.splitlines()
-    assert lines[0].startswith("evalkit gate: FAIL: 2 of 2 cells failed (metric completed; level cell;")
+    assert lines[0].startswith(
+        "evalkit gate: FAIL — 2 regressed, 0 passed (no margin set: a pass means not shown worse) (metric completed; "
+        "level cell;"
+    )
     assert "note: model changed: small-local → small-local-degraded (sim)" in lines
     for strategy in ("retry_nudge", "trust_text"):
         at = lines.index(
@@ -119,7 +123,8 @@ def test_alpha_pairing_and_test_options(sims: Sims, tmp_path: Path, capsys: pyte
         md = tmp_path / f"summary-{i}.md"
         gate(capsys, "--baseline", sims.baseline, "--candidate", sims.degraded, "--markdown", md, *options, *pooled)
         rows = [line.split(" | ") for line in md.read_text(encoding="utf-8").splitlines() if line.startswith("| sim/")]
-        assert len(rows) == 2 and all(row[7].startswith(test) for row in rows), options
+        # a failed row names the test in column 8, a passed (folded) row in column 5
+        assert len(rows) == 2 and all(test in row[7 if "**FAIL**" in row[-1] else 4] for row in rows), options
 
 
 def test_floor_from_the_command_line_and_from_a_config_file(
@@ -129,7 +134,7 @@ def test_floor_from_the_command_line_and_from_a_config_file(
     code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", sims.rerun, "--floor", "0.99", *pooled)
     assert code == 1  # no change at all, but both columns are significantly under 99%
     assert out.count("is under the floor 99%: one-sided exact binomial p = ") == 2
-    assert 'note: floor: one-sided exact binomial test of "rate ≥ floor" per cell, Holm across 2 cell(s)' in out
+    assert 'note: floor: one-sided exact binomial test of "rate ≥ floor" per cell, in one Holm family of 4 tests' in out
     config = tmp_path / "gate.yaml"
     config.write_text(
         yaml.safe_dump({"floors": [{"strategy": "trust_*", "floor": 0.01}], "max_infra_error_rate": 0.05}),
@@ -151,12 +156,15 @@ def test_floor_from_the_command_line_and_from_a_config_file(
 # --- exit 2: unusable input, with a one-line reason ----------------------------------------------
 
 
-def test_mismatched_scenarios_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_mismatched_scenarios_are_not_judged_exit_4(
+    sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fewer = gate_results(tmp_path, "fewer", scenarios=GATE_SCENARIOS[:3], runs=3)
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer, "--level", "cell"))
-    assert "ran different scenarios (only in the baseline: gap-missing-date)" in reason
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", fewer))
-    assert "do not cover the same cells" in reason and "only in the baseline: sim/native/retry_nudge/" in reason
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", fewer, "--level", "cell")
+    assert code == 4 and "ran different scenarios (only in the baseline: gap-missing-date)" in out
+    code, out, _ = gate(capsys, "--baseline", sims.baseline, "--candidate", fewer)
+    assert code == 4
+    assert "not judged: sim/native/retry_nudge/gap-missing-date: missing in the candidate" in out.splitlines()
 
 
 def test_empty_cells_and_infra_errors_exit_2(sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -386,25 +394,26 @@ def test_sequential_decides_at_max_runs(
         assert f" {name}: {decision} after {used} runs" in out
 
 
-def test_sequential_needs_the_baseline_to_hold_every_cell(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_sequential_names_every_cell_it_could_not_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     other = records.write_results(tmp_path / "other.jsonl", records.cell_runs(20, 20), runs_per_cell=20)
     md = tmp_path / "seq.md"
-    reason = one_line_error(
-        *gate(
-            capsys,
-            "--sequential",
-            "--baseline",
-            other,
-            "--candidate",
-            sequential_config(tmp_path, "strong"),
-            "--out",
-            tmp_path / "b",
-            "--markdown",
-            md,
-        )
+    code, out, _ = gate(
+        capsys,
+        "--sequential",
+        "--baseline",
+        other,
+        "--candidate",
+        sequential_config(tmp_path, "strong"),
+        "--out",
+        tmp_path / "b",
+        "--markdown",
+        md,
     )
-    assert reason.startswith("2 candidate cell(s) have no counted runs in the baseline: sim/native/retry_nudge/")
-    assert md.read_text(encoding="utf-8").startswith("## evalkit gate --sequential: ERROR (exit 2)")
+    assert code == 4
+    lines = out.splitlines()
+    assert "not judged: sim/native/trust_text/s1: not in the candidate config" in lines
+    assert "not judged: sim/native/retry_nudge/greet-hi: not in the baseline" in lines
+    assert md.read_text(encoding="utf-8").startswith("## evalkit gate --sequential: NOT JUDGED")
 
 
 def test_sequential_with_a_dead_backend_exits_2(

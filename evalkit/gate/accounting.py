@@ -1,0 +1,75 @@
+"""Why a cell is not judged: the gate's unit of account is every cell the baseline holds (and, with
+`--sequential`, every cell the candidate config runs); a cell that cannot be compared is named with
+its reason instead of being passed over. The reasons are in docs/gate.md ("Not judged").
+
+A cell is not judged when it is missing on one side, when its infra errors are above
+`max_infra_error_rate` in that cell (the limit holds per cell, not pooled over a column: a cell that
+lost 60% of its runs says little even when its column lost 6%), or when it holds fewer runs than its
+file's header planned (a partial or truncated file; a complete file planned with fewer runs per
+cell than the baseline is a smaller design, and is judged).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+
+from evalkit.results.records import Results, RunRecord
+
+__all__ = ["CellId", "cell_id", "first_reason", "infra_reason", "partial_reasons"]
+
+CellId = tuple[str, str, str, str, str]  # backend, mode, strategy, family, scenario
+
+
+def cell_id(run: RunRecord) -> CellId:
+    c = run.cell
+    return (c.backend, c.mode, c.strategy, c.family, c.scenario)
+
+
+def infra_reason(runs: Iterable[RunRecord], side: str, limit: float) -> str | None:
+    """The reason a cell is not judged when its share of infra errors (of its supported runs) is
+    above `limit` on this side, else None."""
+    supported = [r for r in runs if r.outcome != "unsupported"]
+    infra = sum(r.outcome == "infra_error" for r in supported)
+    if supported and infra / len(supported) > limit:
+        return (
+            f"{infra} of {len(supported)} {side} runs are infra errors, more than "
+            f"max_infra_error_rate {limit:.0%} in this cell"
+        )
+    return None
+
+
+def _footerless(results: Results) -> bool:
+    last = {seg.path: seg for seg in results.segments}
+    return any(seg.footer is None or seg.footer.status != "complete" for seg in last.values())
+
+
+def partial_reasons(results: Results, side: str) -> dict[CellId, str]:
+    """Scenario cells holding fewer runs than the header's `runs_per_cell`, with the reason. A file
+    without a footer (truncated, killed or still running) is named as such. Results built in memory
+    (no file segments read) carry no record of how they were written, and are taken as complete."""
+    if not results.headers or not results.segments:
+        return {}
+    planned = max(h.runs_per_cell for h in results.headers)
+    indices: dict[CellId, set[int]] = defaultdict(set)
+    for run in results.runs:
+        if run.index < planned:
+            indices[cell_id(run)].add(run.index)
+    why = (
+        "the file has no footer (truncated, killed or still running)"
+        if _footerless(results)
+        else "the run did not finish"
+    )
+    return {
+        key: f"{len(seen)} of {planned} {side} runs recorded: {why}"
+        for key, seen in indices.items()
+        if len(seen) < planned
+    }
+
+
+def first_reason(runs: Sequence[RunRecord], partial: dict[CellId, str]) -> str | None:
+    """For a cell (pooled or not): the reason of its first partial scenario cell, if any."""
+    for key in sorted({cell_id(r) for r in runs}):
+        if key in partial:
+            return f"{'/'.join(key[3:])}: {partial[key]}" if len({cell_id(r) for r in runs}) > 1 else partial[key]
+    return None

@@ -1,0 +1,84 @@
+"""`--margin D`: a cell regresses only on evidence of a drop larger than D; each passed cell is
+either shown within the margin or has not enough evidence; `--require-evidence` makes the latter fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalkit.cli import main
+from evalkit.gate import compare
+from evalkit.gate.config import GateConfig, load_gate_config
+from evalkit.gate.render import render_text
+from evalkit.stats import margin as mg
+from evalkit.stats.intervals import newcombe
+from tests.report import records
+
+
+def unpaired(x1: int, n1: int, x2: int, n2: int, **config: object) -> object:
+    base = records.results(records.cell_runs(x1, n1), runs_per_cell=n1)
+    cand = records.results(records.cell_runs(x2, n2, seed=7), runs_per_cell=n2)
+    return compare(base, cand, GateConfig(level="cell", **config))  # type: ignore[arg-type]
+
+
+def test_a_drop_under_the_margin_is_not_a_regression() -> None:
+    """400/400 → 384/400 fails without a margin; with 5 points it is not shown to exceed the margin."""
+    assert unpaired(400, 400, 384, 400).failed  # type: ignore[attr-defined]
+    result = unpaired(400, 400, 384, 400, margin=0.05)
+    (v,) = result.cells  # type: ignore[attr-defined]
+    assert not v.failed and v.test == "Farrington–Manning score, margin 5 pts"
+    assert v.p == pytest.approx(mg.fm_pvalue(400, 400, 384, 400, 0.05), rel=1e-12)
+    # a 4-point drop is not shown to be under 5 points either: the interval reaches −5.9
+    assert v.within_margin == (newcombe(384, 400, 400, 400, 0.9).low > -0.05) and not v.within_margin
+    assert render_text(result).startswith(  # type: ignore[arg-type]
+        "evalkit gate: PASS — 0 regressed, 0 shown within 5 points, 1 not enough evidence (need about "
+    )
+    close = unpaired(400, 400, 398, 400, margin=0.05)
+    assert close.cells[0].within_margin  # type: ignore[attr-defined]
+    assert render_text(close).startswith("evalkit gate: PASS — 0 regressed, 1 shown within 5 points (")  # type: ignore[arg-type]
+
+
+def test_a_drop_beyond_the_margin_regresses() -> None:
+    result = unpaired(100, 100, 70, 100, margin=0.05)
+    (v,) = result.cells  # type: ignore[attr-defined]
+    assert v.failed and "by more than the margin of 5 pts" in v.reasons[0]
+
+
+def test_paired_cells_use_tango() -> None:
+    base = records.results(records.cell_runs(50, 50), runs_per_cell=50)
+    cand = records.results(records.cell_runs(40, 50), runs_per_cell=50)
+    (v,) = compare(base, cand, GateConfig(level="cell", margin=0.05)).cells
+    assert v.test == "Tango score, paired, margin 5 pts (10 lost, 0 gained)"
+    assert v.p == pytest.approx(mg.tango_pvalue(10, 0, 50, 0.05), rel=1e-12) and v.failed
+
+
+def test_margin_zero_is_todays_test() -> None:
+    (v,) = unpaired(25, 25, 20, 25, margin=0.0).cells  # type: ignore[attr-defined]
+    assert v.test == "Boschloo exact" and v.failed
+
+
+def test_not_enough_evidence_is_said_and_require_evidence_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = unpaired(25, 25, 25, 25, margin=0.05)
+    (v,) = result.cells  # type: ignore[attr-defined]
+    assert not v.within_margin and v.need_runs is not None and v.need_runs > 25
+    line = render_text(result).splitlines()[0]  # type: ignore[arg-type]
+    assert line.startswith(
+        "evalkit gate: PASS — 0 regressed, 0 shown within 5 points, 1 not enough evidence (need about "
+    )
+    assert result.exit_code == 0  # type: ignore[attr-defined]
+    strict = unpaired(25, 25, 25, 25, margin=0.05, require_evidence=True)
+    assert strict.exit_code == 4  # type: ignore[attr-defined]
+    base = records.write_results(tmp_path / "b.jsonl", records.cell_runs(25, 25))
+    cand = records.write_results(tmp_path / "c.jsonl", records.cell_runs(25, 25, seed=7))
+    code = main(["gate", "--baseline", str(base), "--candidate", str(cand), "--margin", "0.05", "--require-evidence"])
+    assert code == 4 and "not enough evidence" in capsys.readouterr().out
+
+
+def test_margin_in_a_gate_config(tmp_path: Path) -> None:
+    path = tmp_path / "gate.yaml"
+    path.write_text("margin: 0.05\nrequire_evidence: true\n", encoding="utf-8")
+    config = load_gate_config(path)
+    assert config.margin == 0.05 and config.require_evidence
