@@ -21,7 +21,7 @@ from evalkit.errors import EvalkitError, GateInputError, OutputError
 from evalkit.gate.config import GateConfig, load_gate_config
 from evalkit.gate.render import error_junit, error_markdown, render_junit, render_markdown, render_text
 from evalkit.gate.verdict import compare
-from evalkit.results.integrity import load_checked
+from evalkit.results.integrity import load_checked, scenario_drift
 from evalkit.results.output_file import write_output
 from evalkit.results.summaries import rows_held
 
@@ -164,6 +164,9 @@ def _sequential(args: argparse.Namespace, settings: GateConfig) -> int:
 
 def _fixed(args: argparse.Namespace, settings: GateConfig) -> int:
     baseline, candidate = load_checked(args.baseline, transcripts=0), load_checked(args.candidate, transcripts=0)
+    drift = scenario_drift(baseline, candidate)
+    if drift is not None:
+        print(f"evalkit: warning: {drift.message}", file=sys.stderr)
     with rows_held():
         result = compare(baseline, candidate, settings)
     print(render_text(result, verbose=args.verbose))

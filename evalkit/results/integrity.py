@@ -21,7 +21,7 @@ from evalkit.errors import BackendError, ResultsError
 from evalkit.results.records import Results
 from evalkit.results.summaries import scan_results
 
-__all__ = ["Problem", "check_integrity", "load_checked", "raise_errors", "unreachable_backends"]
+__all__ = ["Problem", "check_integrity", "load_checked", "raise_errors", "scenario_drift", "unreachable_backends"]
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,30 @@ def _mixed_versions(results: Results, where: str) -> list[Problem]:
             "`evalkit rescore` re-judges them all against the current one",
         )
     ]
+
+
+def scenario_drift(baseline: Results, candidate: Results) -> Problem | None:
+    """Scenarios judged against one version in the baseline and another in the candidate: a gate
+    comparing them compares two different tests. Records without a hash (older files) cannot tell."""
+
+    def versions(results: Results) -> dict[str, set[str]]:
+        seen: dict[str, set[str]] = {}
+        for run in results.runs:
+            if run.counted and run.scenario_hash is not None:
+                seen.setdefault(run.cell.scenario, set()).add(run.scenario_hash)
+        return seen
+
+    before, after = versions(baseline), versions(candidate)
+    drifted = sorted(s for s in before.keys() & after.keys() if not before[s] & after[s])
+    if not drifted:
+        return None
+    named = ", ".join(drifted[:_MAX_CELLS_LISTED])
+    more = f" and {len(drifted) - _MAX_CELLS_LISTED} more" if len(drifted) > _MAX_CELLS_LISTED else ""
+    return Problem(
+        "warning",
+        f"scenarios judged against a different version in the baseline and the candidate: {named}{more}; "
+        "their cells compare two different tests (`evalkit rescore` the baseline to judge both alike)",
+    )
 
 
 def _contradictions(results: Results, where: str) -> list[Problem]:

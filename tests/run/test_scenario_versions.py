@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from evalkit.cli import main
 from evalkit.errors import ResultsError
 from evalkit.results import load_results
-from evalkit.results.integrity import check_integrity, load_checked
+from evalkit.results.integrity import check_integrity, load_checked, scenario_drift
 from evalkit.run.rescore import rescore_results
 from evalkit.run.runner import run_config
 from evalkit.scenario.model import load_scenarios
@@ -89,3 +90,14 @@ def test_report_warns_about_runs_of_two_versions_of_a_scenario(scenarios):
     load_checked([out], warn=warnings.append)
     assert any("greet-hi" in w and "2 versions" in w for w in warnings), warnings
     assert all(p.severity == "warning" for p in check_integrity(load_results([out])))
+
+
+def test_gate_warns_when_baseline_and_candidate_judged_different_versions(scenarios, capsys):
+    baseline = run_config(_config(scenarios), scenarios.parent / "base.jsonl")
+    _edit_hi(scenarios)
+    candidate = run_config(_config(scenarios), scenarios.parent / "cand.jsonl")
+    assert scenario_drift(load_results([baseline]), load_results([baseline])) is None
+    drift = scenario_drift(load_results([baseline]), load_results([candidate]))
+    assert drift is not None and "greet-hi" in drift.message and "greet-thanks" not in drift.message
+    main(["gate", "--baseline", str(baseline), "--candidate", str(candidate)])
+    assert "greet-hi" in capsys.readouterr().err
