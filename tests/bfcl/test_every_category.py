@@ -40,6 +40,10 @@ def test_categories_once_refused_are_known() -> None:
         "multi_turn_miss_func",
         "multi_turn_long_context",
     } <= set(CATEGORIES)
+    case, answer = load_category("java")[0]  # BFCL's short names work too
+    conversion = convert_case("java", case, answer)
+    assert conversion.scenario is not None and conversion.scenario["tools"][0]["parameters"]["properties"]
+    assert import_bfcl(["java"], 2, 0)[1].counts.keys() == {"simple_java"}
 
 
 def test_a_case_evalkit_would_refuse_is_skipped_with_its_reason() -> None:

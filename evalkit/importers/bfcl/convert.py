@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalkit.importers.bfcl.data import CATEGORIES, data_dir
+from evalkit.importers.bfcl.data import ALIASES, CATEGORIES, data_dir
 from evalkit.importers.bfcl.languages import LANGUAGES, language_answer, language_functions
 from evalkit.importers.bfcl.multiturn import convert_multi_turn
 from evalkit.importers.bfcl.schema import tool_name, tool_schema
@@ -124,6 +124,7 @@ def _prompt(case: dict[str, Any], notes: list[str]) -> tuple[str, list[str]] | s
 
 
 def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | None) -> Conversion:
+    category = ALIASES.get(category, category)
     if category.startswith("multi_turn"):
         return _multi_turn(category, case, answer)
     notes: list[str] = []

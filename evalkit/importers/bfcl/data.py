@@ -61,6 +61,7 @@ def attribution() -> tuple[str, str]:
 
 def load_category(category: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
     """The category's cases, each with its possible answer (None for (ir)relevance categories)."""
+    category = ALIASES.get(category, category)
     base = data_dir()
     questions = (base / f"BFCL_v4_{category}.json").read_text(encoding="utf-8").splitlines()
     answer_file = base / "possible_answer" / f"BFCL_v4_{category}.json"
