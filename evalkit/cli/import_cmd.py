@@ -19,7 +19,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("import", help="convert public benchmark cases into scenario files")
     p.add_argument("source", choices=["bfcl"])
     p.add_argument(
-        "--categories", required=True, help=f"comma-separated BFCL categories ({', '.join(sorted(CATEGORIES))})"
+        "--categories",
+        required=True,
+        help=f"comma-separated BFCL categories, or all ({', '.join(sorted(CATEGORIES))})",
     )
     p.add_argument("--sample", type=int, default=None, help="cases per category (seeded); default all")
     p.add_argument("--seed", type=int, default=0)
@@ -42,4 +44,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"approximated {case_id}: {note}")
     for case_id, reason in report.skipped:
         print(f"not converted {case_id}: {reason}")
+    print(f"{'category':<26} converted approximated skipped")
+    for category, row in report.counts.items():
+        print(f"{category:<26} {row['converted']:>9} {row['approximated']:>12} {row['skipped']:>7}")
     return 0

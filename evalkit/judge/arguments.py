@@ -30,6 +30,12 @@ DELIBERATE_DIFFERENCES = {
     "that has a valid assignment",
     "degenerate_reply_fails": "a reply evalkit flags as degenerate (chat-template tokens, a loop of lines) fails the "
     "run; BFCL asks only whether the reply held a call, so on irrelevance it passes",
+    "relevance_needs_an_offered_tool": "on live_relevance a call passes only if it calls a tool the case offers; BFCL "
+    "passes any decodable call, even of a function that does not exist",
+    "no_call_where_bfcl_expects_none": "in a multi-turn case, a turn whose ground truth has no call (the datum or the "
+    "function is missing) fails if the model calls a tool there; BFCL's checker "
+    "defines that check (multi_turn_irrelevance_checker) but never calls it, so it "
+    "passes such a call",
 }
 
 _JSON_TYPES: dict[str, Any] = {"string": str, "boolean": bool, "array": list, "object": dict}
@@ -39,13 +45,16 @@ def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def type_ok(value: Any, schema: dict[str, Any]) -> bool:
-    """Does `value` have the JSON Schema `type` of `schema`, at every depth (items, properties)?"""
+def type_ok(value: Any, schema: dict[str, Any], *, item: bool = False) -> bool:
+    """Does `value` have the JSON Schema `type` of `schema`, at every depth (items, properties)? A
+    `number` with `format: float` accepts an int only as a parameter itself, not as an array item
+    (BFCL converts an int given for a float parameter, not one inside a float list)."""
     kind = schema.get("type")
     if kind == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
     if kind == "number":
-        return _number(value)
+        whole = isinstance(value, int) and item and schema.get("format") == "float"
+        return _number(value) and not whole
     if kind == "null":
         return value is None
     expected = _JSON_TYPES.get(kind) if isinstance(kind, str) else None
@@ -54,10 +63,54 @@ def type_ok(value: Any, schema: dict[str, Any]) -> bool:
     if not isinstance(value, expected) or (expected is not bool and isinstance(value, bool)):
         return False
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return all(type_ok(item, schema["items"]) for item in value)
+        return all(type_ok(v, schema["items"], item=True) for v in value)
     if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
         props = schema["properties"]
         return all(type_ok(v, props[k]) for k, v in value.items() if isinstance(props.get(k), dict))
+    return True
+
+
+def _literals(spec: Any) -> list[Any]:
+    """The values a parameter's spec names, in order (its alternatives; none for a pattern)."""
+    if isinstance(spec, dict) and len(spec) == 1:
+        ((key, operand),) = spec.items()
+        if key == "$optional":
+            return _literals(operand)
+        if key == "$any_of" and isinstance(operand, list):
+            return [value for option in operand for value in _literals(option)]
+        if key == "$literal":
+            return [operand]
+        if isinstance(key, str) and key.startswith("$"):
+            return []
+    return [spec]
+
+
+def _answer_typed(value: Any, prop: dict[str, Any], answers: list[Any]) -> bool:
+    """BFCL's rule where the declared type fails: the first answer's type decides; in a list, an item
+    passes with its declared type or the type of the first item of some answer list."""
+    items = prop.get("items")
+    if isinstance(value, list) and prop.get("type") == "array" and isinstance(items, dict):
+        return any(
+            isinstance(answer, list)
+            and all(type_ok(v, items, item=True) or (answer and type(v) is type(answer[0])) for v in value)
+            for answer in answers
+        )
+    return bool(answers) and type(answers[0]) is type(value)
+
+
+def _typed(arguments: dict[str, Any], spec: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """Every required parameter is given, and every given one has its declared type or its answer's
+    (BFCL's rule: the answer's type decides, e.g. `null` where a number is declared but `null` is the
+    answer)."""
+    if any(name not in arguments for name in schema.get("required", [])):
+        return False
+    declared = schema.get("properties")
+    props: dict[str, Any] = declared if isinstance(declared, dict) else {}
+    for name, value in arguments.items():
+        prop = props.get(name)
+        answers = _literals(spec[name]) if name in spec else []
+        if isinstance(prop, dict) and not type_ok(value, prop) and not _answer_typed(value, prop, answers):
+            return False
     return True
 
 
@@ -70,10 +123,11 @@ def arguments_match(
     schema: dict[str, Any] | None = None,
 ) -> bool:
     """The call's arguments match `spec` under `rules`; with `extra: forbid` no key the spec does not
-    name is allowed (at any depth); with strict types every value has its JSON Schema type."""
+    name is allowed (at any depth); with strict types every required parameter is given and every
+    value has its JSON Schema type (or its answer's)."""
     if arguments is None:
         return False
-    if rules.strict_types and schema is not None and not type_ok(arguments, schema):
+    if rules.strict_types and schema is not None and not _typed(arguments, spec, schema):
         return False
     call_rules = MatchRules(
         normalise=rules.normalise,

@@ -6,7 +6,8 @@ whole ends in the right place. `state_as_reference` holds the turn to BFCL's two
 the mocks' state after the turn equals the state the reference calls of all turns so far reach
 (`state_checker`), and every result the turn's reference calls return is among the results of the
 model's calls so far (`response_checker`: a turn that only reads, as `ls`, leaves the state alone,
-and a model that skips it must still fail).
+and a model that skips it must still fail; so must a turn with reference calls where the model made
+none, as in BFCL).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def state_items(scenario: Scenario, calls: list[ExecutedCall], upto_turn: int) -
         turn_results = reference.replay(scenario.turns[index].reference)
     differ = model.differences(reference)
     missing = _missing([_result_key(r) for r in turn_results], produced)
+    # BFCL fails a turn that has reference calls and none of the model's, whatever earlier turns produced
+    idle = bool(scenario.turns[upto_turn].reference) and not any(c.turn == upto_turn for c in calls)
     return [
         CheckItem(
             item="state as the reference reaches",
@@ -46,14 +49,20 @@ def state_items(scenario: Scenario, calls: list[ExecutedCall], upto_turn: int) -
         ),
         CheckItem(
             item="state: results include the reference's",
-            passed=not missing,
+            passed=not missing and not idle,
             structural=False,
-            detail=f"{len(missing)} of the turn's reference results not produced, first {missing[0][:120]}"
-            if missing
-            else "",
+            detail=_results_detail(missing, idle),
             kind="state_results",
         ),
     ]
+
+
+def _results_detail(missing: list[str], idle: bool) -> str:
+    if idle:
+        return "no call in a turn that has reference calls"
+    if missing:
+        return f"{len(missing)} of the turn's reference results not produced, first {missing[0][:120]}"
+    return ""
 
 
 def _result_key(outcome: tuple[Any, str | None]) -> str:

@@ -231,6 +231,7 @@ class _Run:
         self.state.turn_replies = [None] * len(self.scenario.turns)
         for turn in range(len(self.scenario.turns)):
             self.turn = turn
+            self.view.tools = [t.spec() for t in self.scenario.tools_at(turn)]
             self.view.messages.append(Message(role="user", content=self.scenario.user_text(self.turn)))
             status = "next"
             while status == "next":

@@ -12,7 +12,8 @@ Each problem comes back as '<field path>: <problem>' for the loader to place on 
 
 from __future__ import annotations
 
-from functools import cache
+import json
+from functools import cache, lru_cache
 from typing import Any
 
 from evalkit.scenario.matching import spec_problem
@@ -24,15 +25,23 @@ _SHAPES = {dict: "object", list: "array", bool: "boolean"}
 
 def schema_problem(schema: dict[str, Any], where: str) -> str | None:
     """The first reason `schema` is not a usable JSON Schema for tool arguments."""
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_meta_validator().iter_errors(schema))
+    error = _meta_error(json.dumps(schema, sort_keys=True, default=str))
     if error is not None:
-        path = ".".join([where, *(str(p) for p in error.path)])
-        return f"{path}: not a valid JSON Schema: {error.message}"
+        path = ".".join([where, *error[0]])
+        return f"{path}: not a valid JSON Schema: {error[1]}"
     if schema.get("type", "object") != "object":
         return f"{where}.type: tool parameters must be an object schema, not {schema.get('type')!r}"
     return _required_problem(schema, where)
+
+
+@lru_cache(maxsize=4096)
+def _meta_error(text: str) -> tuple[tuple[str, ...], str] | None:
+    """(path, message) of the schema's first meta-schema error, by its JSON text: the tools of imported
+    multi-turn scenarios repeat in every case, and a meta-schema check is the dearest part of loading."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_meta_validator().iter_errors(json.loads(text)))
+    return None if error is None else (tuple(str(p) for p in error.path), error.message)
 
 
 @cache

@@ -153,14 +153,18 @@ class Turn(StrictModel):
     user: str
     check: Check | None = None
     reference: list[CallCheck] = Field(default_factory=list)
+    # names of scenario tools first offered in this turn (not before it; BFCL's miss_func)
+    tools_added: list[str] = Field(default_factory=list)
 
 
 class StatefulClass(StrictModel):
-    """v2: a Python mock class `module:Class` whose public methods are tools; built once per run. With
-    `config`, its `_load_scenario(config)` is called first (the convention of BFCL's backends)."""
+    """v2: a Python mock class `module:Class` whose public methods are tools; built once per run. If it
+    has `_load_scenario`, `_load_scenario(config, **options)` is called first, an empty config too (the
+    convention of BFCL's backends, whose defaults are set there)."""
 
     cls: str = Field(alias="class", pattern=r"^[\w.]+:\w+$")
     config: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, Any] = Field(default_factory=dict)  # keyword arguments of `_load_scenario`
     # set only by validation against an allowlist: a spec built any other way is never imported
     _allowed: bool = PrivateAttr(default=False)
 
@@ -239,6 +243,11 @@ class Scenario(StrictModel):
             for t, turn in enumerate(self.turns)
             for i, c in enumerate(turn.reference)
         ]
+        refs += [
+            (f"turns.{t}.tools_added.{i}", name)
+            for t, turn in enumerate(self.turns)
+            for i, name in enumerate(turn.tools_added)
+        ]
         if self.check.calls:
             refs += [(f"check.calls.required.{i}.name", c.name) for i, c in enumerate(self.check.calls.required)]
             refs += [(f"check.calls.forbidden.{i}", n) for i, n in enumerate(self.check.calls.forbidden)]
@@ -281,6 +290,11 @@ class Scenario(StrictModel):
 
     def user_text(self, index: int) -> str:
         return self.turns[index].user
+
+    def tools_at(self, turn: int) -> list[ToolDef]:
+        """The tools offered in turn `turn`: all but those a later turn adds."""
+        later = {name for t in self.turns[turn + 1 :] for name in t.tools_added}
+        return [t for t in self.tools if t.name not in later]
 
     def tool(self, name: str) -> ToolDef | None:
         return next((t for t in self.tools if t.name == name), None)

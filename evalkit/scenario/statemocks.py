@@ -32,8 +32,8 @@ def _build(spec: StatefulClass, source: str, field: str) -> Any:
         raise ScenarioError(source, f"{spec.cls!r} is {what}, not a class", field=field)
     try:
         instance = cls()
-        if spec.config and hasattr(instance, "_load_scenario"):
-            instance._load_scenario(copy.deepcopy(spec.config))
+        if hasattr(instance, "_load_scenario"):  # an empty config too: BFCL's backends set their defaults there
+            instance._load_scenario(copy.deepcopy(spec.config), **spec.options)
     except Exception as exc:  # the class cannot be built as a mock: the scenario is unusable
         raise ScenarioError(source, f"cannot build {spec.cls} ({_first_line(exc)})", field=field) from exc
     return instance
@@ -66,7 +66,8 @@ class StatefulMocks:
         if method is None:
             return None, f"no tool {name!r}"
         try:
-            result = method(**arguments)
+            # a copy: a backend may keep or grow what it is given, and the arguments belong to the scenario
+            result = method(**copy.deepcopy(arguments))
         except Exception as exc:  # the mock rejected the call: the model sees why, as from a real tool
             return None, f"{type(exc).__name__}: {exc}"
         return json.loads(json.dumps(result, default=str)), None

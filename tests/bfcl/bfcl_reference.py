@@ -8,6 +8,7 @@ BFCL does for OpenAI-style models (and as `evalkit import bfcl` names the tools)
 
 from __future__ import annotations
 
+import copy
 import sys
 import types
 from dataclasses import dataclass
@@ -51,5 +52,6 @@ def bfcl_verdict(
         return output is not None and not is_empty_output(output)
     if output is None:
         return False
-    result = ast_checker(functions, output, ground_truth, Language.PYTHON, category, MODEL)
+    language = {"simple_java": Language.JAVA, "simple_javascript": Language.JAVASCRIPT}.get(category, Language.PYTHON)
+    result = ast_checker(copy.deepcopy(functions), output, ground_truth, language, category, MODEL)
     return bool(result["valid"])

@@ -3,6 +3,7 @@ BFCL does for function-calling models, and says what it did not convert."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,8 @@ def test_import_writes_valid_scenarios_and_lists_what_it_approximated(
     printed = capsys.readouterr().out
     files = sorted(tmp_path.rglob("*.yaml"))
     assert len(files) == 24 and f"wrote 24 scenarios to {tmp_path}" in printed
-    assert printed.count("approximated multi_turn_miss_param_") == 4  # state checked, execution results not
+    assert "approximated multi_turn_miss_param_" not in printed  # state and execution results are both checked
+    assert re.search(r"^multi_turn_miss_param +4 +0 +0$", printed, re.M)  # converted, approximated, skipped
     for scenario in load_scenarios(files):
         assert scenario.provenance is not None and scenario.provenance.license == "Apache 2.0"
         assert scenario.id.startswith("bfcl-") and scenario.provenance.id in scenario.description
@@ -81,8 +83,8 @@ def test_a_case_that_cannot_be_converted_is_listed_with_its_reason() -> None:
 
     case = {
         "id": "simple_python_x",
-        "question": [[{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]],
+        "question": [[{"role": "user", "content": "a"}], [{"role": "user", "content": "b"}]],
         "function": [{"name": "f", "parameters": {"type": "dict", "properties": {}}}],
     }
     conversion = convert_case("simple_python", case, {"id": "simple_python_x", "ground_truth": []})
-    assert conversion.scenario is None and "2 user message(s)" in conversion.skipped
+    assert conversion.scenario is None and "2 user turns" in conversion.skipped

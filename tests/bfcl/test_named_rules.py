@@ -85,3 +85,35 @@ def test_bfcl_normalisation_is_bfcls(text: str) -> None:
 @given(st.text(max_size=12), st.text(max_size=12))
 def test_bfcl_string_equality_is_bfcls(spec: str, actual: str) -> None:
     assert value_matches(spec, actual, BFCL) == (standardize_string(spec) == standardize_string(actual))
+
+
+def test_rule_relevance_needs_an_offered_tool() -> None:
+    function = {"name": "lab.run", "description": "d", "parameters": {"type": "dict", "properties": {}}}
+    case = {"id": "live_relevance_0", "question": [[{"role": "user", "content": "Run it."}]], "function": [function]}
+    conversion = convert_case("live_relevance", case, None)
+    assert conversion.scenario is not None
+    scenario = Scenario.model_validate(conversion.scenario)
+    invented = [{"lab_stop": {}}]
+    assert bfcl_verdict("live_relevance", case["function"], invented, None) is True
+    assert evalkit_verdict(scenario, invented) is False
+    assert evalkit_verdict(scenario, [{"lab_run": {}}]) is True
+
+
+def test_rule_no_call_where_bfcl_expects_none() -> None:
+    pytest.importorskip("mpmath")
+    from evalkit.importers.bfcl import load_category
+    from tests.bfcl.multi_turn_runs import bfcl_multi_turn_verdict, evalkit_multi_turn_verdict, runs
+
+    case, answer = next(
+        (c, a) for c, a in load_category("multi_turn_miss_param") if c["id"] == "multi_turn_miss_param_1"
+    )
+    conversion = convert_case("multi_turn_miss_param", case, answer)
+    assert conversion.scenario is not None
+    scenario = Scenario.model_validate(conversion.scenario)
+    truth = answer["ground_truth"]
+    generated = dict(runs(truth))
+    guessed = generated["turn 3: guessed call"]  # tail(...) before the user said how many lines
+    assert bfcl_multi_turn_verdict(case, guessed, truth) is True
+    assert evalkit_multi_turn_verdict(scenario, guessed) is False
+    assert bfcl_multi_turn_verdict(case, generated["ground truth"], truth) is True
+    assert evalkit_multi_turn_verdict(scenario, generated["ground truth"]) is True

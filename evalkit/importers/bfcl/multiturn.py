@@ -1,11 +1,16 @@
-"""BFCL multi-turn cases (multi_turn_miss_param) as v2 multi-turn scenarios.
+"""BFCL multi-turn cases (base, miss_func, miss_param, long_context) as v2 multi-turn scenarios.
 
 Each BFCL turn becomes a turn object. Its ground-truth calls (Python call strings such as
 `mv(source='a', destination='b')`) become the turn's reference calls, with positional arguments named
 from the backend method's signature. A turn whose ground truth is empty is the one where a datum is
 missing: its check is `no_tool_calls` (the model must ask, not act). The other turns are checked by
 `state_as_reference` on BFCL's own stateful backends (`module:Class` mocks), as BFCL's checker
-compares backend state; BFCL also compares execution results, which is listed as an approximation.
+compares backend state, and the turn's reference results must be among the model's results so far
+(BFCL's `response_checker`; see `evalkit.judge.turns`).
+A miss_func turn with no question is the one where BFCL adds the withheld functions: it becomes a
+turn with BFCL's own prompt for that moment and `tools_added`. Every class is built from the case's
+initial state (an empty one too: BFCL calls `_load_scenario` on every stateful class), with BFCL's
+`long_context` option in the long_context category.
 """
 
 from __future__ import annotations
@@ -48,6 +53,9 @@ def convert_multi_turn(
     """(scenario fields, approximations, reason it was skipped)."""
     if answer is None:
         return None, [], "no possible answer"
+    from bfcl_eval.constants.default_prompts import DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_FC as added_prompt
+    from bfcl_eval.constants.executable_backend_config import STATELESS_CLASSES
+
     truth: list[list[str]] = answer["ground_truth"]
     if len(truth) != len(case["question"]):
         return None, [], f"{len(case['question'])} turns but {len(truth)} ground-truth turns"
@@ -64,18 +72,26 @@ def convert_multi_turn(
                 tools.append(tool_schema(doc))
                 methods[doc["name"]] = getattr(cls, doc["name"])
     turns = []
-    for messages, calls in zip(case["question"], truth, strict=True):
+    missed = {int(k): v for k, v in case.get("missed_function", {}).items()}
+    for index, (messages, calls) in enumerate(zip(case["question"], truth, strict=True)):
         users = [m["content"] for m in messages if m["role"] == "user"]
-        if len(users) != len(messages) or not users:
+        if not messages and index in missed:
+            users = [added_prompt]
+        elif len(users) != len(messages) or not users:
             return None, [], "a turn with no user message or with other roles"
         try:
             reference = [_parse_call(text, methods) for text in calls]
         except (ValueError, KeyError, SyntaxError) as exc:
             return None, [], f"cannot read a ground-truth call ({exc})"
         check = {"state_as_reference": True} if calls else {"no_tool_calls": True}
-        turns.append({"user": "\n".join(users), "reference": reference, "check": check})
+        turn: dict[str, Any] = {"user": "\n".join(users), "reference": reference, "check": check}
+        if index in missed:
+            turn["tools_added"] = missed[index]
+        turns.append(turn)
+    options = {"long_context": True} if "long_context" in case["id"] else {}
     state = [
         {"class": f"{module}:{name}", "config": case.get("initial_config", {}).get(name, {})}
+        | ({"options": options} if options and name not in STATELESS_CLASSES else {})
         for name, module in paths.items()
     ]
     n_calls = sum(len(t) for t in truth)
@@ -87,5 +103,4 @@ def convert_multi_turn(
         "reference": {"calls": []},
         "check": {"state_as_reference": True},
     }
-    notes = ["BFCL also requires each turn's execution results to appear among the model's; evalkit checks state only"]
-    return fields, notes, ""
+    return fields, [], ""
