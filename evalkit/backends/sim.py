@@ -29,6 +29,7 @@ __all__ = ["SimulatedBackend"]
 RESPOND = "respond"
 _STALL_TEXT = "Sure, I'll look into that for you and get back with the details."
 _INVENTED = "Based on what I know, the answer is 42. Let me know if you need anything else."
+_WRONG_REPLY = "I am not sure about that."  # names no fact and asks nothing: fails a reply check
 
 
 def _calls_in(message: Message) -> list[ToolCall]:
@@ -120,6 +121,8 @@ class SimulatedBackend:
     def _tool_step(
         self, rng: random.Random, s: _Situation, now: Behaviour, target: ToolCall
     ) -> tuple[str, list[ToolCall]]:
+        if s.constrained and self.profile.constrained is not None:
+            return self._act(rng, s, self._constrained_tool(rng), target)
         weights = now.tool_step.model_dump()
         if s.nudged:  # a corrective message mostly works; the rest fails as usual
             rest = 1 - now.after_nudge.tool_step_correct
@@ -137,6 +140,16 @@ class SimulatedBackend:
         if s.respond and behaviour == "correct" and rng.random() < self.profile.respond_instead_of_tool:
             behaviour = "premature_answer"
         return self._act(rng, s, behaviour, target)
+
+    def _constrained_tool(self, rng: random.Random) -> str:
+        measured = self.profile.constrained
+        assert measured is not None
+        draw = rng.random()
+        if draw < measured.tool_step_correct:
+            return "correct"
+        return (
+            "premature_answer" if draw < measured.tool_step_correct + measured.tool_step_respond else "wrong_arguments"
+        )
 
     def _act(self, rng: random.Random, s: _Situation, behaviour: str, target: ToolCall) -> tuple[str, list[ToolCall]]:
         call_id = f"sim_{rng.randrange(10**8)}"
@@ -161,8 +174,17 @@ class SimulatedBackend:
 
     def _reply_step(self, rng: random.Random, s: _Situation, now: Behaviour) -> tuple[str, list[ToolCall]]:
         reply = s.skill.reply or "Okay."
+        if now.reply_step.wrong_reply and rng.random() < now.reply_step.wrong_reply:
+            reply = _WRONG_REPLY
         call_id = f"sim_{rng.randrange(10**8)}"
         real_tools = [t for t in s.offered if t.name != RESPOND]
+        if s.constrained and self.profile.constrained is not None:
+            if s.respond and (not real_tools or rng.random() < self.profile.constrained.reply_step_respond):
+                return "", [ToolCall(id=call_id, name=RESPOND, arguments={"message": reply})]
+            if real_tools:
+                tool = rng.choice(real_tools)
+                return "", [ToolCall(id=call_id, name=tool.name, arguments=_placeholder_args(tool))]
+            return reply, []
         nudge = now.after_nudge
         p_tool = nudge.reply_step_tool_call if s.nudged else now.reply_step.unneeded_tool_call
         p_respond = nudge.uses_respond if s.nudged else now.reply_step.uses_respond

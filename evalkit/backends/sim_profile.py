@@ -22,7 +22,17 @@ from evalkit._model import StrictModel, first_problem
 from evalkit._yaml import read_yaml
 from evalkit.errors import ConfigError, ScenarioError
 
-__all__ = ["PROFILE_DIR", "AfterNudge", "Fitted", "Override", "ReplyStep", "SimProfile", "ToolStep", "load_profile"]
+__all__ = [
+    "PROFILE_DIR",
+    "AfterNudge",
+    "Constrained",
+    "Fitted",
+    "Override",
+    "ReplyStep",
+    "SimProfile",
+    "ToolStep",
+    "load_profile",
+]
 
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "profiles"
 
@@ -43,6 +53,7 @@ class ReplyStep(StrictModel):
 
     unneeded_tool_call: float = Field(ge=0, le=1)
     uses_respond: float = Field(ge=0, le=1)  # calls `respond` rather than writing bare text, when offered
+    wrong_reply: float = Field(0.0, ge=0, le=1)  # the answer (text or `respond`) fails the check's reply items
 
 
 class AfterNudge(StrictModel):
@@ -103,12 +114,23 @@ class Behaviour(StrictModel):
     after_nudge: AfterNudge
 
 
+class Constrained(StrictModel):
+    """Under a grammar or schema constraint. Without this part a constrained call is derived from the
+    tool-step weights (format errors impossible, prose turned into the right call, `respond` at a
+    reply step); a fitted profile measures it instead."""
+
+    tool_step_correct: float = Field(ge=0, le=1)  # the intended call
+    tool_step_respond: float = Field(ge=0, le=1)  # an answer through `respond` (the rest: another call)
+    reply_step_respond: float = Field(ge=0, le=1)  # the answer through `respond` (the rest: some tool call)
+
+
 class SimProfile(StrictModel):
     name: str
     description: str = ""
     tool_step: ToolStep
     reply_step: ReplyStep
     after_nudge: AfterNudge
+    constrained: Constrained | None = None
     overrides: list[Override] = Field(default_factory=list)
     fitted: Fitted | None = None
     respond_instead_of_tool: float = Field(0.0, ge=0, le=1)  # with `respond` offered, answers too early

@@ -12,7 +12,8 @@ Behaviours, at a tool step (an intended call is still to make): `correct` (the i
 the check accepts it), `malformed_call` (a call whose arguments do not parse), `hallucinated_tool`
 (a tool that was not offered), `premature_answer` (an answer through `respond`), `wrong_arguments`
 (another call or other arguments) and `text_instead_of_tool` (prose). At a reply step: `reply`,
-`respond` (the answer through `respond`) or `unneeded_tool_call` (any other call).
+`respond` (the answer through `respond`) or `unneeded_tool_call` (any other call); an answer is also
+`wrong_reply` when it fails the reply items (text, question, degenerate output) of the check in force.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from evalkit.backends.sim import RESPOND
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, ToolCall
 from evalkit.judge.arguments import arguments_match
 from evalkit.judge.calls import match_rules, uses_v2
+from evalkit.judge.items import check_items
 from evalkit.prompt_mode import parse_strict_calls
 from evalkit.results.reader import iter_records
 from evalkit.results.records import Header, RunRecord
@@ -58,6 +60,7 @@ class Observation:
     forced: bool
     respond: bool  # `respond` was offered
     behaviour: str
+    wrong_reply: bool = False  # an answer (text or `respond`) that fails the check's reply items
 
 
 @dataclass
@@ -118,6 +121,23 @@ def _tool_behaviour(scenario: Scenario, target: ToolCall, calls: list[ToolCall],
     return "correct" if fits_intended(scenario, target, calls[0]) else "wrong_arguments"
 
 
+_REPLY_KINDS = frozenset(
+    {"reply", "reply_mentions", "reply_avoids", "asks_user", "question_mentions", "not_degenerate"}
+)
+
+
+def _wrong_reply(scenario: Scenario, messages: list[Message], calls: list[ToolCall], text: str) -> bool:
+    """Does this answer fail the reply items of the check in force (the turn's, else the scenario's)?"""
+    if calls and calls[0].name == RESPOND:
+        text = str((calls[0].arguments or {}).get("message", ""))
+    elif calls:
+        return False
+    turn = sum(1 for m in messages if m.role == "user" and m.origin != "guard") - 1
+    own = scenario.turns[turn].check if 0 <= turn < len(scenario.turns) else None
+    items = check_items(scenario, [], text, own or scenario.check)
+    return any(not i.passed for i in items if i.kind in _REPLY_KINDS)
+
+
 def _reply_behaviour(calls: list[ToolCall]) -> str:
     if not calls:
         return "reply"
@@ -174,6 +194,7 @@ class _Replay:
             forced=request.tool_choice == "required" or request.constraint is not None,
             respond=RESPOND in offered,
             behaviour=behaviour,
+            wrong_reply=not tool_step and _wrong_reply(self.scenario, request.messages, calls, completion.text),
         )
 
 

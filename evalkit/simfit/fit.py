@@ -10,14 +10,17 @@ Which calls inform which parameter (the simulated backend's own situations, `eva
 tool_step_correct` the tool steps just after a nudge (without a constraint); `reply_step.uses_respond`
 the unforced reply steps without a nudge where `respond` was offered; `reply_step.unneeded_tool_call`
 those same steps where the model did not use `respond` (the backend draws the two one after the
-other); `after_nudge.reply_step_*` the same just after a nudge. Constrained calls (a grammar) inform
-no parameter: the backend derives them from the tool-step weights, and `evalkit sim check` shows how
-well that works. `respond_instead_of_tool` is left at 0: an answer through `respond` at a tool step
+other); `after_nudge.reply_step_*` the same just after a nudge; `reply_step.wrong_reply` every
+answer at a reply step (text or `respond`) that fails the check's reply items. Constrained calls (a
+grammar) inform only `constrained.*` (the tool steps' shares of the intended call and of `respond`,
+a Dirichlet over three outcomes; the reply steps' share of `respond`), for the whole model: overrides
+never carry them. `respond_instead_of_tool` is left at 0: an answer through `respond` at a tool step
 is counted as `premature_answer`.
 
-Where the tool-step or reply-step behaviours differ between modes or between families more than
-chance allows (a chi-square test of homogeneity, p < 0.01, over groups with 5 calls or more), the fit
-adds an override per group, fitted on that group's calls alone, and says so in `fitted.notes`.
+Where the tool-step behaviours, the reply-step behaviours or the share of wrong answers differ
+between modes or between families more than chance allows (a chi-square test of homogeneity,
+p < 0.01, over groups with 5 calls or more), the fit adds an override per group, fitted on that
+group's calls alone, and says so in `fitted.notes`.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from collections.abc import Callable
 import numpy as np
 from scipy import stats as sps
 
+from evalkit._model import StrictModel
 from evalkit.backends.sim_profile import (
     AfterNudge,
+    Constrained,
     Estimate,
     Fitted,
     Override,
@@ -49,6 +54,12 @@ _SPLIT_P = 0.01
 _MIN_GROUP = 5
 
 Keep = Callable[[Observation], bool]
+_PARTS: list[tuple[str, type[StrictModel]]] = [
+    ("tool_step", ToolStep),
+    ("reply_step", ReplyStep),
+    ("after_nudge", AfterNudge),
+    ("constrained", Constrained),
+]
 
 
 def _estimate(k: int, n: int, categories: int = 2) -> Estimate:
@@ -82,27 +93,44 @@ def _estimates(obs: list[Observation]) -> dict[str, Estimate]:
         found[f"{part}.uses_respond"] = _share(replies, lambda o: o.respond, "respond")
         tool_name = "unneeded_tool_call" if part == "reply_step" else "reply_step_tool_call"
         found[f"{part}.{tool_name}"] = _share(replies, lambda o: o.behaviour != "respond", "unneeded_tool_call")
+    answers = [o for o in obs if _answer(o)]
+    found["reply_step.wrong_reply"] = _estimate(sum(o.wrong_reply for o in answers), len(answers))
+    tools = Counter(o.behaviour for o in obs if o.step == "tool" and o.constrained)
+    n = sum(tools.values())
+    found["constrained.tool_step_correct"] = _estimate(tools["correct"], n, 3)
+    found["constrained.tool_step_respond"] = _estimate(tools["premature_answer"], n, 3)
+    found["constrained.reply_step_respond"] = _share(
+        obs, lambda o: o.step == "reply" and o.constrained and o.respond, "respond"
+    )
     return found
 
 
-def _parts(found: dict[str, Estimate], *, partial: bool) -> dict[str, object]:
-    """The profile's three parts from estimates; with `partial`, a part with no calls is left out."""
+def _parts(found: dict[str, Estimate], base: dict[str, Estimate] | None = None) -> dict[str, object]:
+    """The profile's parts from estimates. For an override (`base` given) a part with no calls is
+    left out, and a parameter with no calls takes the base value rather than the prior's."""
     parts: dict[str, object] = {}
-    for name, model in (("tool_step", ToolStep), ("reply_step", ReplyStep), ("after_nudge", AfterNudge)):
+    for name, model in _PARTS:
         mine = {k.split(".", 1)[1]: e for k, e in found.items() if k.startswith(f"{name}.")}
-        if partial and all(e.calls == 0 for e in mine.values()):
+        if base is not None and all(e.calls == 0 for e in mine.values()):
             continue
-        parts[name] = model(**{k: e.value for k, e in mine.items()})
+        values = {k: (base[f"{name}.{k}"].value if base and e.calls == 0 else e.value) for k, e in mine.items()}
+        parts[name] = model(**values)
     return parts
 
 
-def homogeneity_p(obs: list[Observation], key: str, keep: Keep) -> tuple[float, list[str]]:
-    """The chi-square test's p-value that `keep`'s behaviours are the same in every group of `key`
+def _answer(o: Observation) -> bool:
+    return o.step == "reply" and o.behaviour in ("reply", "respond")
+
+
+def homogeneity_p(
+    obs: list[Observation], key: str, keep: Keep, outcome: Callable[[Observation], str] = lambda o: o.behaviour
+) -> tuple[float, list[str]]:
+    """The chi-square test's p-value that `keep`'s outcomes are the same in every group of `key`
     (groups with 5 calls or more), and those groups; p is 1.0 with fewer than two groups."""
     table: dict[str, Counter[str]] = {}
     for o in obs:
         if keep(o):
-            table.setdefault(str(getattr(o, key)), Counter())[o.behaviour] += 1
+            table.setdefault(str(getattr(o, key)), Counter())[outcome(o)] += 1
     groups = sorted(g for g, c in table.items() if sum(c.values()) >= _MIN_GROUP)
     behaviours = sorted({b for g in groups for b in table[g]})
     if len(groups) < 2 or len(behaviours) < 2:
@@ -114,7 +142,11 @@ def homogeneity_p(obs: list[Observation], key: str, keep: Keep) -> tuple[float, 
 def _overrides(obs: list[Observation], estimates: dict[str, Estimate], notes: list[str]) -> list[Override]:
     overrides: list[Override] = []
     for key in ("mode", "family"):
-        tests = [homogeneity_p(obs, key, _plain_tool), homogeneity_p(obs, key, _plain_reply(False))]
+        tests = [
+            homogeneity_p(obs, key, _plain_tool),
+            homogeneity_p(obs, key, _plain_reply(False)),
+            homogeneity_p(obs, key, _answer, lambda o: str(o.wrong_reply)),
+        ]
         p = min(t[0] for t in tests)
         groups = sorted({g for t in tests for g in t[1]})
         plural = {"mode": "modes", "family": "families"}[key]
@@ -127,8 +159,10 @@ def _overrides(obs: list[Observation], estimates: dict[str, Estimate], notes: li
         notes.append(f"per-{key} parameters: the {plural} behave differently (chi-square p = {p:.3g}; {groups})")
         for group in groups:
             mine = _estimates([o for o in obs if str(getattr(o, key)) == group])
-            estimates |= {f"{key}={group}.{k}": e for k, e in mine.items() if e.calls}
-            overrides.append(Override.model_validate({key: group, **_parts(mine, partial=True)}))
+            parts = _parts(mine, estimates)
+            parts.pop("constrained", None)  # measured once, for the whole model
+            estimates |= {f"{key}={group}.{k}": e for k, e in mine.items() if e.calls and k.split(".")[0] in parts}
+            overrides.append(Override.model_validate({key: group, **parts}))
     return overrides
 
 
@@ -137,8 +171,7 @@ def fit_profile(found: Recorded, *, name: str | None = None) -> SimProfile:
     obs = found.observations
     estimates = _estimates(obs)
     notes = [
-        "constrained calls (a grammar) inform no parameter; the simulated backend derives them from the tool-step "
-        "weights",
+        "constrained calls (a grammar) inform only constrained.*, measured once for every family and mode",
         "respond_instead_of_tool is 0: an answer through respond at a tool step counts as premature_answer",
     ]
     if found.skipped:
@@ -160,7 +193,7 @@ def fit_profile(found: Recorded, *, name: str | None = None) -> SimProfile:
             "name": name or f"fitted-{found.model}",
             "description": f"Fitted to {found.model}'s recorded calls in {files} "
             f"({len(obs)} calls, {found.runs} runs).",
-            **_parts(estimates, partial=False),
+            **_parts(estimates),
             "overrides": overrides,
             "fitted": fitted,
         }

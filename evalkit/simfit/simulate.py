@@ -32,7 +32,7 @@ __all__ = ["SimCell", "draw_profile", "simulate_cells"]
 
 _ONCE = RetryPolicy(attempts=1, base_delay_s=0.0, max_delay_s=0.0)
 _HALF = 0.5
-_PARTS = ("tool_step", "reply_step", "after_nudge")
+_PARTS = ("tool_step", "reply_step", "after_nudge", "constrained")
 
 
 @dataclass(frozen=True)
