@@ -231,8 +231,11 @@ def _model_sha(header: Header, model: str) -> str | None:
     return None
 
 
-def classify_files(paths: Iterable[str | Path], model: str, scenarios: list[Scenario]) -> Recorded:
-    """Every counted real run of `model` in `paths`, replayed and classified call by call."""
+def classify_files(
+    paths: Iterable[str | Path], model: str, scenarios: list[Scenario], *, simulated: bool = False
+) -> Recorded:
+    """Every counted real run of `model` in `paths`, replayed and classified call by call (with
+    `simulated`, simulated runs too: a fit to them must recover the profile that made them)."""
     by_id = {s.id: s for s in scenarios}
     found = Recorded(model=model)
     for path in map(Path, paths):
@@ -244,13 +247,13 @@ def classify_files(paths: Iterable[str | Path], model: str, scenarios: list[Scen
                 config = record.config
                 stacks = {k: parse_strategy_specs(k, v) for k, v in config.get("strategies", {}).items()}
                 found.model_sha256 = found.model_sha256 or _model_sha(record, model)
-            elif isinstance(record, RunRecord) and _wanted(record, model) and record.cell.scenario in by_id:
+            elif isinstance(record, RunRecord) and _wanted(record, model, simulated) and record.cell.scenario in by_id:
                 _add_run(found, record, by_id[record.cell.scenario], stacks, config, path.name)
     return found
 
 
-def _wanted(run: RunRecord, model: str) -> bool:
-    return run.cell.model == model and not run.simulated and run.counted and bool(run.calls)
+def _wanted(run: RunRecord, model: str, simulated: bool) -> bool:
+    return run.cell.model == model and (simulated or not run.simulated) and run.counted and bool(run.calls)
 
 
 def _add_run(
