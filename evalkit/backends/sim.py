@@ -29,7 +29,9 @@ __all__ = ["SimulatedBackend"]
 RESPOND = "respond"
 _STALL_TEXT = "Sure, I'll look into that for you and get back with the details."
 _INVENTED = "Based on what I know, the answer is 42. Let me know if you need anything else."
-_WRONG_REPLY = "I am not sure about that."  # names no fact and asks nothing: fails a reply check
+# a loop of one line: `evalkit.judge.degenerate` flags it, so it fails every check that judges a reply
+# (as the real wrong answers it stands for do: wrong facts, no question, degenerate output)
+_WRONG_REPLY = "I am not sure.\n" * 4
 
 
 def _calls_in(message: Message) -> list[ToolCall]:

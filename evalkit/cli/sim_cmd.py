@@ -56,7 +56,7 @@ def format_check(result: CheckResult) -> list[str]:
     for c in cells:
         if not c.inside:
             lines.append(
-                f"  outside: {c.mode}/{c.stack}/{c.scenario}: real {c.correct}/{c.n}, "
+                f"  outside: {c.source}: {c.mode}/{c.stack}/{c.scenario}: real {c.correct}/{c.n}, "
                 f"predicted {c.predicted:.2f} [{c.low:.2f}, {c.high:.2f}]"
             )
     if result.stacks:

@@ -30,6 +30,7 @@ __all__ = ["CellFit", "CheckResult", "StackPrediction", "check_profile", "leave_
 
 @dataclass(frozen=True)
 class CellFit:
+    source: str  # the results file's name
     mode: str
     stack: str
     scenario: str
@@ -70,12 +71,12 @@ class CheckResult:
 
 def _cells(
     found: Recorded, scenarios: dict[str, Scenario], only: str | None = None
-) -> list[tuple[SimCell, list[bool]]]:
+) -> list[tuple[str, SimCell, list[bool]]]:
     chosen = []
-    for (mode, stack, scenario), verdicts in sorted(found.cells.items()):
+    for (source, mode, stack, scenario), verdicts in sorted(found.cells.items()):
         if (only is None or stack == only) and scenario in scenarios:
-            cell = SimCell.from_config(mode, stack, scenarios[scenario], found.configs[stack])
-            chosen.append((cell, verdicts))
+            cell = SimCell.from_config(mode, stack, scenarios[scenario], found.configs[(source, stack)])
+            chosen.append((source, cell, verdicts))
     return chosen
 
 
@@ -94,14 +95,22 @@ def check_profile(
 ) -> list[CellFit]:
     """Every real cell of `found` against the simulation of `profile`."""
     pairs = _cells(found, {s.id: s for s in scenarios})
-    counts = simulate_cells(profile, [c for c, _ in pairs], draws=draws, runs=runs, seed=seed)
+    counts = simulate_cells(profile, [c for _, c, _ in pairs], draws=draws, runs=runs, seed=seed)
     fits = []
-    for j, (cell, verdicts) in enumerate(pairs):
+    for j, (source, cell, verdicts) in enumerate(pairs):
         shares = counts[:, j] / runs
         low, high = _interval(len(verdicts), shares)
         fits.append(
             CellFit(
-                cell.mode, cell.stack, cell.scenario.id, len(verdicts), sum(verdicts), float(shares.mean()), low, high
+                source,
+                cell.mode,
+                cell.stack,
+                cell.scenario.id,
+                len(verdicts),
+                sum(verdicts),
+                float(shares.mean()),
+                low,
+                high,
             )
         )
     return fits
@@ -113,15 +122,15 @@ def _predict_stack(
     rest = replace(found, observations=[o for o in found.observations if o.strategy != stack])
     profile = fit_profile(rest)
     pairs = _cells(found, scenarios, only=stack)
-    counts = simulate_cells(profile, [c for c, _ in pairs], draws=draws, runs=runs, seed=seed)
-    sizes = np.array([len(v) for _, v in pairs])
+    counts = simulate_cells(profile, [c for _, c, _ in pairs], draws=draws, runs=runs, seed=seed)
+    sizes = np.array([len(v) for _, _, v in pairs])
     total = int(sizes.sum())
     rng = np.random.default_rng(seed)
     shares = counts / runs  # draws x cells
     # the stack's total at the real sizes: per draw, several binomial samples of every cell
     sampled = rng.binomial(sizes[None, None, :], shares[:, None, :], size=(draws, 50, len(pairs))).sum(axis=2)
     low, high = np.quantile(sampled / total, [0.025, 0.975])
-    observed = sum(sum(v) for _, v in pairs) / total
+    observed = sum(sum(v) for _, _, v in pairs) / total
     predicted = float((shares * sizes).sum(axis=1).mean() / total)
     return StackPrediction(stack, total, observed, predicted, float(low), float(high))
 
@@ -131,7 +140,7 @@ def leave_one_stack_out(
 ) -> list[StackPrediction]:
     """For each guard stack: fitted on the other stacks' calls, its prediction against its real runs."""
     by_id = {s.id: s for s in scenarios}
-    stacks = sorted({stack for _, stack, _ in found.cells})
+    stacks = sorted({stack for _, _, stack, _ in found.cells})
     if len(stacks) < 2:
         return []
     return [_predict_stack(s, found, by_id, draws=draws, runs=runs, seed=seed) for s in stacks]

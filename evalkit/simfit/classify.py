@@ -73,8 +73,9 @@ class Recorded:
     model_sha256: str | None = None
     runs: int = 0
     skipped: int = 0  # runs the current loop could not replay from their outputs
-    cells: dict[tuple[str, str, str], list[bool]] = field(default_factory=dict)  # (mode, stack, scenario)
-    configs: dict[str, dict[str, Any]] = field(default_factory=dict)  # stack label -> the header's config
+    # (file, mode, stack, scenario) -> the runs' verdicts; a cell of each file, run with its own settings
+    cells: dict[tuple[str, str, str, str], list[bool]] = field(default_factory=dict)
+    configs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (file, stack) -> header config
 
 
 def _entries(scenario: Scenario, name: str) -> list[CallCheck]:
@@ -270,5 +271,5 @@ def _add_run(
         return
     found.runs += 1
     found.observations += seen
-    found.cells.setdefault((run.cell.mode, run.cell.strategy, run.cell.scenario), []).append(run.correct)
-    found.configs.setdefault(run.cell.strategy, config)
+    found.cells.setdefault((source, run.cell.mode, run.cell.strategy, run.cell.scenario), []).append(run.correct)
+    found.configs.setdefault((source, run.cell.strategy), config)
