@@ -176,7 +176,8 @@ class SimulatedBackend:
 
     def _reply_step(self, rng: random.Random, s: _Situation, now: Behaviour) -> tuple[str, list[ToolCall]]:
         reply = s.skill.reply or "Okay."
-        if now.reply_step.wrong_reply and rng.random() < now.reply_step.wrong_reply:
+        wrong = now.after_nudge.wrong_reply if s.nudged else now.reply_step.wrong_reply
+        if wrong and rng.random() < wrong:
             reply = _WRONG_REPLY
         call_id = f"sim_{rng.randrange(10**8)}"
         real_tools = [t for t in s.offered if t.name != RESPOND]

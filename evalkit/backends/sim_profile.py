@@ -62,6 +62,7 @@ class AfterNudge(StrictModel):
     tool_step_correct: float = Field(ge=0, le=1)  # self-corrects to the right call
     reply_step_tool_call: float = Field(ge=0, le=1)  # a nudge after "hi" pushes it into calling some tool
     uses_respond: float = Field(ge=0, le=1)  # with `respond` offered, a nudge sends it there
+    wrong_reply: float = Field(0.0, ge=0, le=1)  # the answer after a nudge fails the check's reply items
 
 
 class Override(StrictModel):

@@ -10,9 +10,10 @@ Which calls inform which parameter (the simulated backend's own situations, `eva
 tool_step_correct` the tool steps just after a nudge (without a constraint); `reply_step.uses_respond`
 the unforced reply steps without a nudge where `respond` was offered; `reply_step.unneeded_tool_call`
 those same steps where the model did not use `respond` (the backend draws the two one after the
-other); `after_nudge.reply_step_*` the same just after a nudge; `reply_step.wrong_reply` every
-answer at a reply step (text or `respond`) that fails the check's reply items. Constrained calls (a
-grammar) inform only `constrained.*` (the tool steps' shares of the intended call and of `respond`,
+other); `after_nudge.reply_step_*` the same just after a nudge; `reply_step.wrong_reply` the
+answers at a reply step (text or `respond`) that fail the check's reply items, `after_nudge.
+wrong_reply` the same just after a nudge (repeated nudges push small models into loops).
+Constrained calls (a grammar) inform only `constrained.*` (the tool steps' shares of the intended call and of `respond`,
 a Dirichlet over three outcomes; the reply steps' share of `respond`), for the whole model: overrides
 never carry them. `respond_instead_of_tool` is left at 0: an answer through `respond` at a tool step
 is counted as `premature_answer`.
@@ -93,8 +94,9 @@ def _estimates(obs: list[Observation]) -> dict[str, Estimate]:
         found[f"{part}.uses_respond"] = _share(replies, lambda o: o.respond, "respond")
         tool_name = "unneeded_tool_call" if part == "reply_step" else "reply_step_tool_call"
         found[f"{part}.{tool_name}"] = _share(replies, lambda o: o.behaviour != "respond", "unneeded_tool_call")
-    answers = [o for o in obs if _answer(o)]
-    found["reply_step.wrong_reply"] = _estimate(sum(o.wrong_reply for o in answers), len(answers))
+    for part, nudged in (("reply_step", False), ("after_nudge", True)):
+        answers = [o for o in obs if _answer(o) and o.nudged == nudged]
+        found[f"{part}.wrong_reply"] = _estimate(sum(o.wrong_reply for o in answers), len(answers))
     tools = Counter(o.behaviour for o in obs if o.step == "tool" and o.constrained)
     n = sum(tools.values())
     found["constrained.tool_step_correct"] = _estimate(tools["correct"], n, 3)
