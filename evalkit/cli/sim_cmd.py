@@ -81,5 +81,7 @@ def run(args: argparse.Namespace) -> int:
     found = classify_files(args.results, profile.fitted.model, scenarios)
     result = check(profile, found, scenarios, draws=args.draws, runs=args.runs)
     print(f"{profile.label()}; checked against {', '.join(p.name for p in args.results)}")
+    if found.unknown or found.skipped:
+        print(f"left out: {found.unknown} runs of scenarios not found, {found.skipped} runs not replayable")
     print("\n".join(format_check(result)))
     return 0

@@ -73,6 +73,7 @@ class Recorded:
     model_sha256: str | None = None
     runs: int = 0
     skipped: int = 0  # runs the current loop could not replay from their outputs
+    unknown: int = 0  # runs of a scenario not among the scenarios given
     # (file, mode, stack, scenario) -> the runs' verdicts; a cell of each file, run with its own settings
     cells: dict[tuple[str, str, str, str], list[bool]] = field(default_factory=dict)
     configs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)  # (file, stack) -> header config
@@ -248,7 +249,10 @@ def classify_files(
                 config = record.config
                 stacks = {k: parse_strategy_specs(k, v) for k, v in config.get("strategies", {}).items()}
                 found.model_sha256 = found.model_sha256 or _model_sha(record, model)
-            elif isinstance(record, RunRecord) and _wanted(record, model, simulated) and record.cell.scenario in by_id:
+            elif isinstance(record, RunRecord) and _wanted(record, model, simulated):
+                if record.cell.scenario not in by_id:
+                    found.unknown += 1
+                    continue
                 _add_run(found, record, by_id[record.cell.scenario], stacks, config, path.name)
     return found
 

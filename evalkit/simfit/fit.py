@@ -176,6 +176,8 @@ def fit_profile(found: Recorded, *, name: str | None = None) -> SimProfile:
         "constrained calls (a grammar) inform only constrained.*, measured once for every family and mode",
         "respond_instead_of_tool is 0: an answer through respond at a tool step counts as premature_answer",
     ]
+    if found.unknown:
+        notes.append(f"{found.unknown} runs of scenarios not among those given were left out")
     if found.skipped:
         notes.append(f"{found.skipped} runs could not be replayed from their outputs and were left out")
     overrides = _overrides(obs, estimates, notes)

@@ -41,3 +41,12 @@ def test_a_call_is_intended_when_the_check_accepts_it(scenarios: list[Scenario])
     assert not fits_intended(trip, target, ToolCall(id="1", name="suggest_activity", arguments={"weather": "sun"}))
     summary = trip.skill().calls[3]  # the terminal tool: no check entry, the reference's values decide
     assert not fits_intended(trip, summary, ToolCall(id="1", name="send_summary", arguments={"text": "x"}))
+
+
+def test_runs_of_unknown_scenarios_are_counted_and_noted(known_results: Path, scenarios: list[Scenario]) -> None:
+    model = str(known_results.parent / "known.yaml")
+    only_trip = [s for s in scenarios if s.id == "seq-weather-trip"]
+    found = classify_files([known_results], model, only_trip, simulated=True)
+    assert found.unknown == 80 and found.runs == 80
+    notes = fit_profile(found).fitted.notes  # type: ignore[union-attr]
+    assert "80 runs of scenarios not among those given were left out" in notes
