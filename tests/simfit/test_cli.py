@@ -50,3 +50,9 @@ def test_no_real_call_of_the_model_is_an_input_error(at_root: None, tmp_path: Pa
 
 def test_check_refuses_a_profile_that_was_not_fitted(at_root: None) -> None:
     assert main(["sim", "check", "evalkit/profiles/small-local.yaml", "results/compare-models.jsonl"]) == 2
+
+
+def test_list_shows_the_fitted_profiles(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list", "profiles"]) == 0
+    shown = capsys.readouterr().out.splitlines()
+    assert "  fitted/smollm2" in shown and "  fitted/gemma3-270m" in shown and "  small-local" in shown
