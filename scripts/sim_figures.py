@@ -2,7 +2,8 @@
 
 Runs `evalkit sim check` (the committed fitted profile, the committed results, seed 0, 20 posterior
 draws x 10 runs per cell) and prints the block the README's "A simulated model fitted to a real one"
-section holds between `<!-- generated:sim-fit -->` markers. It takes a minute or two.
+section holds between `<!-- sim-figures -->` markers (not `generated:` ones: scripts/readme_findings.py
+owns those, and this block takes a minute or two to compute, too long for its test).
 
     python scripts/sim_figures.py          # print the block
     python scripts/sim_figures.py --write  # and write it into README.md
@@ -21,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PROFILE = "evalkit/profiles/fitted/smollm2.yaml"
 CHECKED = ("results/adr013.jsonl", "results/compare-models.jsonl")
-_BLOCK = re.compile(r"(<!-- generated:sim-fit -->\n)(.*?)(<!-- /generated:sim-fit -->)", re.S)
+_BLOCK = re.compile(r"(<!-- sim-figures -->\n)(.*?)(<!-- /sim-figures -->)", re.S)
 
 
 def block() -> str:
