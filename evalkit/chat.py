@@ -150,6 +150,7 @@ class CallContext(StrictModel):
     seed: int
     call_index: int
     mode: ToolMode = "native"
+    family: str = ""  # the scenario's family: a fitted simulated profile may behave per family
     offered_tools: list[ToolSpec] = Field(default_factory=list)
     skill: Skill = Field(default_factory=Skill)
 

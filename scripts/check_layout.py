@@ -31,6 +31,7 @@ LAYERS: list[set[str]] = [
     {"scenario"},
     {"judge"},
     {"run"},
+    {"simfit"},
     {"report"},
     {"gate"},
     {"importers"},

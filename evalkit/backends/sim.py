@@ -20,7 +20,7 @@ import httpx
 
 from evalkit.backends.base import UNSATISFIABLE, Feature
 from evalkit.backends.entry import BackendEntry
-from evalkit.backends.sim_profile import SimProfile, load_profile
+from evalkit.backends.sim_profile import Behaviour, SimProfile, load_profile
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, Skill, ToolCall, ToolSpec, Usage
 from evalkit.prompt_mode import parse_strict_calls
 
@@ -29,6 +29,9 @@ __all__ = ["SimulatedBackend"]
 RESPOND = "respond"
 _STALL_TEXT = "Sure, I'll look into that for you and get back with the details."
 _INVENTED = "Based on what I know, the answer is 42. Let me know if you need anything else."
+# a loop of one line: `evalkit.judge.degenerate` flags it, so it fails every check that judges a reply
+# (as the real wrong answers it stands for do: wrong facts, no question, degenerate output)
+_WRONG_REPLY = "I am not sure.\n" * 4
 
 
 def _calls_in(message: Message) -> list[ToolCall]:
@@ -69,23 +72,34 @@ class _Situation:
         self.prompt_mode = context.mode == "prompt"
         self.progress = _progress(request.messages, context.skill)
         self.skill = context.skill
+        self.family = context.family
 
 
 class SimulatedBackend:
-    """`kind: sim`; `model` names a profile in evalkit/profiles (or a path to a profile YAML)."""
+    """`kind: sim`; `model` names a profile in evalkit/profiles (or a path to a profile YAML).
+
+    `profile` given in code (a fit's posterior draw, say) is used instead of loading `model`."""
 
     kind = "sim"
     simulated = True
 
-    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient | None = None, api_key: str | None = None):
+    def __init__(
+        self,
+        *,
+        entry: BackendEntry,
+        client: httpx.AsyncClient | None = None,
+        api_key: str | None = None,
+        profile: SimProfile | None = None,
+    ):
         self.model = entry.model
-        self.profile: SimProfile = load_profile(entry.model)
+        self.profile: SimProfile = profile if profile is not None else load_profile(entry.model)
 
     def supports(self, feature: Feature) -> bool:
         return feature not in UNSATISFIABLE
 
     async def describe(self) -> dict[str, Any]:
-        return {"kind": "sim", "simulated": True, "profile": self.profile.model_dump()}
+        label = self.profile.label()
+        return {"kind": "sim", "simulated": True, "label": label, "profile": self.profile.model_dump(exclude_none=True)}
 
     async def aclose(self) -> None:
         return None
@@ -93,10 +107,11 @@ class SimulatedBackend:
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         rng = random.Random(f"{context.seed}:{context.call_index}")
         s = _Situation(request, context)
+        now = self.profile.behaviour(context.mode, context.family)
         if s.progress < len(s.skill.calls):
-            text, calls = self._tool_step(rng, s, s.skill.calls[s.progress])
+            text, calls = self._tool_step(rng, s, now, s.skill.calls[s.progress])
         else:
-            text, calls = self._reply_step(rng, s)
+            text, calls = self._reply_step(rng, s, now)
         if s.prompt_mode and calls:
             text, calls = self._as_text(rng, s, calls), []
         prompt_chars = sum(len(m.content) for m in request.messages)
@@ -105,13 +120,17 @@ class SimulatedBackend:
 
     # -- behaviours --------------------------------------------------------------------------------
 
-    def _tool_step(self, rng: random.Random, s: _Situation, target: ToolCall) -> tuple[str, list[ToolCall]]:
-        weights = self.profile.tool_step.model_dump()
+    def _tool_step(
+        self, rng: random.Random, s: _Situation, now: Behaviour, target: ToolCall
+    ) -> tuple[str, list[ToolCall]]:
+        if s.constrained and self.profile.constrained is not None:
+            return self._act(rng, s, self._constrained_tool(rng), target)
+        weights = now.tool_step.model_dump()
         if s.nudged:  # a corrective message mostly works; the rest fails as usual
-            rest = 1 - self.profile.after_nudge.tool_step_correct
+            rest = 1 - now.after_nudge.tool_step_correct
             others = sum(v for k, v in weights.items() if k != "correct") or 1
             weights = {
-                k: (self.profile.after_nudge.tool_step_correct if k == "correct" else v * rest / others)
+                k: (now.after_nudge.tool_step_correct if k == "correct" else v * rest / others)
                 for k, v in weights.items()
             }
         if s.constrained:  # the grammar makes format errors and invented tools impossible
@@ -123,6 +142,16 @@ class SimulatedBackend:
         if s.respond and behaviour == "correct" and rng.random() < self.profile.respond_instead_of_tool:
             behaviour = "premature_answer"
         return self._act(rng, s, behaviour, target)
+
+    def _constrained_tool(self, rng: random.Random) -> str:
+        measured = self.profile.constrained
+        assert measured is not None
+        draw = rng.random()
+        if draw < measured.tool_step_correct:
+            return "correct"
+        return (
+            "premature_answer" if draw < measured.tool_step_correct + measured.tool_step_respond else "wrong_arguments"
+        )
 
     def _act(self, rng: random.Random, s: _Situation, behaviour: str, target: ToolCall) -> tuple[str, list[ToolCall]]:
         call_id = f"sim_{rng.randrange(10**8)}"
@@ -145,13 +174,23 @@ class SimulatedBackend:
             return self._say(s, _INVENTED, call_id)
         return _STALL_TEXT, []  # text_instead_of_tool
 
-    def _reply_step(self, rng: random.Random, s: _Situation) -> tuple[str, list[ToolCall]]:
+    def _reply_step(self, rng: random.Random, s: _Situation, now: Behaviour) -> tuple[str, list[ToolCall]]:
         reply = s.skill.reply or "Okay."
+        wrong = now.after_nudge.wrong_reply if s.nudged else now.reply_step.wrong_reply
+        if wrong and rng.random() < wrong:
+            reply = _WRONG_REPLY
         call_id = f"sim_{rng.randrange(10**8)}"
         real_tools = [t for t in s.offered if t.name != RESPOND]
-        nudge = self.profile.after_nudge
-        p_tool = nudge.reply_step_tool_call if s.nudged else self.profile.reply_step.unneeded_tool_call
-        p_respond = nudge.uses_respond if s.nudged else self.profile.reply_step.uses_respond
+        if s.constrained and self.profile.constrained is not None:
+            if s.respond and (not real_tools or rng.random() < self.profile.constrained.reply_step_respond):
+                return "", [ToolCall(id=call_id, name=RESPOND, arguments={"message": reply})]
+            if real_tools:
+                tool = rng.choice(real_tools)
+                return "", [ToolCall(id=call_id, name=tool.name, arguments=_placeholder_args(tool))]
+            return reply, []
+        nudge = now.after_nudge
+        p_tool = nudge.reply_step_tool_call if s.nudged else now.reply_step.unneeded_tool_call
+        p_respond = nudge.uses_respond if s.nudged else now.reply_step.uses_respond
         if s.respond and (s.forced or rng.random() < p_respond):
             return "", [ToolCall(id=call_id, name=RESPOND, arguments={"message": reply})]
         if real_tools and (s.forced or rng.random() < p_tool):

@@ -4,11 +4,17 @@ Probabilities are per model call and depend on the situation the simulated model
 right move is a tool call (`tool_step`) or a reply to the user (`reply_step`), and whether a guard
 has just nudged it. The numbers in the shipped profiles are illustrative, chosen to show the
 trade-offs the seed documents describe; they are not measurements of any real model.
+
+A *fitted* profile (`evalkit sim fit`) is measured instead: it carries `fitted` (the model, the
+source files' hashes, the prior, and every parameter's interval and number of calls) and may carry
+`overrides`, parameters that replace the base ones for one scenario family or tool mode where the
+recorded calls show the base situations are too coarse.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
@@ -16,7 +22,17 @@ from evalkit._model import StrictModel, first_problem
 from evalkit._yaml import read_yaml
 from evalkit.errors import ConfigError, ScenarioError
 
-__all__ = ["PROFILE_DIR", "SimProfile", "load_profile"]
+__all__ = [
+    "PROFILE_DIR",
+    "AfterNudge",
+    "Constrained",
+    "Fitted",
+    "Override",
+    "ReplyStep",
+    "SimProfile",
+    "ToolStep",
+    "load_profile",
+]
 
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "profiles"
 
@@ -37,6 +53,7 @@ class ReplyStep(StrictModel):
 
     unneeded_tool_call: float = Field(ge=0, le=1)
     uses_respond: float = Field(ge=0, le=1)  # calls `respond` rather than writing bare text, when offered
+    wrong_reply: float = Field(0.0, ge=0, le=1)  # the answer (text or `respond`) fails the check's reply items
 
 
 class AfterNudge(StrictModel):
@@ -45,6 +62,67 @@ class AfterNudge(StrictModel):
     tool_step_correct: float = Field(ge=0, le=1)  # self-corrects to the right call
     reply_step_tool_call: float = Field(ge=0, le=1)  # a nudge after "hi" pushes it into calling some tool
     uses_respond: float = Field(ge=0, le=1)  # with `respond` offered, a nudge sends it there
+    wrong_reply: float = Field(0.0, ge=0, le=1)  # the answer after a nudge fails the check's reply items
+
+
+class Override(StrictModel):
+    """Parameters for the calls of one family and/or mode; a part left out keeps the base one."""
+
+    family: str | None = None
+    mode: Literal["native", "prompt"] | None = None
+    tool_step: ToolStep | None = None
+    reply_step: ReplyStep | None = None
+    after_nudge: AfterNudge | None = None
+
+    def applies(self, mode: str, family: str) -> bool:
+        return (self.family is None or self.family == family) and (self.mode is None or self.mode == mode)
+
+
+class Estimate(StrictModel):
+    """One fitted parameter: its value (the posterior mean), a 95% interval, the calls behind it and
+    how many of them showed the behaviour (so a posterior draw needs nothing but the profile)."""
+
+    value: float
+    low: float
+    high: float
+    calls: int = Field(ge=0)
+    count: int = Field(ge=0)
+
+
+class Source(StrictModel):
+    file: str  # the file's name, never a machine path
+    sha256: str
+
+
+class Fitted(StrictModel):
+    """Where a fitted profile's numbers come from."""
+
+    model: str
+    model_sha256: str | None = None  # the GGUF's, when the results header recorded it
+    sources: list[Source]
+    prior: str
+    runs: int = Field(ge=0)
+    calls: int = Field(ge=0)
+    estimates: dict[str, Estimate] = Field(default_factory=dict)  # "tool_step.correct", "family=x.tool_step..."
+    notes: list[str] = Field(default_factory=list)
+
+
+class Behaviour(StrictModel):
+    """The parameters in force for one call."""
+
+    tool_step: ToolStep
+    reply_step: ReplyStep
+    after_nudge: AfterNudge
+
+
+class Constrained(StrictModel):
+    """Under a grammar or schema constraint. Without this part a constrained call is derived from the
+    tool-step weights (format errors impossible, prose turned into the right call, `respond` at a
+    reply step); a fitted profile measures it instead."""
+
+    tool_step_correct: float = Field(ge=0, le=1)  # the intended call
+    tool_step_respond: float = Field(ge=0, le=1)  # an answer through `respond` (the rest: another call)
+    reply_step_respond: float = Field(ge=0, le=1)  # the answer through `respond` (the rest: some tool call)
 
 
 class SimProfile(StrictModel):
@@ -53,6 +131,9 @@ class SimProfile(StrictModel):
     tool_step: ToolStep
     reply_step: ReplyStep
     after_nudge: AfterNudge
+    constrained: Constrained | None = None
+    overrides: list[Override] = Field(default_factory=list)
+    fitted: Fitted | None = None
     respond_instead_of_tool: float = Field(0.0, ge=0, le=1)  # with `respond` offered, answers too early
     prompt_mode_malformed: float = Field(0.0, ge=0, le=1)  # extra format errors writing calls as text
 
@@ -61,6 +142,21 @@ class SimProfile(StrictModel):
         if sum(self.tool_step.model_dump().values()) <= 0:
             raise ValueError("tool_step weights are all zero")
         return self
+
+    def behaviour(self, mode: str, family: str) -> Behaviour:
+        """The base parameters, with every override that applies laid over them (later ones win)."""
+        parts = {"tool_step": self.tool_step, "reply_step": self.reply_step, "after_nudge": self.after_nudge}
+        for override in self.overrides:
+            if override.applies(mode, family):
+                parts |= {k: v for k in parts if (v := getattr(override, k)) is not None}
+        return Behaviour.model_validate(parts)
+
+    def label(self) -> str:
+        """How results from this profile are labelled wherever simulated results are shown."""
+        if self.fitted is None:
+            return "SIMULATED"
+        files = ", ".join(s.file for s in self.fitted.sources)
+        return f"SIMULATED (fitted to {self.fitted.model} from {files})"
 
 
 def load_profile(name_or_path: str) -> SimProfile:

@@ -38,6 +38,7 @@ COMMANDS = {
     "list": "list scenarios, strategies, backends or simulated profiles",
     "serve": "start a local llama-server with a packaged model (until Ctrl-C)",
     "import": "convert public benchmark cases into scenario files",
+    "sim": "fit a simulated profile to a real model's results, and check its predictions",
 }
 
 

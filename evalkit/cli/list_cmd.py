@@ -37,5 +37,7 @@ def run(args: argparse.Namespace) -> int:
     if args.what in ("all", "backends"):
         print("backends:\n" + "\n".join(f"  {name:18} {target}" for name, target in BACKENDS.items()))
     if args.what in ("all", "profiles"):
-        print("simulated profiles:\n" + "\n".join(f"  {p.stem}" for p in sorted(PROFILE_DIR.glob("*.yaml"))))
+        names = [p.stem for p in sorted(PROFILE_DIR.glob("*.yaml"))]
+        names += [f"fitted/{p.stem}" for p in sorted(PROFILE_DIR.glob("fitted/*.yaml"))]  # measured: `evalkit sim fit`
+        print("simulated profiles:\n" + "\n".join(f"  {n}" for n in names))
     return 0

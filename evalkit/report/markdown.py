@@ -8,6 +8,7 @@ from __future__ import annotations
 from evalkit.report.cells import CellStats
 from evalkit.report.data import ReportData
 from evalkit.report.html import interval, pct, pvalue, signed
+from evalkit.report.provenance import BackendInfo
 
 __all__ = ["cell_text", "escape_cell", "render_markdown"]
 
@@ -84,7 +85,7 @@ def _provenance(data: ReportData) -> list[str]:
             for s in p.sources
         )
     ]
-    backends = (f"{b.label}: {b.kind} {b.model}" + (" (SIM)" if b.simulated else "") for b in p.backends)
+    backends = (f"{b.label}: {b.kind} {b.model}" + _sim_mark(b) for b in p.backends)
     lines.append("- backends: " + ", ".join(escape_cell(b) for b in backends))
     lines.append(f"- runs per cell: {', '.join(map(str, p.runs_per_cell))}; seeds: {', '.join(map(str, p.seeds))}")
     if data.generated_at:
@@ -98,10 +99,18 @@ def _not_counted(data: ReportData) -> str:
     return f"Not counted in rates: {infra} infra-error runs, {unsupported} unsupported runs."
 
 
+def _sim_mark(b: BackendInfo) -> str:
+    return f" ({b.sim_label})" if b.fitted else " (SIM)" if b.simulated else ""
+
+
+def _fitted_note(data: ReportData) -> list[str]:
+    return [f"> {escape_cell(b.label)}: {escape_cell(b.sim_label)}." for b in data.provenance.backends if b.fitted]
+
+
 def render_markdown(data: ReportData) -> str:
     lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
     if data.simulated:
-        lines += [SIMULATED_NOTE, ""]
+        lines += [SIMULATED_NOTE, *_fitted_note(data), ""]
     if data.findings:
         lines += ["**Findings** (best stack per model and family by correct; one-sided Holm tests against it):", ""]
         lines += [f"- {escape_cell(f.sentence)}" for f in data.findings] + [""]

@@ -13,7 +13,7 @@ from typing import Any
 
 from evalkit.results.records import Results
 
-__all__ = ["BackendInfo", "Provenance", "SourceRun", "portable", "provenance"]
+__all__ = ["BackendInfo", "Provenance", "SourceRun", "fitted_labels", "portable", "provenance", "sim_label"]
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "auth", "credential", "cookie", "env")
 _MAX_VALUE = 200
@@ -68,6 +68,11 @@ class BackendInfo:
     simulated: bool
     details: tuple[tuple[str, str], ...]  # model hash, server build, profile, ... as recorded
     essentials: tuple[tuple[str, str], ...] = ()  # model file, sha256, server build, evalkit, git, date, N, seeds
+    sim_label: str = ""  # "SIMULATED", or "SIMULATED (fitted to MODEL from FILES)" for a fitted profile
+
+    @property
+    def fitted(self) -> bool:
+        return self.sim_label not in ("", "SIMULATED")
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,23 @@ def _essentials(info: dict[str, Any], headers: list[Any]) -> tuple[tuple[str, st
     return tuple((k, v) for k, v in pairs if v)
 
 
+def sim_label(info: dict[str, Any]) -> str:
+    """How a simulated backend's results are labelled: the label its description recorded (a fitted
+    profile names its model and files); "SIMULATED" for descriptions written before labels were."""
+    label = info.get("label")
+    return label if isinstance(label, str) and label.startswith("SIMULATED") else "SIMULATED"
+
+
+def fitted_labels(results: Results) -> dict[str, str]:
+    """Backend label -> its label, for the simulated backends whose profile was fitted to a real model."""
+    found: dict[str, str] = {}
+    for header in results.headers:
+        for backend, info in header.backends.items():
+            if info.get("simulated") and sim_label(info) != "SIMULATED":
+                found.setdefault(backend, sim_label(info))
+    return found
+
+
 def _backends(results: Results, root: str | None) -> tuple[BackendInfo, ...]:
     described: dict[str, dict[str, Any]] = {}
     used_by: dict[str, list[Any]] = {}
@@ -133,14 +155,16 @@ def _backends(results: Results, root: str | None) -> tuple[BackendInfo, ...]:
         run = cells.get(label)
         model = run.cell.model if run else str(info.get("model", "?"))
         details = tuple((k, portable(v, root)) for k, v in _flatten(info) if k not in ("kind", "model", "simulated"))
+        simulated = bool(info.get("simulated", run.simulated if run else False))
         out.append(
             BackendInfo(
                 label=label,
                 kind=str(info.get("kind", "?")),
                 model=model,
-                simulated=bool(info.get("simulated", run.simulated if run else False)),
+                simulated=simulated,
                 details=details,
                 essentials=_essentials(info, used_by.get(label, [])),
+                sim_label=sim_label(info) if simulated else "",
             )
         )
     return tuple(out)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from evalkit.report.provenance import fitted_labels
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.intervals import wilson
 
@@ -60,6 +61,7 @@ def summary_table(results: Results, width: int = WIDTH) -> str:
     lines = []
     if simulated:
         lines.append("[SIM] marks SIMULATED results (the simulated backend, not a real model)")
+        lines += [f"[SIM] {backend}: {label}" for backend, label in sorted(fitted_labels(results).items())]
     lines.append("correct x/N [95% Wilson interval]; completed = ended the expected way; r = mean retries")
     for family in sorted({family for family, _ in groups}):
         lines.append("")

@@ -115,6 +115,7 @@ class _Run:
             seed=self.seed,
             call_index=len(self.state.calls),
             mode=self.mode,
+            family=self.scenario.family,
             offered_tools=offered.tools,
             skill=self.scenario.skill(),
         )

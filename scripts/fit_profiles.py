@@ -1,0 +1,60 @@
+"""Regenerate the fitted simulated profiles of the packaged models from the committed results, or
+check that the committed ones still match.
+
+Each profile in evalkit/profiles/fitted/ is `evalkit sim fit` over every committed results file
+(results/*.jsonl), for one packaged model; tests/simfit/test_fitted_profiles.py fails when a
+committed profile and this script's output disagree.
+
+    python scripts/fit_profiles.py          # rewrite evalkit/profiles/fitted/*.yaml
+    python scripts/fit_profiles.py --check  # exit 1 and name the stale profiles
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FITTED = ROOT / "evalkit" / "profiles" / "fitted"
+MODELS = ("smollm2", "gemma3-270m")
+
+
+def results_files() -> list[Path]:
+    return sorted((ROOT / "results").glob("*.jsonl"))
+
+
+def expected() -> dict[Path, str]:
+    """Each fitted profile's path and the text the fit gives for it now."""
+    from evalkit.cli.sim_cmd import profile_yaml
+    from evalkit.scenario.model import load_scenarios
+
+    os.chdir(ROOT)  # the scenarios are looked up by id under scenarios/
+    scenarios = load_scenarios(sorted(Path("scenarios").rglob("*.yaml")))
+    return {FITTED / f"{m}.yaml": profile_yaml(results_files(), m, scenarios) for m in MODELS}
+
+
+def stale() -> list[str]:
+    return [p.name for p, text in expected().items() if not p.exists() or p.read_text() != text]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="exit 1 when a committed profile is stale")
+    args = parser.parse_args()
+    if args.check:
+        found = stale()
+        if found:
+            print(f"stale fitted profiles: {', '.join(found)} (run python scripts/fit_profiles.py)")
+        return 1 if found else 0
+    FITTED.mkdir(parents=True, exist_ok=True)
+    for path, text in expected().items():
+        path.write_text(text)
+        print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    sys.exit(main())
