@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,9 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     shim = evalkit_shim(tmp_path_factory.mktemp("bin"))
     path = os.pathsep.join([str(shim), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    out = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    out = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS"}}
+    if not any(e.name == "evalkit" for e in entry_points(group="pytest11")):  # a checkout not reinstalled
+        out["PYTEST_PLUGINS"] = "evalkit.integrations.pytest_plugin"
     return {**out, "PATH": path}
 
 
