@@ -19,7 +19,7 @@ __all__ = ["OPERATIONAL", "changed_fields", "run_defining"]
 
 # Fields that change how a run is carried out, never what it answers.
 OPERATIONAL = {
-    "top": {"output", "description", "runs"},
+    "top": {"output", "description", "runs", "allow_state_modules"},
     "backend": {"concurrency", "timeout_s", "retry"},
     "serve": {"startup_timeout_s"},
     "endpoint": {"concurrency"},
