@@ -5,11 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.backends import BACKENDS
-from evalkit.backends.sim_profile import PROFILE_DIR
-from evalkit.scenario.model import load_scenarios
-from evalkit.strategies import STRATEGIES
-
 __all__ = ["add_parser", "run"]
 
 
@@ -63,6 +58,12 @@ def _short(value: object, width: int = 40) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not at start-up: `list --help` needs none of them (pydantic models, jsonschema)
+    from evalkit.backends import BACKENDS
+    from evalkit.backends.sim_profile import PROFILE_DIR
+    from evalkit.scenario.model import load_scenarios
+    from evalkit.strategies import STRATEGIES
+
     if args.what in ("all", "scenarios") and args.scenarios_dir.is_dir():
         print("scenarios:")
         for s in load_scenarios(sorted(args.scenarios_dir.rglob("*.yaml")), args.allow_state_module):
