@@ -27,6 +27,14 @@ COMMANDS = {
     "list scenarios": ["-m", "evalkit", "list", "scenarios"],
     "validate scenarios/": ["-m", "evalkit", "validate", str(ROOT / "scenarios")],
     "validate configs/default.yaml": ["-m", "evalkit", "validate", str(ROOT / "configs" / "default.yaml")],
+    "list strategies": ["-m", "evalkit", "list", "strategies"],
+    "list backends": ["-m", "evalkit", "list", "backends"],
+    "list profiles": ["-m", "evalkit", "list", "profiles"],
+    # every subcommand reads no results on its way to --help
+    **{
+        f"{command} --help": ["-m", "evalkit", command, "--help"]
+        for command in ("run", "report", "gate", "validate", "list", "merge", "rescore", "import", "serve")
+    },
 }
 # what a command imported, printed by the interpreter at exit
 _PROBE = (

@@ -35,7 +35,7 @@ LAYERS: list[set[str]] = [
     {"report"},
     {"gate"},
     {"importers"},
-    {"cli"},
+    {"cli", "integrations"},
     {"__init__", "__main__"},
 ]
 

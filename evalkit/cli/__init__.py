@@ -86,8 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args)
         return code
-    except KeyboardInterrupt:
-        print("evalkit: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # `run` says how far it got and how to go on
+        print(f"evalkit: interrupted: {exc}" if str(exc) else "evalkit: interrupted", file=sys.stderr)
         return 130
     except EvalkitError as exc:
         print(f"evalkit: error: {exc}", file=sys.stderr)

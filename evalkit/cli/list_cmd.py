@@ -5,18 +5,18 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.backends import BACKENDS
-from evalkit.backends.sim_profile import PROFILE_DIR
-from evalkit.scenario.model import load_scenarios
-from evalkit.strategies import STRATEGIES
-
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("list", help="list scenarios, strategies, backends or simulated profiles")
     p.add_argument("what", nargs="?", default="all", choices=["all", "scenarios", "strategies", "backends", "profiles"])
-    p.add_argument("--scenarios-dir", type=Path, default=Path("scenarios"))
+    p.add_argument(
+        "--scenarios-dir",
+        type=Path,
+        default=Path("scenarios"),
+        help="folder searched for scenarios (default: scenarios)",
+    )
     p.add_argument(
         "--allow-state-module",
         action="append",
@@ -27,13 +27,51 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.set_defaults(handler=run)
 
 
+def _strategy_line(name: str, target: str) -> str:
+    """A guard's name, the first line of its docstring, and its YAML options (dataclass fields) with
+    their defaults; the class is imported for this, only when strategies are listed."""
+    import dataclasses
+
+    from evalkit._imports import load_class
+
+    cls = load_class(target)
+    doc = (cls.__doc__ or "").strip().splitlines()
+    if doc and doc[0].startswith(f"{cls.__name__}("):  # the signature dataclasses write, not a description
+        doc = []
+    options = []
+    for f in dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ():
+        if not f.init:
+            continue
+        if f.default is not dataclasses.MISSING:
+            options.append(f"{f.name}={_short(f.default)}")
+        elif f.default_factory is not dataclasses.MISSING:
+            options.append(f"{f.name}={_short(f.default_factory())}")
+        else:
+            options.append(f.name)
+    text = f"  {name:18} {doc[0] if doc else target}"
+    return text + (f"\n  {'':18} options: {', '.join(options)}" if options else "")
+
+
+def _short(value: object, width: int = 40) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def run(args: argparse.Namespace) -> int:
+    # imported here, not at start-up: `list --help` needs none of them (pydantic models, jsonschema)
+    from evalkit.backends import BACKENDS
+    from evalkit.backends.sim_profile import PROFILE_DIR
+    from evalkit.scenario.model import load_scenarios
+    from evalkit.strategies import STRATEGIES
+
     if args.what in ("all", "scenarios") and args.scenarios_dir.is_dir():
         print("scenarios:")
         for s in load_scenarios(sorted(args.scenarios_dir.rglob("*.yaml")), args.allow_state_module):
             print(f"  {s.id:28} {s.family:22} {s.description}")
     if args.what in ("all", "strategies"):
-        print("strategies:\n" + "\n".join(f"  {name:18} {target}" for name, target in STRATEGIES.items()))
+        print("strategies (name, what it does, options with their defaults):")
+        for name, target in STRATEGIES.items():
+            print(_strategy_line(name, target))
     if args.what in ("all", "backends"):
         print("backends:\n" + "\n".join(f"  {name:18} {target}" for name, target in BACKENDS.items()))
     if args.what in ("all", "profiles"):

@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.results.merge import merge_results
-
 __all__ = ["add_parser", "run"]
 
 _SHOW_MISSING = 10
@@ -20,6 +18,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
+    from evalkit.results.merge import merge_results  # the results stage: not needed for --help
+
     report = merge_results(args.results, args.out)
     shards = f" (shards {', '.join(report.shards)})" if report.shards else ""
     print(f"merged {len(report.inputs)} files{shards} into {report.output}: {report.runs} runs")

@@ -7,6 +7,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalkit.errors import ResultsError
+
 if TYPE_CHECKING:
     from evalkit.results.records import Results
 
@@ -19,9 +21,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("report", help="write an HTML (or markdown, JSON) report from results files")
     p.add_argument("results", nargs="+", type=Path, help="results files (shards are merged)")
     p.add_argument(
-        "-o", "--out", type=Path, help="output file (default: reports/<config name> + suffix; '-' for stdout)"
+        "-o",
+        "--out",
+        type=Path,
+        help="output file, replaced if it exists (default: reports/<config name> + suffix, "
+        "refused if that file exists; '-' for stdout)",
     )
-    p.add_argument("--format", choices=sorted(_SUFFIX), default="html")
+    p.add_argument("--format", choices=sorted(_SUFFIX), default="html", help="report format (default: html)")
     p.add_argument("--title", help="report title (default: from the config names)")
     p.add_argument(
         "--interval",
@@ -35,6 +41,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--transcripts", type=int, default=3, metavar="N", help="failed transcripts shown per cell (default: 3)"
     )
     p.set_defaults(handler=run)
+
+
+def _default_out(results: Results, fmt: str) -> Path:
+    """reports/<config name>.<suffix>, unless a report is already there: replacing one (perhaps a
+    committed report, or one made from other results) takes an explicit -o."""
+    out = Path("reports") / f"{results.headers[0].config_name}{_SUFFIX[fmt]}"
+    if out.exists():
+        raise ResultsError(f"{out} exists: pass -o {out} to replace it, or -o another path")
+    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,7 +77,7 @@ def _report(args: argparse.Namespace, results: Results) -> int:
     if args.out is not None and str(args.out) == "-":
         print(render(data, args.format), end="")
         return 0
-    out = args.out or Path("reports") / f"{results.headers[0].config_name}{_SUFFIX[args.format]}"
+    out = args.out or _default_out(results, args.format)
     write_report(data, out, args.format)
     print(f"wrote {out}{' (SIMULATED results)' if data.simulated else ''}")
     return 0

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
-import sys
+import shlex
 import time
-from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
-from evalkit.errors import ConfigError
+from evalkit.cli.progress import ProgressBar
+from evalkit.errors import ConfigError, EvalkitError
 from evalkit.results.integrity import unreachable_backends
 from evalkit.results.shards import parse_shard
 from evalkit.results.summaries import scan_results
@@ -27,7 +25,7 @@ if TYPE_CHECKING:
     from evalkit.results.shards import Shard
     from evalkit.run.config import RunConfig
 
-__all__ = ["add_parser", "run"]
+__all__ = ["ProgressBar", "add_parser", "resume_command", "run"]
 
 _FORMATS: dict[str, ReportFormat] = {".html": "html", ".md": "markdown", ".json": "json"}
 
@@ -77,7 +75,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--workers", type=int, help="with --executor ray: Ray workers, one shard each (default: one per node)"
     )
-    p.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress: no bar on a terminal, no line every few seconds otherwise",
+    )
     p.add_argument(
         "--allow-state-module",
         action="append",
@@ -86,116 +88,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="let scenarios build stateful mocks from MODULE (imports it: runs its code); repeatable",
     )
     p.set_defaults(handler=run)
-
-
-class ProgressBar:
-    """A one-line bar on a terminal's stderr: the whole plan (runs finished before a `--resume`
-    included), the pace, an ETA and, per backend, the infra errors so far.
-
-    The runner reports (done, total) over the runs still pending; `planned` is the whole plan, so
-    the runs finished earlier are `planned - total`. Infra errors are read from the records the
-    runner appends to `results` (it flushes each one), so the bar needs nothing else from it.
-    """
-
-    WIDTH = 24
-
-    def __init__(
-        self,
-        enabled: bool,
-        planned: int,
-        results: Path | None = None,
-        *,
-        stream: TextIO | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ):
-        self.stream = stream or sys.stderr
-        self.enabled = enabled and (stream is not None or sys.stderr.isatty())
-        self.planned = planned
-        self.clock = clock
-        self.started = clock()
-        self.last = -1.0
-        self.infra: Counter[str] = Counter()
-        self._tail = _Tail(results) if self.enabled and results is not None else None
-
-    def line(self, done: int, total: int) -> str:
-        before = max(self.planned - total, 0)
-        planned = before + total
-        elapsed = self.clock() - self.started
-        filled = self.WIDTH * (before + done) // max(planned, 1)
-        text = f"[{'#' * filled}{'.' * (self.WIDTH - filled)}] {before + done}/{planned} runs"
-        if before:
-            text += f" ({before} before resume)"
-        if done and elapsed > 0:
-            per_run = elapsed / done
-            pace = f"{1 / per_run:.1f} runs/s" if per_run < 1 else f"{per_run:.1f} s/run"
-            text += f"  {pace}  ETA {_clock_text(per_run * (total - done))}"
-        if self.infra:
-            text += "  infra errors: " + ", ".join(f"{label} {n}" for label, n in sorted(self.infra.items()))
-        return text
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled:
-            return
-        if self._tail is not None:
-            self.infra.update(self._tail.infra_errors())
-        now = self.clock()
-        if now - self.last < 0.1 and done < total:
-            return
-        self.last = now
-        self.stream.write(f"\r{self.line(done, total)} \033[K")  # clear what a longer line left behind
-        if done >= total:
-            self.stream.write("\n")
-            self.close()
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self._tail is not None:
-            self._tail.close()
-            self._tail = None
-
-
-class _Tail:
-    """Reads the run records appended to a results file since the tail was made.
-
-    The file is opened at the first read, not created here: the tail is made before the run's
-    checks, and a start that fails them must leave no file behind."""
-
-    def __init__(self, path: Path):
-        self._path = path
-        self._start = path.stat().st_size if path.is_file() else 0
-        self._fh: TextIO | None = None
-        self._partial = ""
-
-    def close(self) -> None:
-        if self._fh is not None:
-            self._fh.close()
-
-    def _open(self) -> TextIO | None:
-        if self._fh is None and self._path.is_file():
-            self._fh = self._path.open("r", encoding="utf-8")
-            self._fh.seek(min(self._start, self._path.stat().st_size))
-        return self._fh
-
-    def infra_errors(self) -> Counter[str]:
-        found: Counter[str] = Counter()
-        fh = self._open()
-        if fh is None:
-            return found
-        chunk = self._partial + fh.read()
-        *lines, self._partial = chunk.split("\n")
-        for line in lines:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue  # a line a resumed run cut off and rewrote
-            if isinstance(record, dict) and record.get("outcome") == "infra_error":
-                found[str(record.get("cell", {}).get("backend", "?"))] += 1
-        return found
-
-
-def _clock_text(seconds: float) -> str:
-    whole = round(seconds)
-    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
 
 
 def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> int:
@@ -208,6 +100,37 @@ def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> i
     if shard is None or total > MAX_PLANNED_RUNS:
         return total
     return sum(1 for _ in shard.select(iter_runs(config, scenarios, only)))  # lazily: memory stays flat
+
+
+def resume_command(args: argparse.Namespace, output: Path) -> str:
+    """The command that continues this invocation: the same config, output and options, with --resume."""
+    words = ["evalkit", "run", str(args.config), "--resume", "-o", str(output)]
+    options: list[tuple[str, object]] = [
+        ("--replay", args.replay),
+        ("--record", args.record),
+        ("-n", args.runs),
+        ("--shard", args.shard),
+        ("--report", args.report),
+        ("--address", args.address),
+        ("--workers", args.workers),
+    ]
+    words += [w for flag, value in options if value is not None for w in (flag, str(value))]
+    words += [w for label in args.backend or [] for w in ("--backend", label)]
+    words += [w for module in args.allow_state_module for w in ("--allow-state-module", module)]
+    if args.executor != "local":
+        words += ["--executor", args.executor]
+    if args.retry_infra:
+        words.append("--retry-infra")
+    return shlex.join(words)
+
+
+def _stopped(args: argparse.Namespace, output: Path, planned: int) -> str:
+    """The closing line of an interrupted run: what the file holds and how to go on."""
+    try:
+        held = f"{len(scan_results([output]).runs)} of {planned} runs finished in {output}"
+    except (EvalkitError, OSError):  # a damaged file: the count is a courtesy, the command still holds
+        held = f"results in {output}"
+    return f"{held}; continue with: {resume_command(args, output)}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -236,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
             shard=shard,
             executor=executor,
         )
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(_stopped(args, output, progress.planned)) from None
     finally:
         progress.close()
     from evalkit.report.summary import summary_table  # here, not at start-up: it needs scipy

@@ -24,7 +24,14 @@ __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("validate", help="check scenario or config files (folders are searched for *.yaml)")
+    p = sub.add_parser(
+        "validate",
+        help="check scenario or config files (folders are searched for *.yaml)",
+        description="Check scenario and run config files without running anything: schema, fields, tool "
+        "schemas, each scenario's reference solution against its own mocks and check, and a config's "
+        "scenarios, backends and guard stacks (plug-ins are looked up, never imported). Errors name "
+        "the file, the field and the line.",
+    )
     p.add_argument("paths", nargs="+", type=Path)
     p.add_argument(
         "--allow-state-module",

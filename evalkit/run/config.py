@@ -123,16 +123,31 @@ class RunConfig(StrictModel):
         return self.model_copy(update={"runs": checked.runs})
 
     def fingerprint(self) -> str:
-        """A hash of everything that decides the runs, to refuse resuming into another config."""
+        """A hash of everything that decides the runs, to tell configs apart (a resume compares the
+        stored config field by field: evalkit/run/config_diff.py)."""
         dumped = self.model_dump(exclude={"output", "description", "allow_state_modules"})
+        _drop_added_defaults(dumped, _ADDED_LATER["top"])
         for backend in dumped["backends"]:  # fields added later count only when set: old hashes hold
-            for name in ("urls", "endpoints"):
-                if backend[name] is None:
-                    del backend[name]
-            if backend["serve"] is not None and backend["serve"]["replicas"] == 1:
-                del backend["serve"]["replicas"]
+            _drop_added_defaults(backend, _ADDED_LATER["backend"])
+            if backend["serve"] is not None:
+                _drop_added_defaults(backend["serve"], _ADDED_LATER["serve"])
         data = json.dumps(dumped, sort_keys=True)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
+
+
+# Fields added after the first results files were written, with their defaults: at the default they
+# leave the hash as it was, so a committed file's hash still matches its unchanged config.
+_ADDED_LATER: dict[str, dict[str, Any]] = {
+    "top": {"custom_families": []},
+    "backend": {"urls": None, "endpoints": None},
+    "serve": {"replicas": 1},
+}
+
+
+def _drop_added_defaults(dumped: dict[str, Any], added: dict[str, Any]) -> None:
+    for name, default in added.items():
+        if name in dumped and dumped[name] == default:
+            del dumped[name]
 
 
 def parse_strategy_specs(label: str, specs: list[Any]) -> list[StrategySpec]:

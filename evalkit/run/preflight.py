@@ -16,6 +16,7 @@ from evalkit.backends.sim_profile import load_profile
 from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.records import Header
 from evalkit.run.config import BackendEntry, RunConfig
+from evalkit.run.config_diff import changed_fields
 from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import FAMILIES, Scenario, load_scenarios
 from evalkit.scenario.statemocks import StatefulMocks
@@ -152,10 +153,12 @@ def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> N
     """A resume needs the file's config, with the same or a larger N (a larger one tops every cell up)."""
     first = headers[0]
     if config.model_copy(update={"runs": first.runs_per_cell}).fingerprint() != first.config_hash:
-        raise ResultsError(
-            f"{output} was written by a different config (hash {first.config_hash}); "
-            "resume needs the same config (only -n may grow)"
-        )
+        changed = changed_fields(first.config, config)
+        if changed:
+            raise ResultsError(
+                f"{output} was written by a different config: {', '.join(changed)} changed; "
+                "resume needs the same config (only -n may grow)"
+            )
     largest = max(h.runs_per_cell for h in headers)
     if config.runs < largest:
         raise ResultsError(

@@ -259,6 +259,21 @@ def test_cli_default_output_is_named_after_the_config(
     assert (tmp_path / "reports" / "report-test.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
+def test_cli_default_output_never_replaces_a_report_silently(
+    sim_run: SimRun, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without -o, an existing reports/<config>.html (a committed one, say) is refused, not overwritten."""
+    monkeypatch.chdir(tmp_path)
+    existing = tmp_path / "reports" / "report-test.html"
+    existing.parent.mkdir()
+    existing.write_text("mine", encoding="utf-8")
+    assert main(["report", str(sim_run.path)]) == 2
+    assert "pass -o reports/report-test.html to replace it" in capsys.readouterr().err
+    assert existing.read_text(encoding="utf-8") == "mine"
+    assert main(["report", str(sim_run.path), "-o", str(existing)]) == 0
+    assert existing.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
 def test_unknown_format_is_refused(sim_run: SimRun) -> None:
     with pytest.raises(ValueError, match="unknown report format"):
         render(sim_run.data, "pdf")  # type: ignore[arg-type]

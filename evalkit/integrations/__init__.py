@@ -1,0 +1,1 @@
+"""evalkit inside other tools: a pytest plug-in (`pytest --evalkit CONFIG`)."""

@@ -1,0 +1,75 @@
+"""What a resume compares: the fields of a run config that decide the runs.
+
+A results header keeps the config that wrote it. Resuming compares that config with the one given,
+field by field, after both went through today's model (so a field added since, at its default,
+reads the same on both sides), leaving out what only decides how fast the runs go (concurrency,
+timeouts, retries) or what is only a label (output, description).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from evalkit.results.secrets import public_config
+from evalkit.run.config import RunConfig, parse_strategy_specs
+
+__all__ = ["OPERATIONAL", "changed_fields", "run_defining"]
+
+# Fields that change how a run is carried out, never what it answers.
+OPERATIONAL = {
+    "top": {"output", "description", "runs", "allow_state_modules"},
+    "backend": {"concurrency", "timeout_s", "retry"},
+    "serve": {"startup_timeout_s"},
+    "endpoint": {"concurrency"},
+}
+
+
+def run_defining(dumped: dict[str, Any]) -> dict[str, Any]:
+    """A JSON-mode config dump without its operational fields (see OPERATIONAL)."""
+    out = {k: v for k, v in dumped.items() if k not in OPERATIONAL["top"]}
+    out["backends"] = [_backend(b) for b in dumped.get("backends") or []]
+    if isinstance(out.get("strategies"), dict):  # `retry_nudge` and `{retry_nudge: {}}` are one guard
+        out["strategies"] = {
+            label: [list(spec) for spec in parse_strategy_specs(label, specs)] if isinstance(specs, list) else specs
+            for label, specs in out["strategies"].items()
+        }
+    return out
+
+
+def _backend(entry: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in entry.items() if k not in OPERATIONAL["backend"]}
+    if isinstance(out.get("serve"), dict):
+        out["serve"] = {k: v for k, v in out["serve"].items() if k not in OPERATIONAL["serve"]}
+    if isinstance(out.get("endpoints"), list):
+        out["endpoints"] = [{k: v for k, v in e.items() if k not in OPERATIONAL["endpoint"]} for e in out["endpoints"]]
+    return out
+
+
+def changed_fields(stored: dict[str, Any], config: RunConfig) -> list[str]:
+    """The fields (dotted paths, backends by label) in which `config` would run differently from the
+    config stored in a results header; empty when only operational fields or added defaults differ."""
+    try:
+        # today's model fills in fields added since the file was written, at their defaults
+        old = RunConfig.model_validate(stored).model_dump(mode="json")
+    except ValidationError:
+        old = stored
+    new = config.model_dump(mode="json")
+    return _diff(run_defining(public_config(old)), run_defining(public_config(new)), "")
+
+
+def _diff(old: Any, new: Any, path: str) -> list[str]:
+    if isinstance(old, dict) and isinstance(new, dict):
+        keys = sorted(set(old) | set(new))
+        return [p for k in keys for p in _diff(old.get(k), new.get(k), f"{path}.{k}" if path else k)]
+    if path == "backends" and isinstance(old, list) and isinstance(new, list):
+        return _diff_backends(old, new)
+    return [] if old == new else [path]
+
+
+def _diff_backends(old: list[Any], new: list[Any]) -> list[str]:
+    """Backends compared by label, so a reordered list is no change but an added one is."""
+    by_label = [{str(b.get("label")): b for b in side if isinstance(b, dict)} for side in (old, new)]
+    labels = sorted(set(by_label[0]) | set(by_label[1]))
+    return [p for label in labels for p in _diff(by_label[0].get(label), by_label[1].get(label), f"backends[{label}]")]
