@@ -38,6 +38,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--alpha", type=float, default=0.05, help="significance level for comparisons (default: 0.05)")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     p.add_argument(
+        "--published",
+        type=Path,
+        metavar="FILE",
+        help="a YAML table of published numbers to show beside the measured ones (e.g. configs/adr013-published.yaml)",
+    )
+    p.add_argument(
         "--transcripts", type=int, default=3, metavar="N", help="failed transcripts shown per cell (default: 3)"
     )
     p.set_defaults(handler=run)
@@ -74,6 +80,10 @@ def _report(args: argparse.Namespace, results: Results) -> int:
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         root=str(Path.cwd()),
     )
+    if args.published is not None:
+        from evalkit.report.published import with_published
+
+        data = with_published(data, args.published)
     if args.out is not None and str(args.out) == "-":
         print(render(data, args.format), end="")
         return 0

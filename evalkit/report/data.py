@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from evalkit.report.cells import CellStats, Tally, cell_stats
+from evalkit.report.cells import CellStats, Rate, Tally, cell_stats
 from evalkit.report.comparisons import Comparison, ComparisonKind, compare
 from evalkit.report.findings import Finding, find
 from evalkit.report.power import PowerStatement, power_statement
@@ -87,6 +87,24 @@ class NotCounted:
 
 
 @dataclass(frozen=True)
+class TableRow:
+    """A row of the published-beside-measured table (`evalkit.report.published`)."""
+
+    label: str
+    published: bool  # typed in from the source, not measured here
+    simulated: bool
+    values: tuple[float | Rate | None, ...]  # one per family: a published rate, a measured Rate, or nothing
+
+
+@dataclass(frozen=True)
+class PublishedTable:
+    source: str
+    metric: str
+    families: tuple[str, ...]
+    rows: tuple[TableRow, ...]
+
+
+@dataclass(frozen=True)
 class ReportData:
     title: str
     generated_at: str | None  # passed in by the caller: building the data never reads a clock
@@ -106,6 +124,7 @@ class ReportData:
     power: PowerStatement | None
     not_counted: tuple[NotCounted, ...]
     drilldowns: tuple[Drilldown, ...]
+    published: PublishedTable | None = None  # `report --published`: reference numbers beside measured ones
 
     def cell(self, row: Row, column: Column) -> CellStats | None:
         return self.cells.get(row.id, {}).get(column.id)

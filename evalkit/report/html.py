@@ -38,6 +38,15 @@ def rate_colour(rate: Rate | None) -> str:
     return f"hsl({rate.value * 120:.0f}, 70%, 82%)"
 
 
+def table_value(value: float | Rate | None, published: bool = True) -> str:
+    """A cell of the published-beside-measured table: a typed-in rate, or a measured one with its interval."""
+    if value is None:
+        return "not measured" if published else "no counted run"
+    if isinstance(value, Rate):
+        return f"{pct(value.value)} {interval(value)} {value.x}/{value.n}"
+    return pct(value)
+
+
 def cost_text(cost: Cost | None) -> str:
     if cost is None:
         return ""
@@ -69,6 +78,7 @@ def environment() -> Environment:
         pct=pct,
         interval=interval,
         rate_colour=rate_colour,
+        table_value=table_value,
         cost_text=cost_text,
         pvalue=pvalue,
         signed=signed,

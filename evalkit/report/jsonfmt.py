@@ -66,6 +66,7 @@ def report_dict(data: ReportData) -> dict[str, Any]:
         "power": _plain(data.power) | {"summary": data.power.summary} if data.power else None,
         "not_counted": [_plain(n) | {"column": n.column.id} for n in data.not_counted],
         "drilldowns": drilldowns,
+        **({"published": _plain(data.published)} if data.published is not None else {}),
     }
 
 

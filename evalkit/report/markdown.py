@@ -6,8 +6,8 @@ Family and overall rows only (the HTML report has the scenarios, plots and trans
 from __future__ import annotations
 
 from evalkit.report.cells import CellStats
-from evalkit.report.data import ReportData
-from evalkit.report.html import interval, pct, pvalue, signed
+from evalkit.report.data import PublishedTable, ReportData
+from evalkit.report.html import interval, pct, pvalue, signed, table_value
 from evalkit.report.provenance import BackendInfo
 
 __all__ = ["cell_text", "escape_cell", "render_markdown"]
@@ -107,10 +107,27 @@ def _fitted_note(data: ReportData) -> list[str]:
     return [f"> {escape_cell(b.label)}: {escape_cell(b.sim_label)}." for b in data.provenance.backends if b.fitted]
 
 
+def _published(table: PublishedTable) -> list[str]:
+    lines = [
+        f"**Published numbers beside measured ones.** Source: {escape_cell(table.source)}. Rows marked "
+        f"*published* are typed in from it, not measured here; below each, this report's pooled family cells "
+        f"for the same guard stack ({table.metric} rate, interval, x/n).",
+        "",
+        "| row | " + " | ".join(escape_cell(f) for f in table.families) + " |",
+        "|---|" + "---|" * len(table.families),
+    ]
+    for row in table.rows:
+        label = ("*published* " if row.published else "") + escape_cell(row.label) + (" (SIM)" if row.simulated else "")
+        lines.append(f"| {label} | " + " | ".join(table_value(v, row.published) for v in row.values) + " |")
+    return lines
+
+
 def render_markdown(data: ReportData) -> str:
     lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
     if data.simulated:
         lines += [SIMULATED_NOTE, *_fitted_note(data), ""]
+    if data.published is not None:
+        lines += [*_published(data.published), ""]
     if data.findings:
         lines += ["**Findings** (best stack per model and family by correct; one-sided Holm tests against it):", ""]
         lines += [f"- {escape_cell(f.sentence)}" for f in data.findings] + [""]

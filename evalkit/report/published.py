@@ -1,0 +1,94 @@
+"""Published numbers beside measured ones: `evalkit report --published FILE.yaml`.
+
+Reproducing a published table (Forge's ADR-013) is one of evalkit's uses, so a report can show the
+table it reproduces. The published numbers are reference data a user typed in, not measurements:
+the file names its source, every published row is marked as such, and the measured rows beside it
+are the report's own pooled family cells (same metric, with their intervals) for each column whose
+guard stack a published row names.
+
+    source: Forge ADR-013, "Text Response Intent" (Ministral 8B reasoning Q4_K_M, N = 25)
+    metric: completed
+    families: [sequential_reasoning, relevance_detection, data_gap_recovery]
+    rows:
+      - {label: "Ministral 8B, ADR-013", strategy: trust_text, rates: {sequential_reasoning: 0.04}}
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, model_validator
+
+from evalkit._model import StrictModel, first_problem
+from evalkit._yaml import read_yaml
+from evalkit.errors import ConfigError
+from evalkit.report.cells import Rate
+from evalkit.report.data import PublishedTable, ReportData, TableRow
+
+__all__ = ["Published", "PublishedRow", "load_published", "published_table", "with_published"]
+
+
+class PublishedRow(StrictModel):
+    label: str = Field(min_length=1)
+    strategy: str | None = None  # the guard stack it corresponds to: its measured columns are shown beside it
+    rates: dict[str, float | None] = Field(default_factory=dict)  # family -> rate in [0, 1]; None: not measured
+
+    @model_validator(mode="after")
+    def _rates_are_proportions(self) -> PublishedRow:
+        for family, rate in self.rates.items():
+            if rate is not None and not 0.0 <= rate <= 1.0:
+                raise ValueError(f"rates.{family}: {rate} is not a rate between 0 and 1")
+        return self
+
+
+class Published(StrictModel):
+    source: str = Field(min_length=1)
+    metric: Literal["completed", "correct"] = "completed"
+    families: list[str] = Field(min_length=1)
+    rows: list[PublishedRow] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _rates_name_listed_families(self) -> Published:
+        for i, row in enumerate(self.rows):
+            unknown = sorted(set(row.rates) - set(self.families))
+            if unknown:
+                raise ValueError(f"rows.{i}.rates: {', '.join(unknown)} not in families")
+        return self
+
+
+def load_published(path: str | Path) -> Published:
+    doc = read_yaml(path)
+    try:
+        return Published.model_validate(doc.data or {})
+    except ValidationError as exc:
+        problem = first_problem(exc)
+        line = doc.line_of(problem.loc)
+        where = f"{path}:{line}" if line else str(path)
+        raise ConfigError(f"{where}: {problem.field}: {problem.message}") from exc
+
+
+def published_table(published: Published, data: ReportData) -> PublishedTable:
+    """Each published row, followed by the measured columns of the guard stack it names."""
+    families = tuple(published.families)
+    family_rows = {row.family: row for row in data.rows if row.kind == "family"}
+    rows: list[TableRow] = []
+    shown: set[str] = set()  # a stack's measured columns are shown once, under its first published row
+    for entry in published.rows:
+        rows.append(TableRow(entry.label, True, False, tuple(entry.rates.get(f) for f in families)))
+        if entry.strategy is None or entry.strategy in shown:
+            continue
+        shown.add(entry.strategy)
+        for column in (c for c in data.columns if c.strategy == entry.strategy):
+            values: list[float | Rate | None] = []
+            for family in families:
+                stats = data.cell(family_rows[family], column) if family in family_rows else None
+                values.append(getattr(stats, published.metric) if stats is not None else None)
+            rows.append(TableRow(f"measured: {column.label}", False, column.simulated, tuple(values)))
+    return PublishedTable(published.source, published.metric, families, tuple(rows))
+
+
+def with_published(data: ReportData, path: str | Path) -> ReportData:
+    """`data` with the published table of the file at `path`."""
+    return replace(data, published=published_table(load_published(path), data))
