@@ -89,5 +89,5 @@ def _report(args: argparse.Namespace, results: Results) -> int:
         return 0
     out = args.out or _default_out(results, args.format)
     write_report(data, out, args.format)
-    print(f"wrote {out}{' (SIMULATED results)' if data.simulated else ''}")
+    print(f"wrote {out}{data.simulated_suffix}")
     return 0

@@ -177,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
 
         data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
         write_report(data, args.report, fmt)
-        print(f"wrote {args.report}{' (SIMULATED results)' if data.simulated else ''}")
+        print(f"wrote {args.report}{data.simulated_suffix}")
     if outage is not None:
         raise outage  # exit 3, with the first error text
     return 0

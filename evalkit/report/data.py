@@ -20,8 +20,9 @@ from evalkit.report.cells import CellStats, Rate, Tally, cell_stats
 from evalkit.report.comparisons import Comparison, ComparisonKind, compare
 from evalkit.report.findings import Finding, find
 from evalkit.report.power import PowerStatement, power_statement
-from evalkit.report.provenance import Provenance, provenance
+from evalkit.report.provenance import Provenance, portable, provenance
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
+from evalkit.results.integrity import incompleteness
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.intervals import IntervalMethod
 
@@ -125,6 +126,9 @@ class ReportData:
     not_counted: tuple[NotCounted, ...]
     drilldowns: tuple[Drilldown, ...]
     published: PublishedTable | None = None  # `report --published`: reference numbers beside measured ones
+    infra_errors: int = 0  # runs not counted because the backend stayed broken
+    unsupported: int = 0  # runs not counted because the backend cannot do what the cell needs
+    incomplete: tuple[str, ...] = ()  # why the file is not a finished run: a banner, findings provisional
 
     def cell(self, row: Row, column: Column) -> CellStats | None:
         return self.cells.get(row.id, {}).get(column.id)
@@ -133,6 +137,13 @@ class ReportData:
     def all_simulated(self) -> bool:
         """Every column simulated: only then may a title say SIMULATED; mixed data is marked per column."""
         return bool(self.columns) and all(c.simulated for c in self.columns)
+
+    @property
+    def simulated_suffix(self) -> str:
+        """What a "wrote FILE" line adds: mixed data is not called simulated results."""
+        if not self.simulated:
+            return ""
+        return " (SIMULATED results)" if self.all_simulated else " (mixed: the SIM columns are simulated)"
 
 
 ColumnKey = tuple[str, str, str, str]
@@ -322,6 +333,9 @@ def build_report(
         provenance=provenance(results, root),
         total_runs=len(results.runs),
         counted_runs=len(counted),
+        infra_errors=sum(r.outcome == "infra_error" for r in results.runs),
+        unsupported=sum(r.outcome == "unsupported" for r in results.runs),
+        incomplete=tuple(portable(why, root) for why in incompleteness(results)),
         columns=tuple(columns),
         rows=tuple(rows),
         cells=dict(cells),

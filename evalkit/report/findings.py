@@ -6,7 +6,10 @@ then fewer model calls, then lower median latency). Every other stack is tested 
 one-sided test that the best is better (exact McNemar when the runs pair by scenario, index and
 seed, Boschloo's exact test otherwise), Holm-adjusted within the finding: the stacks whose
 adjusted p stays above α are "not significantly worse" — with this N, the data cannot tell them
-from the best. Each finding carries one sentence, written from these numbers only.
+from the best. Where even the most lopsided outcome at these run counts (the best's correct runs
+against none) could not pass that test, "not significantly worse" would read as "fine" while it
+only means "never testable": such a stack is "too few runs to tell" instead. Each finding carries
+one sentence, written from these numbers only.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ class Candidate:
     cost: Cost
     simulated: bool
     p_holm: float | None  # against the best (None for the best itself)
+    too_few: bool = False  # not worse only because no outcome at these run counts could show it
 
 
 @dataclass(frozen=True)
@@ -39,7 +43,7 @@ class Finding:
     model: str
     family: str
     best: Candidate
-    not_worse: tuple[Candidate, ...]  # not significantly worse than the best, best first
+    not_worse: tuple[Candidate, ...]  # not significantly worse than the best, best first (too_few ones too)
     worse: tuple[Candidate, ...]  # significantly worse
     alpha: float
 
@@ -80,8 +84,16 @@ def finding_sentence(f: Finding) -> str:
             f"(0/{best.correct.n} for each of {others + 1}); nothing to ship."
         )
     text = f"{model}, {f.family}: best is {best.stack}, correct {_pct(best.correct)}, at {_cost(best)}."
+    testable = [c for c in f.not_worse if not c.too_few]
+    too_few = [c for c in f.not_worse if c.too_few]
+    if testable:
+        text += f" Not significantly worse (one-sided, Holm, α = {f.alpha}): {_names(testable)}."
+    if too_few:
+        text += (
+            " Too few runs to tell (even none correct would not be significantly worse at these runs): "
+            f"{_names(too_few)}."
+        )
     if f.not_worse:
-        text += f" Not significantly worse (one-sided, Holm, α = {f.alpha}): {_names(f.not_worse)}."
         if f.worse:  # named too: a reader should not have to find them by elimination
             text += f" Significantly worse: {_names(f.worse)}."
     elif others:
@@ -100,6 +112,18 @@ def _p_better(
     return boschloo(rb.x, rb.n, ro.x, ro.n, alternative="greater")
 
 
+def _smallest_p(
+    best: Sequence[RunRecord], other: Sequence[RunRecord], rb: Rate, ro: Rate, pairs: DiscordantPairs, tests: int
+) -> float:
+    """The Holm-adjusted p of the most lopsided outcome these run counts allow (the best's correct
+    runs against none of the other's), ranked first in Holm's order: above α, no outcome could tell."""
+    if pairs.count(best, other) is not None:
+        extreme = mcnemar(rb.x, 0, alternative="greater")
+    else:
+        extreme = boschloo(rb.x, rb.n, 0, ro.n, alternative="greater")
+    return min(1.0, tests * extreme)
+
+
 def _rank(c: Candidate, order: int) -> tuple[float, int, float, float, int]:
     return (-c.correct.value, -c.correct.n, c.cost.model_calls_mean, c.cost.latency_median_s, order)
 
@@ -110,7 +134,14 @@ def _finding(
     ranked = sorted(enumerate(candidates), key=lambda item: _rank(item[1][0], item[0]))
     (best, best_runs), rest = ranked[0][1], [c for _, c in ranked[1:]]
     p_raw = [_p_better(best_runs, runs, best.correct, c.correct, pairs) for c, runs in rest]
-    tested = [Candidate(**{**c.__dict__, "p_holm": p}) for (c, _), p in zip(rest, holm(p_raw), strict=True)]
+
+    def too_few(c: Candidate, runs: list[RunRecord], p: float) -> bool:
+        return p > alpha and _smallest_p(best_runs, runs, best.correct, c.correct, pairs, len(rest)) > alpha
+
+    tested = [
+        Candidate(**{**c.__dict__, "p_holm": p, "too_few": too_few(c, runs, p)})
+        for (c, runs), p in zip(rest, holm(p_raw), strict=True)
+    ]
     return Finding(
         model=model,
         family=family,

@@ -126,6 +126,14 @@ def render_markdown(data: ReportData) -> str:
     lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
     if data.simulated:
         lines += [SIMULATED_NOTE, *_fitted_note(data), ""]
+    if data.incomplete:
+        lines += [
+            "**Incomplete results**: this file is not a finished run; its findings and comparisons are "
+            "provisional (finish it with `evalkit run CONFIG --resume`).",
+            "",
+            *[f"- {escape_cell(why)}" for why in data.incomplete],
+            "",
+        ]
     if data.published is not None:
         lines += [*_published(data.published), ""]
     if data.findings:

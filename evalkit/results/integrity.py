@@ -63,16 +63,7 @@ def check_integrity(results: Results) -> list[Problem]:
                     ),
                 )
             )
-    last = {seg.path: seg for seg in results.segments}
-    problems += [
-        Problem(
-            "warning",
-            f"{path}: no footer after the last records: the run was killed or is still "
-            "running (`run --resume` finishes it)",
-        )
-        for path, seg in last.items()
-        if seg.footer is None
-    ]
+    problems += _no_footer(results)
     if results.conflicts:
         more = f" and {len(results.conflicts) - 1} more" if len(results.conflicts) > 1 else ""
         problems.append(
@@ -87,6 +78,25 @@ def check_integrity(results: Results) -> list[Problem]:
     problems += _missing_runs(results, where)
     problems += _mixed_versions(results, where)
     return problems
+
+
+def incompleteness(results: Results) -> list[str]:
+    """Why a file is not a finished run, if it is not: no footer after its last records, or cells
+    with fewer runs than planned. A report shows these as a banner: its comparisons are provisional."""
+    return [p.message for p in _no_footer(results) + _missing_runs(results, ", ".join(results.paths))]
+
+
+def _no_footer(results: Results) -> list[Problem]:
+    last = {seg.path: seg for seg in results.segments}
+    return [
+        Problem(
+            "warning",
+            f"{path}: no footer after the last records: the run was killed or is still "
+            "running (`run --resume` finishes it)",
+        )
+        for path, seg in last.items()
+        if seg.footer is None
+    ]
 
 
 def _mixed_versions(results: Results, where: str) -> list[Problem]:
