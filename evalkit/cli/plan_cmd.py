@@ -60,9 +60,11 @@ def _line(c: CellPlan) -> str:
     )
 
 
-def _simulation_inputs(args: argparse.Namespace, baseline: Results) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """The profile, the scenarios by id and the stacks and sampling the cells are simulated with."""
+def _simulated_rates(args: argparse.Namespace, baseline: Results) -> Any:
+    """The baseline's cells simulated from the profile (once, for every --drop), with the stacks,
+    sampling and scenarios of --config or of the baseline's header."""
     from evalkit.backends.sim_profile import load_profile
+    from evalkit.gate.simplan import simulate_rates
     from evalkit.run.config import load_config
     from evalkit.scenario.model import load_scenarios
 
@@ -77,19 +79,20 @@ def _simulation_inputs(args: argparse.Namespace, baseline: Results) -> tuple[Any
         headers = [h.config for h in baseline.headers]
         stacks = {k: v for h in headers for k, v in (h.get("strategies") or {}).items()}
         settings = {"strategies": stacks, "sampling": headers[0].get("sampling") if headers else None}
-    return profile, {s.id: s for s in scenarios}, settings
+    by_id = {s.id: s for s in scenarios}
+    return simulate_rates(baseline, profile, by_id, settings, experiments=args.experiments, sim_runs=args.sim_runs)
 
 
 def run(args: argparse.Namespace) -> int:
     baseline = load_checked(args.baseline, transcripts=0)
-    simulation = _simulation_inputs(args, baseline) if args.profile else None
+    simulation = _simulated_rates(args, baseline) if args.profile else None
     for drop in args.drop or [args.margin or 0.1]:
         cells = plan_cells(baseline, drop, alpha=args.alpha, margin=args.margin)
         print(
             f"evalkit plan: runs per side to catch a drop of {drop:.0%} with 80% probability, "
             f"Boschloo at α/m = {args.alpha}/{len(cells)} (Holm's first step)"
         )
-        simulated = _simulate(args, baseline, simulation, drop, cells) if simulation is not None else {}
+        simulated = _simulate(args, simulation, drop, cells) if simulation is not None else {}
         for c in cells:
             print(_line(c))
             if c.name in simulated:
@@ -107,25 +110,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _simulate(
-    args: argparse.Namespace, baseline: Results, simulation: tuple[Any, Any, Any], drop: float, cells: list[CellPlan]
-) -> dict[str, str]:
+def _simulate(args: argparse.Namespace, simulation: Any, drop: float, cells: list[CellPlan]) -> dict[str, str]:
     """The lines the simulation adds: one per cell it simulated (by name), and the matrix's (key "")."""
     from evalkit.gate.simplan import simulate_plan
 
-    profile, scenarios, settings = simulation
     planned = {c.name: c.runs for c in cells}
-    found = simulate_plan(
-        baseline,
-        profile,
-        scenarios,
-        settings,
-        drop,
-        planned,
-        alpha=args.alpha,
-        experiments=args.experiments,
-        sim_runs=args.sim_runs,
-    )
+    found = simulate_plan(simulation, drop, planned, alpha=args.alpha)
     by = f"by simulation from {args.profile} (SIMULATED)"
     lines = {}
     for name, s in found.cells.items():

@@ -36,7 +36,7 @@ from evalkit.simfit.simulate import SimCell, simulate_cells
 from evalkit.stats.exact import binom_pmf
 from evalkit.stats.power_exact import unpaired_rejection
 
-__all__ = ["SimCellPlan", "SimPlan", "simulate_plan"]
+__all__ = ["SimCellPlan", "SimPlan", "SimRates", "simulate_plan", "simulate_rates"]
 
 _TARGET = 0.8
 _MAX_RUNS = 400  # runs per side: the analytic plan's exact check stops there too
@@ -114,30 +114,44 @@ def _sim_cells(
     return chosen, left_out, len(cells)
 
 
-def simulate_plan(
+@dataclass(frozen=True)
+class SimRates:
+    """The simulated rates of the baseline's cells, per experiment: simulated once, planned for any drop."""
+
+    names: list[str]
+    rates: np.ndarray  # experiments x cells
+    cells: int  # m: every baseline cell, simulated or not (the gate's Holm family)
+    left_out: list[str]
+
+
+def simulate_rates(
     baseline: Results,
     profile: SimProfile,
     scenarios: dict[str, Scenario],
     config: dict[str, Any],
-    drop: float,
-    planned: dict[str, int | None],
     *,
-    alpha: float = 0.05,
     experiments: int = 40,
     sim_runs: int = 20,
     seed: int = 0,
-) -> SimPlan:
-    """Power at the `planned` runs per cell (by name) and the runs for 80%, by simulation from `profile`.
-    `config` holds the stacks (`strategies:`) and `sampling:` the baseline ran with."""
+) -> SimRates:
+    """Every baseline cell of the profile's model, simulated `sim_runs` times under each of `experiments`
+    posterior draws. `config` holds the stacks (`strategies:`) and `sampling:` the baseline ran with."""
+    if experiments < 1 or sim_runs < 1:
+        raise ConfigError("--experiments and --sim-runs must be at least 1")
     chosen, left_out, m = _sim_cells(baseline, profile, scenarios, config)
-    level = alpha / max(1, m)
     if not chosen:
-        return SimPlan({}, experiments, None, None, left_out)
+        return SimRates([], np.zeros((experiments, 0)), m, left_out)
     counts = simulate_cells(profile, [c for _, c in chosen], draws=experiments, runs=sim_runs, seed=seed)
-    rates = counts / sim_runs  # experiments x cells
+    return SimRates([name for name, _ in chosen], counts / sim_runs, m, left_out)
+
+
+def simulate_plan(simulated: SimRates, drop: float, planned: dict[str, int | None], *, alpha: float = 0.05) -> SimPlan:
+    """Power at the `planned` runs per cell (by name) and the runs for 80%, from the simulated rates."""
+    level = alpha / max(1, simulated.cells)
+    rates = simulated.rates
     out: dict[str, SimCellPlan] = {}
     at_planned: list[np.ndarray] = []
-    for j, (name, _) in enumerate(chosen):
+    for j, name in enumerate(simulated.names):
         mean = float(rates[:, j].mean())
         if mean <= 0 or mean < drop:
             out[name] = SimCellPlan(name, mean, None, None)
@@ -153,4 +167,4 @@ def simulate_plan(
         powers = np.array(at_planned)  # cells x experiments
         every = float(powers.prod(axis=0).mean())
         independent = float(powers.mean(axis=1).prod())
-    return SimPlan(out, experiments, every, independent, left_out)
+    return SimPlan(out, rates.shape[0], every, independent, simulated.left_out)

@@ -9,7 +9,7 @@ import yaml
 
 from evalkit.backends.sim_profile import SimProfile
 from evalkit.cli import main
-from evalkit.gate.simplan import simulate_plan
+from evalkit.gate.simplan import simulate_plan, simulate_rates
 from evalkit.results.integrity import load_checked
 from evalkit.scenario.model import load_scenarios
 from tests.simfit.conftest import KNOWN, SCENARIOS, simulated_results
@@ -30,9 +30,11 @@ def test_the_simulated_power_rises_with_the_runs(baseline: Path) -> None:
     scenarios = {s.id: s for s in load_scenarios(SCENARIOS)}
     config = {"strategies": STACKS}
     profile = SimProfile.model_validate(KNOWN)
+    rates = simulate_rates(results, profile, scenarios, config, experiments=4, sim_runs=5, seed=1)
+    assert rates.rates.shape == (4, 4) and rates.cells == 4
     powers = []
     for runs in (10, 40, 160):
-        plan = simulate_plan(results, profile, scenarios, config, 0.3, {HI: runs}, experiments=4, sim_runs=5, seed=1)
+        plan = simulate_plan(rates, 0.3, {HI: runs})
         assert len(plan.cells) == 4 and not plan.left_out
         cell = plan.cells[HI]
         assert cell.power is not None and cell.runs is not None and 0.3 < cell.rate <= 1.0
@@ -72,3 +74,8 @@ def test_a_missing_profile_is_a_one_line_input_error(
     assert main(["plan", str(baseline), "--profile", profile]) == 2
     err = capsys.readouterr().err
     assert err.startswith("evalkit: error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_no_experiment_is_an_input_error(baseline: Path) -> None:
+    args = ["plan", str(baseline), "--profile", "small-local", "--experiments", "0"]
+    assert main([*args, "--scenarios", *map(str, SCENARIOS)]) == 2
