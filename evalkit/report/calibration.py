@@ -75,15 +75,17 @@ def calibration_svg(shown: list[CalibrationPoint], headline: str) -> str:
             capsize=0,  # caps are markers too: without them the SVG's markers are the cells
             label=f"{label} (95% Wilson)",
         )
-    named: dict[tuple[float, float], int] = {}
+    named: dict[float, int] = {}
     for p in shown:
         if not p.cell.inside:  # named in the plot; the table below names every cell
-            at = (round(p.cell.predicted, 2), round(p.observed, 2))
-            named[at] = named.get(at, -1) + 1  # cells at one spot get their names stacked, not overprinted
+            level = round(p.observed, 1)
+            named[level] = named.get(level, -1) + 1  # names at one height are stacked, not overprinted
+            right = p.cell.predicted > 0.5  # written towards the middle, so no name leaves the axes
             ax.annotate(
                 f"{p.cell.stack}/{p.cell.scenario}",
                 (p.cell.predicted, p.observed),
-                xytext=(6, 4 + 9 * named[at]),
+                xytext=(-6 if right else 6, 4 + 9 * named[level]),
+                ha="right" if right else "left",
                 textcoords="offset points",
                 fontsize=7,
                 color=_OUTSIDE,
