@@ -1,4 +1,5 @@
-"""`evalkit sim fit RESULTS... --model NAME -o PROFILE.yaml` and `evalkit sim check PROFILE RESULTS...`."""
+"""`evalkit sim fit RESULTS... --model NAME -o PROFILE.yaml` and `evalkit sim check PROFILE RESULTS...
+[--report FILE.html]`."""
 
 from __future__ import annotations
 
@@ -29,6 +30,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     chk.add_argument("results", nargs="+", type=Path)
     chk.add_argument("--draws", type=int, default=20, help="posterior draws of the profile (default 20)")
     chk.add_argument("--runs", type=int, default=10, help="simulated runs per cell and draw (default 10)")
+    chk.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE.html",
+        help="also write the calibration plot (predicted against observed, per cell, with intervals) as HTML",
+    )
     for q in (fit, chk):
         q.add_argument("--scenarios", nargs="+", type=Path, default=[Path("scenarios")])
     p.set_defaults(handler=run)
@@ -84,4 +91,10 @@ def run(args: argparse.Namespace) -> int:
     if found.unknown or found.skipped:
         print(f"left out: {found.unknown} runs of scenarios not found, {found.skipped} runs not replayable")
     print("\n".join(format_check(result)))
+    if args.report is not None:
+        from evalkit.report.calibration import render_calibration  # matplotlib: only when a page is asked for
+        from evalkit.results.output_file import write_output
+
+        page = render_calibration(result, profile.label(), [p.name for p in args.results])
+        print(f"wrote {write_output(args.report, page, option='--report')}")
     return 0
