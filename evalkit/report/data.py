@@ -16,6 +16,7 @@ from typing import Literal
 
 import numpy as np
 
+from evalkit.report.bfcl_table import BfclScore
 from evalkit.report.cells import CellStats, Rate, Tally, cell_stats
 from evalkit.report.comparisons import Comparison, ComparisonKind, compare
 from evalkit.report.findings import Finding, find
@@ -125,6 +126,7 @@ class ReportData:
     not_counted: tuple[NotCounted, ...]
     drilldowns: tuple[Drilldown, ...]
     published: PublishedTable | None = None  # `report --published`: reference numbers beside measured ones
+    bfcl_score: BfclScore | None = None  # results of imported BFCL cases: evalkit's and BFCL's accuracy per category
 
     def cell(self, row: Row, column: Column) -> CellStats | None:
         return self.cells.get(row.id, {}).get(column.id)
