@@ -84,6 +84,10 @@ def _report(args: argparse.Namespace, results: Results) -> int:
         from evalkit.report.published import with_published
 
         data = with_published(data, args.published)
+    if any(run.cell.scenario.startswith("bfcl-") for run in results.runs):
+        from evalkit.importers.bfcl.score import with_bfcl_score  # bfcl_eval loads only when a run is judged
+
+        data = with_bfcl_score(data, results)
     if args.out is not None and str(args.out) == "-":
         print(render(data, args.format), end="")
         return 0

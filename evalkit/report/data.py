@@ -16,6 +16,7 @@ from typing import Literal
 
 import numpy as np
 
+from evalkit.report.bfcl_table import BfclScore
 from evalkit.report.cells import CellStats, Rate, Tally, cell_stats
 from evalkit.report.comparisons import Comparison, ComparisonKind, compare
 from evalkit.report.findings import Finding, find
@@ -129,6 +130,7 @@ class ReportData:
     infra_errors: int = 0  # runs not counted because the backend stayed broken
     unsupported: int = 0  # runs not counted because the backend cannot do what the cell needs
     incomplete: tuple[str, ...] = ()  # why the file is not a finished run: a banner, findings provisional
+    bfcl_score: BfclScore | None = None  # results of imported BFCL cases: evalkit's and BFCL's accuracy per category
 
     def cell(self, row: Row, column: Column) -> CellStats | None:
         return self.cells.get(row.id, {}).get(column.id)

@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from evalkit import __version__
+from evalkit.report.bfcl_table import BfclEntry
 from evalkit.report.cells import Cost, Rate
 from evalkit.report.data import ReportData
 from evalkit.report.plots import render_plots
@@ -45,6 +46,32 @@ def table_value(value: float | Rate | None, published: bool = True) -> str:
     if isinstance(value, Rate):
         return f"{pct(value.value)} {interval(value)} {value.x}/{value.n}"
     return pct(value)
+
+
+def _share(x: int, n: int) -> str:
+    return f"{pct(x / n)} ({x}/{n})" if n else "no counted run"
+
+
+def bfcl_value(entry: BfclEntry | None, checker: str, missing: str | None = None) -> str:
+    """A cell of the BFCL score table: the accuracy by `checker` ("evalkit" or "bfcl") of one category."""
+    if entry is None:
+        return "–"
+    if checker == "evalkit":
+        return _share(entry.evalkit_correct, entry.evalkit_counted)
+    if entry.bfcl_correct is None or entry.bfcl_judged is None:
+        return missing or "not judged"
+    return _share(entry.bfcl_correct, entry.bfcl_judged)
+
+
+def bfcl_notes(entry: BfclEntry | None) -> str:
+    """What a BFCL score cell's accuracies leave out: verdicts that differ, runs BFCL could not judge."""
+    if entry is None:
+        return ""
+    notes = [f"{entry.disagree} disagree"] if entry.disagree else []
+    if entry.not_judged:
+        reasons = ", ".join(f"{n} {why}" for why, n in entry.not_judged)
+        notes.append(f"{entry.not_judged_total} not judged by BFCL ({reasons})")
+    return "; ".join(notes)
 
 
 def cost_text(cost: Cost | None) -> str:
@@ -79,6 +106,8 @@ def environment() -> Environment:
         interval=interval,
         rate_colour=rate_colour,
         table_value=table_value,
+        bfcl_value=bfcl_value,
+        bfcl_notes=bfcl_notes,
         cost_text=cost_text,
         pvalue=pvalue,
         signed=signed,

@@ -70,6 +70,7 @@ def report_dict(data: ReportData) -> dict[str, Any]:
         "not_counted": [_plain(n) | {"column": n.column.id} for n in data.not_counted],
         "drilldowns": drilldowns,
         **({"published": _plain(data.published)} if data.published is not None else {}),
+        **({"bfcl_score": _plain(data.bfcl_score)} if data.bfcl_score is not None else {}),
     }
 
 

@@ -5,9 +5,10 @@ Family and overall rows only (the HTML report has the scenarios, plots and trans
 
 from __future__ import annotations
 
+from evalkit.report.bfcl_table import BfclScore
 from evalkit.report.cells import CellStats
 from evalkit.report.data import PublishedTable, ReportData
-from evalkit.report.html import interval, pct, pvalue, signed, table_value
+from evalkit.report.html import bfcl_notes, bfcl_value, interval, pct, pvalue, signed, table_value
 from evalkit.report.provenance import BackendInfo
 
 __all__ = ["cell_text", "escape_cell", "render_markdown"]
@@ -122,6 +123,28 @@ def _published(table: PublishedTable) -> list[str]:
     return lines
 
 
+def _bfcl_score(score: BfclScore) -> list[str]:
+    judge = f"bfcl-eval {score.bfcl_version}" if score.bfcl_version else score.bfcl_missing
+    lines = [
+        f"**BFCL score.** Per BFCL category, each column's accuracy by evalkit's checker and by BFCL's own "
+        f"checker ({escape_cell(judge or '')}) on the same final outputs, like a row of BFCL's leaderboard; the "
+        "numbers are on this file's sample of each category, not BFCL's full category. *disagree*: runs the two "
+        "checkers judged differently; runs BFCL's checker cannot judge are counted apart.",
+        "",
+        "| backend · model · mode · strategy | " + " | ".join(f"{c} (evalkit / BFCL)" for c in score.categories) + " |",
+        "|---|" + "---|" * len(score.categories),
+    ]
+    for row in score.rows:
+        cells = []
+        for e in row.entries:
+            notes = bfcl_notes(e)
+            text = f"{bfcl_value(e, 'evalkit')} / {bfcl_value(e, 'bfcl', score.bfcl_missing)}" if e else "–"
+            cells.append(escape_cell(text + (f"; {notes}" if notes else "")))
+        label = escape_cell(row.label) + (" (SIM)" if row.simulated else "")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def render_markdown(data: ReportData) -> str:
     lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
     if data.simulated:
@@ -136,6 +159,8 @@ def render_markdown(data: ReportData) -> str:
         ]
     if data.published is not None:
         lines += [*_published(data.published), ""]
+    if data.bfcl_score is not None:
+        lines += [*_bfcl_score(data.bfcl_score), ""]
     if data.findings:
         lines += ["**Findings** (best stack per model and family by correct; one-sided Holm tests against it):", ""]
         lines += [f"- {escape_cell(f.sentence)}" for f in data.findings] + [""]

@@ -10,12 +10,11 @@ from __future__ import annotations
 import ast
 import asyncio
 import inspect
-import itertools
 from collections.abc import Iterator
-from typing import Any
 
 from evalkit.backends.base import RetryPolicy
 from evalkit.chat import Completion, Sampling, ToolCall
+from evalkit.importers.bfcl.reference import bfcl_multi_turn_verdict
 from evalkit.judge.verdict import judge_run
 from evalkit.run.loop import run_loop
 from evalkit.scenario.model import Scenario
@@ -24,7 +23,6 @@ from evalkit.strategies import build_stack
 from tests.fakes import ScriptedBackend, text
 
 Run = list[list[list[str]]]
-_names = itertools.count()
 
 __all__ = ["Run", "bfcl_multi_turn_verdict", "evalkit_multi_turn_verdict", "runs"]
 
@@ -58,13 +56,6 @@ def _changed(call: str) -> str | None:
             arg.value = arg.value + 7
             return ast.unparse(node)
     return None
-
-
-def bfcl_multi_turn_verdict(case: dict[str, Any], run: Run, truth: list[list[str]]) -> bool:
-    from bfcl_eval.eval_checker.multi_turn_eval.multi_turn_checker import multi_turn_checker
-
-    model = f"evalkit_agreement_{next(_names)}"  # BFCL caches backend instances by model name and case id
-    return bool(multi_turn_checker(run, truth, case, case["id"].rsplit("_", 1)[0], model)["valid"])
 
 
 def _tool_call(text_call: str, mocks: StatefulMocks, index: int) -> ToolCall:

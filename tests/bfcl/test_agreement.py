@@ -18,14 +18,13 @@ pytest.importorskip("bfcl_eval")
 from evalkit.backends.serve import MODELS
 from evalkit.chat import Completion, ToolCall
 from evalkit.importers.bfcl import import_bfcl, load_category, tool_name
+from evalkit.importers.bfcl.reference import bfcl_output, bfcl_verdict
 from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
 from evalkit.judge.verdict import judge_run
 from evalkit.results import RunRecord, load_results
 from evalkit.run.rescore import rescore_results
 from evalkit.scenario.mocks import execute_call
 from evalkit.scenario.model import Scenario, load_scenarios
-from evalkit.strategies.respond_tool import RESPOND_TOOL
-from tests.bfcl.bfcl_reference import bfcl_verdict
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -219,17 +218,6 @@ REAL_OUTPUT_RULES: dict[str, Rule] = {
     "cut_off_call_is_malformed": lambda run, output, category: output is None and "irrelevance" in category,
     "degenerate_reply_fails": lambda run, output, category: run.failure == "degenerate_output",
 }
-
-
-def bfcl_output(completion: Completion) -> Output | None:
-    """A reply as BFCL's function-calling handlers decode it: `[{name: arguments}]` per call, None when a
-    call could not be decoded (arguments that did not parse, a name llama-server could not read).
-    `respond` is the respond_tool guard's channel for a text reply, not a function the case offers:
-    BFCL sees that reply as text, no call."""
-    calls = [call for call in completion.tool_calls if call.name != RESPOND_TOOL.name]
-    if any(call.malformed or call.name_lost for call in calls):
-        return None
-    return [{call.name: call.arguments} for call in calls if call.arguments is not None]
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,9 @@ pytest.importorskip("mpmath")
 
 from evalkit.importers.bfcl import CATEGORIES, convert_case, load_category
 from evalkit.importers.bfcl import _refusal as refusal
+from evalkit.importers.bfcl.reference import bfcl_verdict
 from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
 from evalkit.scenario.model import Scenario
-from tests.bfcl.bfcl_reference import bfcl_verdict
 from tests.bfcl.generated_outputs import outputs
 from tests.bfcl.multi_turn_runs import bfcl_multi_turn_verdict, evalkit_multi_turn_verdict, runs
 from tests.bfcl.test_agreement import evalkit_verdict

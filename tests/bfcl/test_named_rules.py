@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 pytest.importorskip("bfcl_eval")
 
 from evalkit.importers.bfcl import convert_case
+from evalkit.importers.bfcl.reference import bfcl_verdict, standardize_string
 from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
 from evalkit.scenario.matching import MatchRules, normalise_text, value_matches
 from evalkit.scenario.model import Scenario
-from tests.bfcl.bfcl_reference import bfcl_verdict, standardize_string
 from tests.bfcl.test_agreement import evalkit_verdict
 
 BFCL = MatchRules(normalise="bfcl", strict_types=True)
