@@ -22,7 +22,7 @@ from evalkit.errors import EvalkitError
 from evalkit.importers.bfcl.data import CATEGORIES, load_category, require_bfcl
 from evalkit.report.bfcl_table import BFCL_MISSING, BfclEntry, BfclRow, BfclScore
 from evalkit.report.data import Column, ReportData
-from evalkit.results.reader import supersedes
+from evalkit.results.reader import load_results
 from evalkit.results.records import Results, RunRecord
 
 __all__ = ["CheckerJudge", "Judge", "bfcl_category", "bfcl_score", "with_bfcl_score"]
@@ -88,20 +88,11 @@ class CheckerJudge:
 
 def _whole_runs(results: Results, wanted: set[str]) -> dict[str, RunRecord]:
     """The records of the `wanted` runs with their transcripts. A report reads runs without them
-    (`evalkit.results.summaries`), so the files are read again, parsing only the BFCL cases' lines,
-    and a run id kept as `load_results` keeps it (the first record, unless an infra error was re-run)."""
+    (`evalkit.results.summaries`), so the files are read again whole, through the same reader and
+    the same rule for a run id seen twice (`load_results`); nothing is picked out by cutting lines."""
     if results.transcripts is None:
         return {run.run_id: run for run in results.runs if run.run_id in wanted}
-    kept: dict[str, RunRecord] = {}
-    for path in results.paths:
-        with open(path, encoding="utf-8") as fh:
-            for line in fh:
-                if not line.startswith('{"type":"run"') or '"scenario":"bfcl-' not in line or not line.endswith("\n"):
-                    continue
-                run = RunRecord.model_validate_json(line)
-                if run.run_id in wanted and supersedes(kept[run.run_id].outcome if run.run_id in kept else None):
-                    kept[run.run_id] = run
-    return kept
+    return {run.run_id: run for run in load_results(results.paths).runs if run.run_id in wanted}
 
 
 @dataclass
