@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import signal
 import sys
 import threading
@@ -85,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, _interrupt)
     try:
         code: int = args.handler(args)
+        sys.stdout.flush()  # here, where a closed pipe is caught below, not at exit
         return code
     except KeyboardInterrupt as exc:  # `run` says how far it got and how to go on
         print(f"evalkit: interrupted: {exc}" if str(exc) else "evalkit: interrupted", file=sys.stderr)
@@ -92,3 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalkitError as exc:
         print(f"evalkit: error: {exc}", file=sys.stderr)
         return exit_code_for(exc)
+    except BrokenPipeError:  # `evalkit list | head`: the reader has what it wanted; no traceback
+        # Python's documented recipe: point stdout at devnull so the flush at exit cannot fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 __all__ = ["add_parser", "run"]
@@ -38,6 +39,9 @@ def _strategy_line(name: str, target: str) -> str:
     doc = (cls.__doc__ or "").strip().splitlines()
     if doc and doc[0].startswith(f"{cls.__name__}("):  # the signature dataclasses write, not a description
         doc = []
+    if not doc:  # the built-in guards describe themselves in their module's docstring: "`name`: what it does"
+        doc = (sys.modules[cls.__module__].__doc__ or "").strip().splitlines()[:1]
+        doc = [line.removeprefix(f"`{name}`: ").removeprefix(f"`{name}`") for line in doc]
     options = []
     for f in dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ():
         if not f.init:
@@ -66,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.what in ("all", "scenarios") and args.scenarios_dir.is_dir():
         print("scenarios:")
-        for s in load_scenarios(sorted(args.scenarios_dir.rglob("*.yaml")), args.allow_state_module):
-            print(f"  {s.id:28} {s.family:22} {s.description}")
+        scenarios = load_scenarios(sorted(args.scenarios_dir.rglob("*.yaml")), args.allow_state_module)
+        id_width = max((len(s.id) for s in scenarios), default=0)  # BFCL ids run long: columns stay aligned
+        family_width = max((len(s.family) for s in scenarios), default=0)
+        for s in scenarios:
+            print(f"  {s.id:{id_width}}  {s.family:{family_width}}  {s.description}")
     if args.what in ("all", "strategies"):
         print("strategies (name, what it does, options with their defaults):")
         for name, target in STRATEGIES.items():

@@ -22,6 +22,7 @@ from evalkit.report.comparisons import Comparison, ComparisonKind, compare
 from evalkit.report.findings import Finding, find
 from evalkit.report.power import PowerStatement, power_statement
 from evalkit.report.provenance import Provenance, portable, provenance
+from evalkit.report.summary import configured_order
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
 from evalkit.results.integrity import incompleteness
 from evalkit.results.records import Results, RunRecord
@@ -151,20 +152,8 @@ class ReportData:
 ColumnKey = tuple[str, str, str, str]
 
 
-def _configured_order(results: Results) -> tuple[list[str], list[str], list[str]]:
-    backends: list[str] = []
-    modes: list[str] = []
-    strategies: list[str] = []
-    for header in results.headers:
-        config = header.config
-        backends += [str(b.get("label")) for b in config.get("backends", []) if isinstance(b, dict)]
-        modes += [str(m) for m in config.get("modes", [])]
-        strategies += [str(s) for s in config.get("strategies", {})]
-    return backends, modes, strategies
-
-
 def _columns(results: Results) -> list[Column]:
-    backends, modes, strategies = _configured_order(results)
+    backends, modes, strategies = configured_order(results)
 
     def rank(order: list[str], value: str) -> tuple[int, str]:
         return (order.index(value) if value in order else len(order), value)

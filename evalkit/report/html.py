@@ -93,6 +93,11 @@ def signed(value: float) -> str:
     return f"{points:+d}" if points else "0"  # never "-0"
 
 
+def stack_of(stacks: tuple[tuple[str, str], ...], label: str) -> str:
+    """What a strategy label runs, for a matrix header's tooltip (several if configs disagree)."""
+    return " | ".join(text for name, text in stacks if name == label) or label
+
+
 def environment() -> Environment:
     env = Environment(
         loader=PackageLoader("evalkit", "templates"),
@@ -106,6 +111,7 @@ def environment() -> Environment:
         interval=interval,
         rate_colour=rate_colour,
         table_value=table_value,
+        stack_of=stack_of,
         bfcl_value=bfcl_value,
         bfcl_notes=bfcl_notes,
         cost_text=cost_text,

@@ -89,6 +89,8 @@ def _provenance(data: ReportData) -> list[str]:
     backends = (f"{b.label}: {b.kind} {b.model}" + _sim_mark(b) for b in p.backends)
     lines.append("- backends: " + ", ".join(escape_cell(b) for b in backends))
     lines.append(f"- runs per cell: {', '.join(map(str, p.runs_per_cell))}; seeds: {', '.join(map(str, p.seeds))}")
+    if p.stacks:
+        lines.append("- guard stacks: " + "; ".join(escape_cell(f"{label} = {text}") for label, text in p.stacks))
     if data.generated_at:
         lines.append(f"- report generated at {data.generated_at}")
     return lines
@@ -159,11 +161,11 @@ def render_markdown(data: ReportData) -> str:
         ]
     if data.published is not None:
         lines += [*_published(data.published), ""]
-    if data.bfcl_score is not None:
-        lines += [*_bfcl_score(data.bfcl_score), ""]
     if data.findings:
         lines += ["**Findings** (best stack per model and family by correct; one-sided Holm tests against it):", ""]
         lines += [f"- {escape_cell(f.sentence)}" for f in data.findings] + [""]
+    if data.bfcl_score is not None:
+        lines += [*_bfcl_score(data.bfcl_score), ""]
     lines += [*_provenance(data), ""]
     lines += [
         f"{data.counted_runs} of {data.total_runs} runs counted. Correct rate x/n "

@@ -83,6 +83,34 @@ class Provenance:
     finished: tuple[str, ...]  # "complete at …" / "interrupted at …", one per footer
     runs_per_cell: tuple[int, ...]
     seeds: tuple[int, ...]
+    stacks: tuple[tuple[str, str], ...] = ()  # strategy label -> its guard stack with the options set
+
+
+def stack_text(stack: Any) -> str:
+    """A guard stack as its config wrote it, on one line: each guard's name and the options it sets
+    (a `retry_nudge` with `max_retries: 1` must not read like the default one)."""
+    if not isinstance(stack, list):
+        return str(stack)
+    parts = []
+    for item in stack:
+        if isinstance(item, dict) and "plugin" in item:
+            name, options = str(item["plugin"]), item.get("options")
+        elif isinstance(item, dict) and len(item) == 1:
+            ((name, options),) = item.items()
+        else:
+            name, options = str(item), None
+        set_here = ", ".join(f"{k}={v!r}" for k, v in options.items()) if isinstance(options, dict) else ""
+        parts.append(f"{name}({set_here})" if set_here else name)
+    return " + ".join(parts) or "(no guard)"
+
+
+def _stacks(results: Results) -> tuple[tuple[str, str], ...]:
+    seen: dict[tuple[str, str], None] = {}
+    for header in results.headers:
+        strategies = header.config.get("strategies", {})
+        for label, stack in strategies.items() if isinstance(strategies, dict) else ():
+            seen[(str(label), stack_text(stack))] = None
+    return tuple(seen)
 
 
 def _secret(name: str) -> bool:
@@ -193,4 +221,5 @@ def provenance(results: Results, root: str | None = None) -> Provenance:
         finished=tuple(f"{f.status} at {f.finished_at} ({f.runs_written} runs)" for f in results.footers),
         runs_per_cell=tuple(sorted({h.runs_per_cell for h in results.headers})),
         seeds=tuple(sorted({h.seed for h in results.headers})),
+        stacks=_stacks(results),
     )

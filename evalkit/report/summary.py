@@ -14,9 +14,33 @@ from evalkit.report.provenance import fitted_labels
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.intervals import wilson
 
-__all__ = ["WIDTH", "summary_table"]
+__all__ = ["WIDTH", "configured_order", "summary_table"]
 
 WIDTH = 100
+
+
+def configured_order(results: Results) -> tuple[list[str], list[str], list[str]]:
+    """Backend labels, modes and strategy labels in the order the configs list them: rows and columns
+    follow the config, not the order in which concurrent runs happened to finish."""
+    backends: list[str] = []
+    modes: list[str] = []
+    strategies: list[str] = []
+    for header in results.headers:
+        config = header.config
+        backends += [str(b.get("label")) for b in config.get("backends", []) if isinstance(b, dict)]
+        modes += [str(m) for m in config.get("modes", [])]
+        strategies += [str(s) for s in config.get("strategies", {})]
+    return backends, modes, strategies
+
+
+def _column_order(results: Results) -> dict[tuple[str, str, str], tuple[int, int, int]]:
+    backends, modes, strategies = configured_order(results)
+
+    def rank(order: list[str], value: str) -> int:
+        return order.index(value) if value in order else len(order)
+
+    cells = {(r.cell.backend, str(r.cell.mode), r.cell.strategy) for r in results.runs}
+    return {c: (rank(backends, c[0]), rank(modes, c[1]), rank(strategies, c[2])) for c in cells}
 
 
 def _stats(runs: list[RunRecord]) -> str:
@@ -45,12 +69,15 @@ def _line(label: str, stats: str, label_width: int) -> str:
 def summary_table(results: Results, width: int = WIDTH) -> str:
     """Blocks per family; lines per backend/mode/strategy: correct x/N [interval], completed, retries."""
     groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
-    columns: list[str] = []
+    order = _column_order(results)
+    first_seen: dict[tuple[str, str, str], int] = {}
+    for run in results.runs:  # the tie-break for labels no config lists
+        first_seen.setdefault((run.cell.backend, str(run.cell.mode), run.cell.strategy), len(first_seen))
+    keys = sorted(order, key=lambda k: (order[k], first_seen[k]))
+    columns = [" · ".join(k) for k in keys]
     simulated: set[str] = set()
     for run in results.runs:
         column = f"{run.cell.backend} · {run.cell.mode} · {run.cell.strategy}"
-        if column not in columns:
-            columns.append(column)
         if run.simulated:
             simulated.add(column)
         groups[(run.cell.family, column)].append(run)

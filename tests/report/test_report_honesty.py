@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evalkit.report import build_report, render
 from evalkit.report.findings import finding_sentence
-from evalkit.results import RunRecord
+from evalkit.results import Results, RunRecord
 from evalkit.results.integrity import load_checked
 from evalkit.results.writer import ResultsWriter
 from evalkit.stats.intervals import mcnemar
@@ -79,3 +79,14 @@ def test_a_finished_file_has_no_banner(tmp_path: Path) -> None:
     data = build_report(load_checked([path]), include_power=False)
     assert data.incomplete == ()
     assert 'id="incomplete-banner"' not in render(data, "html")
+
+
+def test_a_stack_label_shows_the_options_its_config_set() -> None:
+    config = {"strategies": {"retry_nudge": [{"retry_nudge": {"max_retries": 1}}], "plain": ["trust_text"]}}
+    header = records.header().model_copy(update={"config": config})
+    runs = records.cell_runs(3, 5, strategy="retry_nudge") + records.cell_runs(2, 5, strategy="plain")
+    data = build_report(Results(headers=[header], runs=runs, paths=["mem.jsonl"]), include_power=False)
+    assert ("retry_nudge", "retry_nudge(max_retries=1)") in data.provenance.stacks
+    html = render(data, "html")
+    assert 'title="retry_nudge(max_retries=1)"' in html  # the matrix header says what the label runs
+    assert "retry_nudge = retry_nudge(max_retries=1)" in render(data, "markdown")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from evalkit.cli.run_cmd import ProgressBar
 from evalkit.report.summary import WIDTH, summary_table
+from evalkit.results import Results
 from evalkit.results.writer import ResultsWriter
 from evalkit.stats import wilson
 from tests.report import records
@@ -93,3 +94,14 @@ def test_progress_bar_shows_runs_per_second_when_fast_and_nothing_when_disabled(
     quiet = io.StringIO()
     ProgressBar(False, planned=10, stream=quiet)(5, 10)
     assert quiet.getvalue() == ""
+
+
+def test_lines_follow_the_configs_order_not_the_order_runs_finished() -> None:
+    config = {"backends": [{"label": "first"}, {"label": "second"}], "modes": ["native"], "strategies": {"s": []}}
+    header = records.header().model_copy(update={"config": config})
+    runs = [  # concurrent backends: the second one's runs happened to land first
+        *records.cell_runs(1, 2, backend="second", strategy="s"),
+        *records.cell_runs(2, 2, backend="first", strategy="s"),
+    ]
+    table = summary_table(Results(headers=[header], runs=runs, paths=["mem.jsonl"]))
+    assert table.index("first · native · s") < table.index("second · native · s")
