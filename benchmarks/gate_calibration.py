@@ -27,6 +27,10 @@ Prints, at α = 0.05 and the default N = 25 runs per cell:
 8. The share of unchanged cells with "not enough evidence" under `--margin` 0.05 and 0.1 (exact).
 9. `evalkit plan`'s runs per side for a 10-point drop over the default matrix's 187 cells, and the
    gate's exact power there.
+10. A fitted profile as a realistic model: SmolLM2's cells of `results/compare-models.jsonl`, their
+   rates drawn from `fitted/smollm2`'s posterior (uneven rates, moving together), as the null (the
+   family-wise false alarm at N = 25) and the alternative (a 30-point drop in every cell that can
+   drop so far: each cell's power, and the chance that every one is caught).
 
     python benchmarks/gate_calibration.py [--quick] [--seeds 12] [--infra-seeds 2] [--reps 20000] [--seed 20261123]
 
@@ -325,6 +329,34 @@ def plan_lines() -> list[str]:
     return lines
 
 
+def fitted_lines(seed: int) -> list[str]:
+    from evalkit.backends.sim_profile import load_profile
+    from evalkit.gate.simplan import header_settings, simulate_plan, simulate_rates
+    from evalkit.scenario.model import load_scenarios
+    from evalkit.stats.exact import binom_pmf
+
+    root = Path(__file__).resolve().parent.parent
+    baseline = load_results([root / "results" / "compare-models.jsonl"])
+    scenarios = {s.id: s for s in load_scenarios(sorted((root / "scenarios").rglob("*.yaml")))}
+    profile = load_profile("fitted/smollm2")
+    sim = simulate_rates(baseline, profile, scenarios, header_settings(baseline), experiments=40, seed=seed)
+    region = unpaired_rejection(N, N, ALPHA / sim.cells, "boschloo")
+    pmf = binom_pmf(np.arange(N + 1)[None, :], N, sim.rates[:, :, None])  # experiments x cells x tables
+    size = np.einsum("eci,ij,ecj->ec", pmf, region, pmf)  # each cell's false alarm, unchanged
+    family = 1 - (1 - size).prod(axis=1)
+    plan = simulate_plan(sim, 0.3, {name: N for name in sim.names}, alpha=ALPHA)
+    powers = [c.power for c in plan.cells.values() if c.power is not None]
+    return [
+        f"  fitted/smollm2 (SIMULATED) on {len(sim.names)} SmolLM2 cells (m = {sim.cells}), 40 posterior draws:",
+        f"  null: family-wise false alarm at N = {N}: mean {family.mean():.4f}, largest {family.max():.4f}",
+        f"  a 30-point drop at N = {N}: {len(powers)} cells can drop so far; per-cell power "
+        f"{min(powers):.2f}–{max(powers):.2f}; every drop caught {plan.every_caught:.2f} "
+        f"(independent cells would say {plan.every_caught_independent:.2f})"
+        if powers and plan.every_caught is not None and plan.every_caught_independent is not None
+        else "  no cell can drop by 30 points",
+    ]
+
+
 def timed(label: str, action: Callable[[], list[str]]) -> list[str]:
     started = time.monotonic()
     lines = action()
@@ -356,6 +388,8 @@ def main() -> None:
     print("\n".join(timed("evidence", evidence_lines)))
     print(f"\n9. evalkit plan --margin 0.1 over {MATRIX_CELLS} cells: runs per side, and the gate's exact power there")
     print("\n".join(timed("plan", plan_lines)))
+    print("\n10. A fitted profile as the model (null and alternative), exact given each posterior draw")
+    print("\n".join(timed("fitted", lambda: fitted_lines(args.seed))))
     print()
     print(exact_power_line())
     print()

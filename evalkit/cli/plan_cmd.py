@@ -64,7 +64,7 @@ def _simulated_rates(args: argparse.Namespace, baseline: Results) -> Any:
     """The baseline's cells simulated from the profile (once, for every --drop), with the stacks,
     sampling and scenarios of --config or of the baseline's header."""
     from evalkit.backends.sim_profile import load_profile
-    from evalkit.gate.simplan import simulate_rates
+    from evalkit.gate.simplan import header_settings, simulate_rates
     from evalkit.run.config import load_config
     from evalkit.scenario.model import load_scenarios
 
@@ -76,9 +76,7 @@ def _simulated_rates(args: argparse.Namespace, baseline: Results) -> Any:
     else:
         files = [f for p in args.scenarios for f in (sorted(p.rglob("*.yaml")) if p.is_dir() else [p])]
         scenarios = load_scenarios(files)
-        headers = [h.config for h in baseline.headers]
-        stacks = {k: v for h in headers for k, v in (h.get("strategies") or {}).items()}
-        settings = {"strategies": stacks, "sampling": headers[0].get("sampling") if headers else None}
+        settings = header_settings(baseline)
     by_id = {s.id: s for s in scenarios}
     return simulate_rates(baseline, profile, by_id, settings, experiments=args.experiments, sim_runs=args.sim_runs)
 

@@ -36,7 +36,7 @@ from evalkit.simfit.simulate import SimCell, simulate_cells
 from evalkit.stats.exact import binom_pmf
 from evalkit.stats.power_exact import unpaired_rejection
 
-__all__ = ["SimCellPlan", "SimPlan", "SimRates", "simulate_plan", "simulate_rates"]
+__all__ = ["SimCellPlan", "SimPlan", "SimRates", "header_settings", "simulate_plan", "simulate_rates"]
 
 _TARGET = 0.8
 _MAX_RUNS = 400  # runs per side: the analytic plan's exact check stops there too
@@ -112,6 +112,13 @@ def _sim_cells(
             chosen.append((name, SimCell.from_config(cell.mode, cell.strategy, scenarios[cell.scenario], config)))
     left_out += [f"{k} cells of {other}: another model than the profile's" for other, k in sorted(others.items())]
     return chosen, left_out, len(cells)
+
+
+def header_settings(baseline: Results) -> dict[str, Any]:
+    """The stacks (`strategies:`) and `sampling:` the baseline ran with, from its headers' configs."""
+    headers = [h.config for h in baseline.headers]
+    stacks = {k: v for h in headers for k, v in (h.get("strategies") or {}).items()}
+    return {"strategies": stacks, "sampling": headers[0].get("sampling") if headers else None}
 
 
 @dataclass(frozen=True)
