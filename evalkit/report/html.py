@@ -93,6 +93,11 @@ def signed(value: float) -> str:
     return f"{points:+d}" if points else "0"  # never "-0"
 
 
+def breakable(text: str) -> Markup:
+    """A snake_case label that may wrap after each underscore (a wide matrix's narrow headers)."""
+    return Markup("_<wbr>").join(str(text).split("_"))  # join escapes each part
+
+
 def stack_of(stacks: tuple[tuple[str, str], ...], label: str) -> str:
     """What a strategy label runs, for a matrix header's tooltip (several if configs disagree)."""
     return " | ".join(text for name, text in stacks if name == label) or label
@@ -112,6 +117,7 @@ def environment() -> Environment:
         rate_colour=rate_colour,
         table_value=table_value,
         stack_of=stack_of,
+        breakable=breakable,
         bfcl_value=bfcl_value,
         bfcl_notes=bfcl_notes,
         cost_text=cost_text,

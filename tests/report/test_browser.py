@@ -184,3 +184,19 @@ def test_a_matrix_cell_link_opens_its_drill_down(sim_run: SimRun, tmp_path: Path
     page = browser.load(report, probe=OPENED, width=1400, height=900, fragment="#" + drill)
     assert page.errors == []
     assert page.value["shown"] and page.value["closed"] == 1 and 0 <= page.value["top"] < 100, page.value
+
+
+def test_a_wide_matrix_shows_every_column_on_a_1366_screen(tmp_path: Path) -> None:
+    """ADR-013's matrix has 18 columns (three backends × two modes × three stacks): on a common laptop
+    screen every one of them is in view, none behind a sideways scroll."""
+    report = tmp_path / "adr013.html"
+    assert main(["report", str(ROOT / "results" / "adr013.jsonl"), "-o", str(report)]) == 0
+    probe = """(() => {
+      const box = document.querySelector(".matrix-box"), table = document.querySelector("#matrix-table");
+      return {hidden: table.scrollWidth - box.clientWidth, columns: table.querySelectorAll("th.strategy").length,
+              compact: table.classList.contains("compact")};
+    })()"""
+    page = browser.load(report, probe=probe, width=1366, height=900)
+    assert page.errors == []
+    assert page.value["columns"] == 18 and page.value["compact"], page.value
+    assert page.value["hidden"] <= 0, page.value
