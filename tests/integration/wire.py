@@ -52,8 +52,17 @@ def openai_tools(tools: list[ToolSpec] = TOOLS) -> list[dict[str, Any]]:
 def body(
     messages: list[dict[str, Any]], *, max_tokens: int = 48, seed: int = 1, temperature: float = 0.0, **extra: Any
 ) -> dict[str, Any]:
-    """A /v1/chat/completions body: greedy by default, short, seeded."""
-    return {"messages": messages, "max_tokens": max_tokens, "temperature": temperature, "seed": seed, **extra}
+    """A /v1/chat/completions body: greedy by default, short, seeded. No prompt cache: a prefix reused
+    from an earlier request in the same slot is computed in another batch shape, which can flip a greedy
+    token (seen once under load: a parsed call that ran on to `length`)."""
+    return {
+        "messages": messages,
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "seed": seed,
+        "cache_prompt": False,
+        **extra,
+    }
 
 
 def native_call_messages(question: str = WEATHER_QUESTION) -> list[dict[str, Any]]:
