@@ -1,8 +1,9 @@
 """Regenerate the README's findings from the committed results, or check that they still match.
 
-The README's "Reproducing ADR-013" and "Compare models before deployment" sections hold blocks
+The README's "Reproducing ADR-013", "Compare models before deployment" and "Importing BFCL" sections hold blocks
 between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; each block is written here from
-results files (a correct-rate table per family and the findings summary's sentences), never typed.
+results files (a correct-rate table per family, the findings summary's sentences, a BFCL score table
+per category), never typed.
 tests/report/test_readme_findings.py fails when the README and the results disagree.
 
     python scripts/readme_findings.py          # rewrite the blocks in README.md
@@ -57,8 +58,44 @@ def findings(*results: str) -> str:
     return "".join(f"- {escape_cell(f.sentence)}\n" for f in _data(*results).findings)
 
 
+def bfcl_categories(*results: str) -> str:
+    """Per BFCL category (rows), each column's accuracy by evalkit's checker and by BFCL's own on the
+    same final outputs: the report's "BFCL score" table turned on its side. Needs `bfcl-eval`."""
+    from evalkit.importers.bfcl.score import CheckerJudge, with_bfcl_score
+    from evalkit.report.html import bfcl_notes, bfcl_value
+    from evalkit.report.markdown import escape_cell
+    from evalkit.results import load_results
+
+    loaded = load_results([ROOT / r for r in results])
+    data = with_bfcl_score(_data(*results), loaded, CheckerJudge())
+    score = data.bfcl_score
+    assert score is not None, f"{results}: no imported BFCL case"
+    heads = {c.label: f"{c.model_label} ({c.mode}) · {c.strategy}" for c in data.columns}
+    lines = [
+        "| BFCL category | " + " | ".join(f"{escape_cell(heads[r.label])}: evalkit / BFCL" for r in score.rows) + " |",
+        "|---|" + "---|" * len(score.rows),
+    ]
+    for i, category in enumerate(score.categories):
+        cells = []
+        for row in score.rows:
+            entry = row.entries[i]
+            notes = bfcl_notes(entry)
+            text = f"{bfcl_value(entry, 'evalkit')} / {bfcl_value(entry, 'bfcl')}" if entry else "–"
+            cells.append(escape_cell(text + (f"; {notes}" if notes else "")))
+        lines.append(f"| {category} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for r in results:  # each file's state: a partial one is labelled, with what it holds
+        file = load_results([ROOT / r])
+        status = file.footers[-1].status if file.footers else "no footer"
+        partial = "" if status == "complete" else " (partial: `evalkit run CONFIG --resume` finishes it)"
+        lines.append(f"- `{r}`: {status}, {len(file.runs)} runs{partial}")
+    return "\n".join(lines) + "\n"
+
+
 # the grammar stack ran as a second config (a results file keeps its config); runs pair across the two
 COMPARE_BFCL = ("results/compare-models-bfcl.jsonl", "results/compare-models-bfcl-grammar.jsonl")
+# likewise: configs/bfcl-wide.yaml (native, trust_text) and its grammar sibling (prompt)
+BFCL_WIDE = ("results/bfcl-wide.jsonl", "results/bfcl-wide-grammar.jsonl")
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "adr013-matrix": lambda: matrix("results/adr013.jsonl"),
@@ -67,6 +104,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "compare-models-findings": lambda: findings("results/compare-models.jsonl"),
     "compare-models-bfcl-matrix": lambda: matrix(*COMPARE_BFCL),
     "compare-models-bfcl-findings": lambda: findings(*COMPARE_BFCL),
+    "bfcl-wide-categories": lambda: bfcl_categories(*BFCL_WIDE),
 }
 
 
