@@ -62,7 +62,7 @@ def bfcl_categories(*results: str) -> str:
     """Per BFCL category (rows), each column's accuracy by evalkit's checker and by BFCL's own on the
     same final outputs: the report's "BFCL score" table turned on its side. Needs `bfcl-eval`."""
     from evalkit.importers.bfcl.score import CheckerJudge, with_bfcl_score
-    from evalkit.report.html import bfcl_notes, bfcl_value
+    from evalkit.report.formats import bfcl_notes, bfcl_value
     from evalkit.report.markdown import escape_cell
     from evalkit.results import load_results
 

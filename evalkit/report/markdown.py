@@ -8,7 +8,7 @@ from __future__ import annotations
 from evalkit.report.bfcl_table import BfclScore
 from evalkit.report.cells import CellStats
 from evalkit.report.data import PublishedTable, ReportData
-from evalkit.report.html import bfcl_notes, bfcl_value, interval, pct, pvalue, signed, table_value
+from evalkit.report.formats import bfcl_notes, bfcl_value, interval, pct, pvalue, signed, table_value
 from evalkit.report.provenance import BackendInfo
 
 __all__ = ["cell_text", "escape_cell", "render_markdown"]

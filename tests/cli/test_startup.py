@@ -132,3 +132,20 @@ def test_a_run_without_a_report_draws_nothing(tmp_path: Path) -> None:
     heavy = _heavy_imports(["run", "configs/default.yaml", "-n", "1", "-o", str(out)])
     assert out.exists()
     assert "matplotlib" not in heavy
+
+
+def test_a_markdown_report_needs_no_template_engine(tmp_path: Path) -> None:
+    """The markdown renderer shares the HTML one's number formats (`report/formats.py`), not its jinja2."""
+    out = tmp_path / "r.md"
+    probe = _PROBE.replace(f"set({HEAVY!r})", "{'jinja2'}")
+    argv = ["report", "results/compare-models.jsonl", "--format", "markdown", "-o", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-c", probe, json.dumps(argv)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.exists(), done.stderr
+    assert json.loads(done.stderr.strip().splitlines()[-1]) == []
