@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
+from evalkit._model import first_problem
 from evalkit.errors import ScenarioError
 
 __all__ = ["LineMap", "YamlDocument", "read_yaml"]
@@ -55,6 +57,14 @@ class YamlDocument:
             if line is not None:
                 return line
         return None
+
+    def invalid(self, exc: ValidationError) -> str:
+        """`path:line: field: message` for the first problem of a model validated from this document
+        (the line when it is known): what every loader but the scenario's puts in its error."""
+        problem = first_problem(exc)
+        line = self.line_of(problem.loc)
+        where = f"{self.path}:{line}" if line else self.path
+        return f"{where}: {problem.field}: {problem.message}"
 
 
 class _LimitedComposer(yaml.composer.Composer):

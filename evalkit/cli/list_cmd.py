@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from evalkit.cli.options import add_allow_state_module
+
 __all__ = ["add_parser", "run"]
 
 
@@ -18,13 +20,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=Path("scenarios"),
         help="folder searched for scenarios (default: scenarios)",
     )
-    p.add_argument(
-        "--allow-state-module",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="let scenarios build stateful mocks from MODULE (imports it: runs its code); repeatable",
-    )
+    add_allow_state_module(p)
     p.set_defaults(handler=run)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from evalkit.cli.options import add_allow_state_module
 from evalkit.run.config import load_config
 from evalkit.run.preflight import check_output_path
 from evalkit.run.rescore import rescore_results
@@ -37,13 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="MODULE[:CLASS]",
         help="import this plugin guard named in the results header (runs its code); repeatable",
     )
-    p.add_argument(
-        "--allow-state-module",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="let scenarios build stateful mocks from MODULE (imports it: runs its code); repeatable",
-    )
+    add_allow_state_module(p)
     p.add_argument(
         "--config", type=Path, help="the run's config: its plugin guards and allow_state_modules are allowed"
     )

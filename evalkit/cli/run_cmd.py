@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalkit.cli.options import add_allow_state_module
 from evalkit.cli.progress import ProgressBar
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.results.integrity import unreachable_backends
@@ -80,13 +81,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="no progress: no bar on a terminal, no line every few seconds otherwise",
     )
-    p.add_argument(
-        "--allow-state-module",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="let scenarios build stateful mocks from MODULE (imports it: runs its code); repeatable",
-    )
+    add_allow_state_module(p)
     p.set_defaults(handler=run)
 
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from evalkit._yaml import read_yaml
+from evalkit.cli.options import add_allow_state_module
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.judge.reference_check import reference_problems
 from evalkit.run.config import load_config
@@ -33,13 +34,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "the file, the field and the line.",
     )
     p.add_argument("paths", nargs="+", type=Path)
-    p.add_argument(
-        "--allow-state-module",
-        action="append",
-        default=[],
-        metavar="MODULE",
-        help="let scenarios build stateful mocks from MODULE (imports it: runs its code); repeatable",
-    )
+    add_allow_state_module(p)
     p.set_defaults(handler=run)
 
 

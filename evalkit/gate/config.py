@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError
 
-from evalkit._model import StrictModel, first_problem
+from evalkit._model import StrictModel
 from evalkit._yaml import read_yaml
 from evalkit.errors import GateInputError
 from evalkit.results.records import Cell
@@ -82,7 +82,4 @@ def load_gate_config(path: str | Path) -> GateConfig:
     try:
         return GateConfig.model_validate(doc.data or {})
     except ValidationError as exc:
-        problem = first_problem(exc)
-        line = doc.line_of(problem.loc)
-        where = f"{path}:{line}" if line else str(path)
-        raise GateInputError(f"{where}: {problem.field}: {problem.message}") from exc
+        raise GateInputError(doc.invalid(exc)) from exc

@@ -128,8 +128,6 @@ class ReportData:
     not_counted: tuple[NotCounted, ...]
     drilldowns: tuple[Drilldown, ...]
     published: PublishedTable | None = None  # `report --published`: reference numbers beside measured ones
-    infra_errors: int = 0  # runs not counted because the backend stayed broken
-    unsupported: int = 0  # runs not counted because the backend cannot do what the cell needs
     incomplete: tuple[str, ...] = ()  # why the file is not a finished run: a banner, findings provisional
     bfcl_score: BfclScore | None = None  # results of imported BFCL cases: evalkit's and BFCL's accuracy per category
 
@@ -140,6 +138,16 @@ class ReportData:
     def all_simulated(self) -> bool:
         """Every column simulated: only then may a title say SIMULATED; mixed data is marked per column."""
         return bool(self.columns) and all(c.simulated for c in self.columns)
+
+    @property
+    def infra_errors(self) -> int:
+        """Runs not counted because the backend stayed broken."""
+        return sum(n.infra_errors for n in self.not_counted)
+
+    @property
+    def unsupported(self) -> int:
+        """Runs not counted because the backend cannot do what the cell needs."""
+        return sum(n.unsupported for n in self.not_counted)
 
     @property
     def simulated_suffix(self) -> str:
@@ -324,8 +332,6 @@ def build_report(
         provenance=provenance(results, root),
         total_runs=len(results.runs),
         counted_runs=len(counted),
-        infra_errors=sum(r.outcome == "infra_error" for r in results.runs),
-        unsupported=sum(r.outcome == "unsupported" for r in results.runs),
         incomplete=tuple(portable(why, root) for why in incompleteness(results)),
         columns=tuple(columns),
         rows=tuple(rows),

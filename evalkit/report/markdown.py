@@ -97,9 +97,7 @@ def _provenance(data: ReportData) -> list[str]:
 
 
 def _not_counted(data: ReportData) -> str:
-    infra = sum(n.infra_errors for n in data.not_counted)
-    unsupported = sum(n.unsupported for n in data.not_counted)
-    return f"Not counted in rates: {infra} infra-error runs, {unsupported} unsupported runs."
+    return f"Not counted in rates: {data.infra_errors} infra-error runs, {data.unsupported} unsupported runs."
 
 
 def _sim_mark(b: BackendInfo) -> str:

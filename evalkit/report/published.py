@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationError, model_validator
 
-from evalkit._model import StrictModel, first_problem
+from evalkit._model import StrictModel
 from evalkit._yaml import read_yaml
 from evalkit.errors import ConfigError
 from evalkit.report.cells import Rate
@@ -63,10 +63,7 @@ def load_published(path: str | Path) -> Published:
     try:
         return Published.model_validate(doc.data or {})
     except ValidationError as exc:
-        problem = first_problem(exc)
-        line = doc.line_of(problem.loc)
-        where = f"{path}:{line}" if line else str(path)
-        raise ConfigError(f"{where}: {problem.field}: {problem.message}") from exc
+        raise ConfigError(doc.invalid(exc)) from exc
 
 
 def published_table(published: Published, data: ReportData) -> PublishedTable:

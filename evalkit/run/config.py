@@ -179,10 +179,7 @@ def load_config(path: str | Path) -> RunConfig:
     try:
         config = RunConfig.model_validate(doc.data)
     except ValidationError as exc:
-        problem = first_problem(exc)
-        line = doc.line_of(problem.loc)
-        where = f"{path}:{line}" if line else str(path)
-        raise ConfigError(f"{where}: {problem.field}: {problem.message}") from exc
+        raise ConfigError(doc.invalid(exc)) from exc
     config.base_dir = str(Path(path).resolve().parent)
     config.source = str(path)
     return config

@@ -181,10 +181,11 @@ def boschloo_one(x1: int, n1: int, x2: int, n2: int) -> tuple[float, bool]:
 
 
 @lru_cache(maxsize=64)
-def boschloo_rejection(n1: int, n2: int, alpha: float) -> np.ndarray:
+def boschloo_rejection(n1: int, n2: int, alpha: float, *, max_tables: int = BOSCHLOO_MAX_TABLES) -> np.ndarray:
     """The tables Boschloo's test rejects at α (a boolean grid): its p-value grows with the Fisher
-    p-value, so the region is {Fisher p ≤ t*}, t* found by bisection over the distinct Fisher p-values."""
-    if (n1 + 1) * (n2 + 1) > BOSCHLOO_MAX_TABLES:
+    p-value, so the region is {Fisher p ≤ t*}, t* found by bisection over the distinct Fisher p-values.
+    Above `max_tables` tables, Fisher's mid-p region stands in for it."""
+    if (n1 + 1) * (n2 + 1) > max_tables:
         mid: np.ndarray = midp_grid(n1, n2) <= alpha
         return mid
     values = np.unique(fisher_grid(n1, n2))

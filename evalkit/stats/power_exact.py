@@ -13,14 +13,10 @@ from typing import Literal
 import numpy as np
 
 from evalkit.stats.exact import (
-    BOSCHLOO_MAX_TABLES,
     BOSCHLOO_ONE_TABLE_MAX,
-    _region,
-    _sup_tail,
     binom_pmf,
     boschloo_rejection,
     fisher_grid,
-    midp_grid,
 )
 from evalkit.stats.intervals import mcnemar_power
 from evalkit.stats.margin import fm_power, tango_power
@@ -35,21 +31,8 @@ def unpaired_rejection(n1: int, n2: int, alpha: float, test: str) -> np.ndarray:
     """The tables (x₁ baseline, x₂ candidate) the unpaired test rejects at α, as 0/1 floats."""
     if test == "fisher":
         return (fisher_grid(n1, n2) <= alpha).astype(float)
-    tables = (n1 + 1) * (n2 + 1)
-    if tables <= BOSCHLOO_MAX_TABLES:
-        return boschloo_rejection(n1, n2, alpha).astype(float)
-    if tables > BOSCHLOO_ONE_TABLE_MAX:
-        return (midp_grid(n1, n2) <= alpha).astype(float)
-    # Boschloo's p grows with Fisher's: the region is {Fisher p ≤ t*}; bisection over the distinct values
-    values = np.unique(fisher_grid(n1, n2))
-    low, high = -1, values.size - 1
-    while low < high:
-        middle = (low + high + 1) // 2
-        if _sup_tail(n1, n2, _region(n1, n2, float(values[middle]))) <= alpha:
-            low = middle
-        else:
-            high = middle - 1
-    return _region(n1, n2, float(values[low])) if low >= 0 else np.zeros((n1 + 1, n2 + 1))
+    # exact Boschloo as far as the gate's label says (one table's p is exact up to this size)
+    return boschloo_rejection(n1, n2, alpha, max_tables=BOSCHLOO_ONE_TABLE_MAX).astype(float)
 
 
 def gate_power(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from typing import Any, Literal, Protocol
 
@@ -103,9 +103,7 @@ class _Tally:
     bfcl_correct: int = 0
     bfcl_judged: int = 0
     disagree: int = 0
-
-    def __post_init__(self) -> None:
-        self.not_judged: Counter[str] = Counter()
+    not_judged: Counter[str] = field(default_factory=Counter)  # why BFCL's checker could not judge a run
 
     def add(self, run: RunRecord, verdict: bool | str | None) -> None:
         self.runs += 1
