@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evalkit.importers.bfcl import CATEGORIES
+from evalkit.importers.bfcl.data import CATEGORIES
 from tests.bfcl.test_agreement_categories import agreement_row, table
 
 

@@ -22,10 +22,10 @@ import time
 import numpy as np
 
 from evalkit.chat import Sampling, Usage
-from evalkit.gate import compare
+from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
-from evalkit.report import build_report
-from evalkit.results import Cell, Header, Results, RunRecord
+from evalkit.report.data import build_report
+from evalkit.results.records import Cell, Header, Results, RunRecord
 from evalkit.stats.exact import boschloo_table
 
 SCENARIOS = [f"s{i:02d}" for i in range(17)]

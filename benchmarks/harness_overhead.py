@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
 
@@ -120,9 +120,9 @@ def transports(url: str, calls: int = 2000) -> None:
 
 def backend_only_seconds(results_path: Path) -> float:
     """Time the simulated backend alone on the exact requests of the run (replayed from transcripts)."""
+    from evalkit.backends.entry import BackendEntry
     from evalkit.backends.sim import SimulatedBackend
     from evalkit.chat import CallContext, ChatRequest
-    from evalkit.run.config import BackendEntry
     from evalkit.scenario.model import load_scenario
 
     scenario = load_scenario(SCENARIO)

@@ -66,7 +66,7 @@ def _evalkit_runs(url: str, runs: int, concurrency: int, tmp: Path) -> int:
     sys.path.insert(0, str(HERE))
     from harness_overhead import http_config
 
-    from evalkit.results import load_results
+    from evalkit.results.reader import load_results
     from evalkit.run.runner import run_config
 
     out = tmp / f"evalkit-{runs}-{concurrency}.jsonl"

@@ -4,7 +4,12 @@ tests/test_layout.py; run it by hand with `python scripts/check_layout.py`).
 - at most MAX_TOP_MODULES modules at the top of `evalkit/`;
 - no module longer than MAX_LINES lines;
 - every import, function-level ones included, points to the same layer or one below it (LAYERS);
-- no import circle between modules, function-level imports included.
+- no import circle between modules, function-level imports included;
+- one import path per name: evalkit's code, tests, scripts and benchmarks import each name from the
+  module that defines it, never through a package's re-export or another module's import, and only
+  a package's `__init__` re-exports (its names are the users' API: the README, examples/ and
+  tests/test_public_api.py use them);
+- no module-path compatibility layer (`MOVED_MODULES`): a module that moves is renamed everywhere.
 
 Printing `--graph` lists every module with the modules it imports, to read the structure.
 """
@@ -17,6 +22,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "evalkit"
+# Where the one-import-path rule applies. examples/ is written as a user's code, through the public
+# names a package's `__init__` re-exports (as the README is); tests/test_public_api.py checks those.
+IMPORTERS = ("evalkit", "tests", "scripts", "benchmarks")
+PUBLIC_API_TEST = ROOT / "tests" / "test_public_api.py"
 MAX_TOP_MODULES = 8
 MAX_LINES = 400
 
@@ -107,6 +116,146 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def defined_names(path: Path) -> set[str]:
+    """The names a module binds at its top level other than by importing them."""
+    names: set[str] = set()
+
+    def bind(target: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            names.add(target.id)
+        elif isinstance(target, ast.Tuple | ast.List):
+            for element in target.elts:
+                bind(element)
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                for target in node.targets:
+                    bind(target)
+            elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.For):
+                bind(node.target)
+            elif isinstance(node, ast.If | ast.Try | ast.With):
+                visit(node.body)
+                visit(getattr(node, "orelse", []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+                visit(getattr(node, "finalbody", []))
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return names
+
+
+def home(module: str, name: str, known: dict[str, Path], seen: frozenset[str] = frozenset()) -> str | None:
+    """The module that defines `name`, following the evalkit imports that re-export it from `module`
+    (a name `module` imports from outside evalkit has its home there: `module` chose to export it)."""
+    if name in defined_names(known[module]) or module in seen:
+        return module
+    for node in ast.walk(ast.parse(known[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
+            source = _known(node.module or "", known)
+            return home(source, name, known, seen | {module}) if source else module
+    return None
+
+
+def _known(dotted: str, known: dict[str, Path]) -> str | None:
+    """The checker's name for an evalkit module named in an import (the root package is `evalkit.__init__`)."""
+    name = "evalkit.__init__" if dotted == "evalkit" else dotted
+    return name if name in known else None
+
+
+def _bound_modules(tree: ast.AST, known: dict[str, Path]) -> dict[str, str]:
+    """Local names bound to an evalkit module (`import evalkit.x as y`, `from evalkit import x`)."""
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if _known(a.name, known):
+                    root = a.name if a.asname else a.name.split(".")[0]
+                    bound[a.asname or root] = _known(root, known) or root
+        elif isinstance(node, ast.ImportFrom) and _known(node.module or "", known):
+            for a in node.names:
+                sub = _known(f"{node.module}.{a.name}", known)
+                if sub:
+                    bound[a.asname or a.name] = sub
+    return bound
+
+
+def _module_of(node: ast.expr, bound: dict[str, str], known: dict[str, Path]) -> str | None:
+    """The evalkit module an expression names (`stats`, `evalkit.stats.exact`), if it names one."""
+    if isinstance(node, ast.Name):
+        return bound.get(node.id)
+    if isinstance(node, ast.Attribute):
+        parent = _module_of(node.value, bound, known)
+        if parent:
+            return _known(f"{parent.removesuffix('.__init__')}.{node.attr}", known)
+    return None
+
+
+def _uses(tree: ast.AST, known: dict[str, Path]) -> list[tuple[int, str, str]]:
+    """(line, module, name) for each evalkit name a file takes from a module: by `from` imports and
+    by attributes of a module it bound (`stats.wilson`)."""
+    found: list[tuple[int, str, str]] = []
+    bound = _bound_modules(tree, known)
+    for node in ast.walk(tree):
+        module: str | None
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            module = _known(node.module or "", known)
+            if module:
+                found += [
+                    (node.lineno, module, a.name) for a in node.names if not _known(f"{node.module}.{a.name}", known)
+                ]
+        elif isinstance(node, ast.Attribute):
+            module = _module_of(node.value, bound, known)
+            if module and not _known(f"{module.removesuffix('.__init__')}.{node.attr}", known):
+                found.append((node.lineno, module, node.attr))
+    return found
+
+
+def file_import_problems(path: Path, known: dict[str, Path]) -> list[str]:
+    """Each name `path` takes from an evalkit module that does not define it."""
+    found: list[str] = []
+    for line, module, name in _uses(ast.parse(path.read_text(encoding="utf-8")), known):
+        if name.startswith("__") or name in defined_names(known[module]):
+            continue
+        where = home(module, name, known)
+        if where == module:  # a name from outside evalkit that `module` exports
+            continue
+        origin = f"import it from {where.removesuffix('.__init__')}" if where else "it is not defined there"
+        found.append(f"{line}: {name} taken from {module.removesuffix('.__init__')}; {origin}")
+    return found
+
+
+def import_path_problems(known: dict[str, Path]) -> list[str]:
+    files = [p for folder in IMPORTERS for p in sorted((ROOT / folder).rglob("*.py")) if p != PUBLIC_API_TEST]
+    found = {f"{p.relative_to(ROOT)}:{line}" for p in files for line in file_import_problems(p, known)}
+    return sorted(found)
+
+
+def compatibility_layers(known: dict[str, Path]) -> list[str]:
+    return [
+        f"{m}: keeps MOVED_MODULES (rename a moved module everywhere instead)"
+        for m, p in known.items()
+        if "MOVED_MODULES" in defined_names(p)
+    ]
+
+
+def stray_exports(known: dict[str, Path]) -> list[str]:
+    """Names a module's `__all__` lists but takes from another evalkit module: a second path to them.
+    A package's `__init__` may re-export (its names are the users' API); no other module may."""
+    found: list[str] = []
+    for m, p in known.items():
+        if p.name == "__init__.py":
+            continue
+        for node in ast.parse(p.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "__all__" for t in node.targets):
+                for name in ast.literal_eval(node.value):
+                    if home(m, name, known) not in (m, None):
+                        found.append(f"{m}: __all__ re-exports {name} (import it from {home(m, name, known)})")
+    return found
+
+
 def problems() -> list[str]:
     known = modules()
     graph = {m: imports(p, known) for m, p in known.items()}
@@ -122,7 +271,12 @@ def problems() -> list[str]:
             if layer(target) > layer(m):
                 found.append(f"{m} imports {target}, a layer above it")
     found += [f"import circle: {' -> '.join(c)}" for c in cycles(graph)]
-    return found
+    found += [
+        f"{m}: keeps MOVED_MODULES (rename a moved module everywhere instead)"
+        for m, p in known.items()
+        if "MOVED_MODULES" in defined_names(p)
+    ]
+    return found + stray_exports(known) + import_path_problems(known)
 
 
 def main() -> int:

@@ -24,8 +24,8 @@ _BLOCK = re.compile(r"(<!-- generated:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- 
 
 
 def _data(*results: str):  # type: ignore[no-untyped-def]  # ReportData; imported late to keep --help fast
-    from evalkit.report import build_report
-    from evalkit.results import load_results
+    from evalkit.report.data import build_report
+    from evalkit.results.reader import load_results
 
     return build_report(load_results([ROOT / r for r in results]), include_power=False)
 
@@ -64,7 +64,7 @@ def bfcl_categories(*results: str) -> str:
     from evalkit.importers.bfcl.score import CheckerJudge, with_bfcl_score
     from evalkit.report.formats import bfcl_notes, bfcl_value
     from evalkit.report.markdown import escape_cell
-    from evalkit.results import load_results
+    from evalkit.results.reader import load_results
 
     loaded = load_results([ROOT / r for r in results])
     data = with_bfcl_score(_data(*results), loaded, CheckerJudge())

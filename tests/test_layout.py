@@ -24,16 +24,52 @@ def test_an_upward_import_is_found(tmp_path: Path) -> None:
     module = ROOT / "evalkit" / "stats" / "intervals.py"
     source = module.read_text(encoding="utf-8")
     probe = tmp_path / "intervals.py"
-    probe.write_text(source + "\n\ndef _up() -> None:\n    from evalkit.gate.verdict import compare  # noqa\n")
+    probe.write_text(source + "\n\ndef _up() -> None:\n    from evalkit.gate.comparison import compare  # noqa\n")
     known = check_layout.modules()
     found = check_layout.imports(probe, known, name="evalkit.stats.intervals")
-    assert "evalkit.gate.verdict" in found
-    assert check_layout.layer("evalkit.gate.verdict") > check_layout.layer("evalkit.stats.intervals")
+    assert "evalkit.gate.comparison" in found
+    assert check_layout.layer("evalkit.gate.comparison") > check_layout.layer("evalkit.stats.intervals")
 
 
 def test_a_circle_is_found() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert check_layout.cycles(graph) == [["a", "b", "c"]]
+
+
+def test_a_name_taken_through_a_reexport_is_found(tmp_path: Path) -> None:
+    """One path per name: a package's re-export, another module's import and a module attribute
+    (`stats.wilson`) are each found, with the module to import from instead."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from evalkit.results import load_results\n"
+        "from evalkit.results.reader import parse_record\n"
+        "from evalkit.strategies.base import ExecutedCall\n"
+        "from evalkit import stats\n"
+        "stats.wilson(1, 2)\n"
+        "stats.exact.binom_pmf\n"
+    )
+    found = check_layout.file_import_problems(probe, check_layout.modules())
+    assert found == [
+        "1: load_results taken from evalkit.results; import it from evalkit.results.reader",
+        "3: ExecutedCall taken from evalkit.strategies.base; import it from evalkit.chat",
+        "5: wilson taken from evalkit.stats; import it from evalkit.stats.intervals",
+    ]
+
+
+def test_a_compatibility_layer_is_found(tmp_path: Path) -> None:
+    probe = tmp_path / "imports.py"
+    probe.write_text('MOVED_MODULES: dict[str, str] = {"evalkit.old": "evalkit.new"}\n')
+    assert check_layout.compatibility_layers({"evalkit._imports": probe}) == [
+        "evalkit._imports: keeps MOVED_MODULES (rename a moved module everywhere instead)"
+    ]
+
+
+def test_a_module_that_reexports_is_found(tmp_path: Path) -> None:
+    probe = tmp_path / "base.py"
+    probe.write_text('from evalkit.chat import ExecutedCall\n\n__all__ = ["ExecutedCall", "Here"]\nHere = 1\n')
+    known = {**check_layout.modules(), "evalkit.strategies.base": probe}
+    found = [line for line in check_layout.stray_exports(known) if line.startswith("evalkit.strategies.base")]
+    assert found == ["evalkit.strategies.base: __all__ re-exports ExecutedCall (import it from evalkit.chat)"]
 
 
 @pytest.mark.parametrize("args", [["check", "."], ["format", "--check", "."]])

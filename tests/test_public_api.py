@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import evalkit
-from evalkit._imports import MOVED_MODULES, load_class
+from evalkit._imports import load_class
 
 
 def test_all_is_sorted_and_complete():
@@ -57,15 +57,7 @@ def test_the_paths_the_readme_names_keep_their_names() -> None:
     assert RunRecord.model_fields["run_id"] is not None
 
 
-@pytest.mark.parametrize(("old", "new"), sorted(MOVED_MODULES.items()))
-def test_a_moved_module_path_still_loads_with_a_deprecation_warning(old: str, new: str) -> None:
-    module = importlib.import_module(new)
-    attr = next(name for name in sorted(vars(module)) if not name.startswith("_"))
-    with pytest.warns(DeprecationWarning, match=f"{old} moved to {new}"):
-        assert load_class(f"{old}:{attr}") is getattr(module, attr)
-
-
-def test_an_unmoved_path_loads_without_a_warning() -> None:
+def test_a_module_path_loads_without_a_warning() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert load_class("evalkit.strategies.retry_nudge:RetryNudge").name == "retry_nudge"

@@ -44,8 +44,6 @@ __all__ = [
     "join_url",
     "pooled_client",
     "post_json",
-    "public_url",
-    "redact",
     "url_problem",
 ]
 

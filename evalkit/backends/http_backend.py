@@ -12,9 +12,10 @@ from typing import Any, ClassVar
 
 import httpx
 
-from evalkit.backends._http import Reply, get_json, join_url, post_json, public_url
+from evalkit.backends._http import Reply, get_json, join_url, post_json
 from evalkit.backends.base import Feature
 from evalkit.backends.entry import BackendEntry
+from evalkit.results.secrets import public_url
 
 __all__ = ["HttpBackend"]
 

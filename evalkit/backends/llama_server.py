@@ -23,7 +23,7 @@ from typing import Any
 
 import httpx
 
-from evalkit.backends._http import is_loopback, public_url
+from evalkit.backends._http import is_loopback
 from evalkit.backends._wire import check_tool_choice, constraint_body, settle_constraint
 from evalkit.backends.base import Feature, RetryPolicy, call_with_retries
 from evalkit.backends.entry import BackendEntry
@@ -32,6 +32,7 @@ from evalkit.backends.openai import chat_messages, chat_tools, parse_chat_respon
 from evalkit.chat import UNKNOWN_TOOL_NAME, CallContext, ChatRequest, Completion, ToolCall
 from evalkit.errors import BackendError, UnsupportedFeature
 from evalkit.results.portable import portable_path
+from evalkit.results.secrets import public_url
 
 __all__ = ["UNPARSED_CALL", "LlamaServerBackend", "file_sha256", "unparsed_call"]
 

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from evalkit.backends._http import public_url
 from evalkit.backends.base import Backend, Feature
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError, BackendUnusable
+from evalkit.results.secrets import public_url
 
 if TYPE_CHECKING:
     from evalkit.backends.entry import BackendEntry

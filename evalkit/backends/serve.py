@@ -32,13 +32,11 @@ import httpx
 from evalkit.backends.packaged import (
     _ALIASES,
     MODELS,
-    PackagedModel,
-    check_model,
     find_binary,
     resolve_model,
     sha256_file,
 )
-from evalkit.errors import ConfigError, ModelUnavailable, ServerUnavailable
+from evalkit.errors import ConfigError, ServerUnavailable
 from evalkit.results.portable import portable_args, portable_path
 
 if TYPE_CHECKING:
@@ -47,18 +45,10 @@ if TYPE_CHECKING:
 __all__ = [
     "CHAT_TEMPLATE",
     "DEFAULT_PORT",
-    "MODELS",
     "LlamaServer",
-    "ModelUnavailable",
-    "PackagedModel",
-    "ServerUnavailable",
     "build_args",
-    "check_model",
-    "find_binary",
     "pick_free_port",
-    "resolve_model",
     "server_for",
-    "sha256_file",
     "template_path",
 ]
 

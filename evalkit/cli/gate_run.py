@@ -10,12 +10,12 @@ from pydantic import ValidationError
 
 from evalkit._model import first_problem
 from evalkit.errors import EvalkitError, GateInputError, OutputError
+from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig, load_gate_config
 from evalkit.gate.render import error_junit, error_markdown, render_junit, render_markdown, render_text
-from evalkit.gate.verdict import compare
 from evalkit.results.integrity import load_checked, scenario_drift
 from evalkit.results.output_file import write_output
-from evalkit.results.summaries import rows_held
+from evalkit.results.scan import rows_held
 
 __all__ = ["run_gate"]
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from evalkit.importers.bfcl import CATEGORIES, import_bfcl
+from evalkit.importers.bfcl import import_bfcl
+from evalkit.importers.bfcl.data import CATEGORIES
 from evalkit.results.output_file import write_output
 
 __all__ = ["add_parser", "run"]

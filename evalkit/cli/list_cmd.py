@@ -59,7 +59,7 @@ def _short(value: object, width: int = 40) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # imported here, not at start-up: `list --help` needs none of them (pydantic models, jsonschema)
-    from evalkit.backends import BACKENDS
+    from evalkit.backends.entry import BACKENDS
     from evalkit.backends.sim_profile import PROFILE_DIR
     from evalkit.scenario.model import load_scenarios
     from evalkit.strategies import STRATEGIES

@@ -60,7 +60,7 @@ def _default_out(results: Results, fmt: str) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     from evalkit.results.integrity import load_checked
-    from evalkit.results.summaries import rows_held
+    from evalkit.results.scan import rows_held
 
     results = load_checked(args.results, transcripts=max(args.transcripts, 0))
     with rows_held():
@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace, results: Results) -> int:
-    from evalkit.report import build_report, render, write_report  # scipy, matplotlib: not for --help
+    from evalkit.report import render, write_report  # scipy, matplotlib: not for --help
+    from evalkit.report.data import build_report
 
     data = build_report(
         results,

@@ -13,8 +13,8 @@ from evalkit.cli.options import add_allow_state_module
 from evalkit.cli.progress import ProgressBar
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.results.integrity import unreachable_backends
+from evalkit.results.scan import scan_results
 from evalkit.results.shards import parse_shard
-from evalkit.results.summaries import scan_results
 from evalkit.run.config import load_config
 from evalkit.run.executors import EXECUTORS, create_executor
 from evalkit.run.matrix import iter_runs
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from evalkit.results.shards import Shard
     from evalkit.run.config import RunConfig
 
-__all__ = ["ProgressBar", "add_parser", "resume_command", "run"]
+__all__ = ["add_parser", "resume_command", "run"]
 
 _FORMATS: dict[str, ReportFormat] = {".html": "html", ".md": "markdown", ".json": "json"}
 
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         raise KeyboardInterrupt(_stopped(args, output, progress.planned)) from None
     finally:
         progress.close()
-    from evalkit.report.summary import summary_table  # here, not at start-up: it needs scipy
+    from evalkit.report.terminal import summary_table  # here, not at start-up: it needs scipy
 
     results = scan_results([output])  # compact rows: a large run's summary needs no transcripts
     print(summary_table(results))
@@ -168,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
         fmt = _FORMATS.get(args.report.suffix.lower())
         if fmt is None:
             raise ConfigError(f"--report {args.report}: unknown suffix (use one of {', '.join(sorted(_FORMATS))})")
-        from evalkit.report import build_report, write_report
+        from evalkit.report import write_report
+        from evalkit.report.data import build_report
 
         data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
         write_report(data, args.report, fmt)

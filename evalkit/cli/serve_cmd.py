@@ -10,7 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit.backends.serve import CHAT_TEMPLATE, DEFAULT_PORT, MODELS, LlamaServer, ServerUnavailable
+from evalkit.backends.packaged import MODELS
+from evalkit.backends.serve import CHAT_TEMPLATE, DEFAULT_PORT, LlamaServer
+from evalkit.errors import ServerUnavailable
 
 __all__ = ["add_parser", "config_snippet", "run"]
 

@@ -1,14 +1,11 @@
-"""The CI regression gate: compare a candidate's results with a baseline's cell by cell (`verdict`),
+"""The CI regression gate: compare a candidate's results with a baseline's cell by cell (`comparison`),
 with its config (`config`), run matching (`match`), rendering (`render`) and the sequential mode
 (`sequential`)."""
 
 from __future__ import annotations
 
-from evalkit.gate.verdict import (
-    CellVerdict,
-    GateResult,
-    compare,
-)
+from evalkit.gate.comparison import compare
+from evalkit.gate.outcome import CellVerdict, GateResult
 
 __all__ = [
     "CellVerdict",

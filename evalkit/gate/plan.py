@@ -4,7 +4,7 @@ Per scenario cell and for the whole matrix: the runs per side at which the gate'
 (Boschloo, one-sided, at α/m over the m cells: Holm's first step) catches a drop of D with 80%
 probability, and what those runs cost in model calls and wall time at the baseline's own averages.
 The runs come from Fleiss' normal approximation and are then checked with the exact power of the
-test (`evalkit.stats.power_exact`), which is printed beside them (exact tests' power is a sawtooth
+test (`evalkit.stats.gate_power`), which is printed beside them (exact tests' power is a sawtooth
 in n: the approximation can be a few runs off either way). With a margin, the runs at which an
 unchanged cell is shown within it (`evalkit.gate.evidence.runs_needed`, what the gate's "not enough
 evidence" list says), and the expected runs of `--sequential` with nothing changed. docs/gate.md.
@@ -19,8 +19,8 @@ from evalkit.gate.accounting import cell_id
 from evalkit.gate.evidence import runs_needed
 from evalkit.report.cells import rate
 from evalkit.results.records import Results, RunRecord
+from evalkit.stats.gate_power import gate_power
 from evalkit.stats.intervals import approx_n
-from evalkit.stats.power_exact import gate_power
 from evalkit.stats.stopping_rule import cell_rule, operating_characteristics
 
 __all__ = ["CellPlan", "plan_cells", "runs_for_drop"]

@@ -12,7 +12,7 @@ from xml.etree import ElementTree as ET
 
 from evalkit.gate.evidence import evidence_summary
 from evalkit.gate.family import family_size
-from evalkit.gate.verdict import CellVerdict, GateResult
+from evalkit.gate.outcome import CellVerdict, GateResult
 
 if TYPE_CHECKING:
     from evalkit.gate.sequential import SequentialCell, SequentialResult

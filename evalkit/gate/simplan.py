@@ -34,7 +34,7 @@ from evalkit.results.records import Results, RunRecord
 from evalkit.scenario.model import Scenario
 from evalkit.simfit.simulate import SimCell, simulate_cells
 from evalkit.stats.exact import binom_pmf
-from evalkit.stats.power_exact import unpaired_rejection
+from evalkit.stats.gate_power import unpaired_rejection
 
 __all__ = ["SimCellPlan", "SimPlan", "SimRates", "header_settings", "simulate_plan", "simulate_rates"]
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from evalkit.gate import GateResult
+    from evalkit.gate.outcome import GateResult
     from evalkit.results.records import Results
     from evalkit.run.config import RunConfig
 
@@ -92,7 +92,7 @@ class EvalkitSession:
         run_config(config, out, resume=out.exists())
         self._results = load_checked([out], transcripts=0)
         if self.baseline:
-            from evalkit.gate import compare
+            from evalkit.gate.comparison import compare
 
             self._gate = compare(load_checked(self.baseline, transcripts=0), self._results)
         self._done = True
@@ -123,7 +123,7 @@ class EvalkitSession:
         return None
 
     def rate(self, cell: str) -> str:
-        from evalkit.stats import wilson
+        from evalkit.stats.intervals import wilson
 
         assert self._results is not None
         counted = [r for r in self._results.runs if _cell_name(r.cell) == cell and r.outcome not in _NOT_COUNTED]

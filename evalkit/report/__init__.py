@@ -22,7 +22,7 @@ __all__ = ["FORMATS", "ReportData", "ReportFormat", "build_report", "render", "w
 
 ReportFormat = Literal["html", "markdown", "json"]
 # format -> (module, renderer): imported on first use, so that `run` and the terminal summary
-# (evalkit.report.summary) load neither numpy's report statistics, jinja2 nor matplotlib
+# (evalkit.report.terminal) load neither numpy's report statistics, jinja2 nor matplotlib
 FORMATS: dict[str, tuple[str, str]] = {
     "html": ("evalkit.report.html", "render_html"),
     "markdown": ("evalkit.report.markdown", "render_markdown"),

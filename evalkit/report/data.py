@@ -20,9 +20,9 @@ from evalkit.report.bfcl_table import BfclScore
 from evalkit.report.cells import CellStats, Rate, Tally, cell_stats
 from evalkit.report.comparisons import Comparison, ComparisonKind, compare
 from evalkit.report.findings import Finding, find
-from evalkit.report.power import PowerStatement, power_statement
+from evalkit.report.power_statement import PowerStatement, power_statement
 from evalkit.report.provenance import Provenance, portable, provenance
-from evalkit.report.summary import configured_order
+from evalkit.report.terminal import configured_order
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
 from evalkit.results.integrity import incompleteness
 from evalkit.results.records import Results, RunRecord
@@ -262,7 +262,7 @@ def _drilldown(
     stats: CellStats,
     max_failed: int,
 ) -> Drilldown:
-    """`whole`: the records of `runs` with transcripts (all, or the sample `evalkit.results.summaries` kept)."""
+    """`whole`: the records of `runs` with transcripts (all, or the sample `evalkit.results.scan` kept)."""
     passing = pick_passing(whole)
     return Drilldown(
         id=ident,

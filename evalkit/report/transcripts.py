@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from evalkit.chat import Message, ToolCall
 from evalkit.results.records import RunRecord
-from evalkit.results.summaries import RunSummary
+from evalkit.results.scan import RunSummary
 
 __all__ = [
     "RequestSent",

@@ -1,5 +1,5 @@
 """The results file: its records (`records`), the append-only writer (`writer`), the fast reader of run
-summaries (`summaries`), integrity checks, shards and merge, the output lock, portable paths and
+summaries (`scan`), integrity checks, shards and merge, the output lock, portable paths and
 secret redaction. Everything downstream (statistics, report, gate) reads results through here."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from typing import Literal
 
 from evalkit.errors import BackendError, ResultsError
 from evalkit.results.records import Results
-from evalkit.results.summaries import scan_results
+from evalkit.results.scan import scan_results
 
 __all__ = ["Problem", "check_integrity", "load_checked", "raise_errors", "scenario_drift", "unreachable_backends"]
 

@@ -35,8 +35,8 @@ from evalkit.results.integrity import check_integrity, raise_errors
 from evalkit.results.lock import hold_outputs
 from evalkit.results.reader import iter_records, supersedes
 from evalkit.results.records import Header, RunRecord
+from evalkit.results.scan import scan_results
 from evalkit.results.shards import Shard, parse_shard
-from evalkit.results.summaries import scan_results
 from evalkit.results.writer import Opener, ResultsWriter
 
 __all__ = ["MergeReport", "expected_run_ids", "merge_results"]

@@ -79,7 +79,7 @@ def _verdict(run: RunRecord) -> tuple[str, bool, bool, str | None]:
 
 
 class RunReader(Protocol):
-    """How `load_results` reads run lines and what it stores of them (`evalkit.results.summaries`)."""
+    """How `load_results` reads run lines and what it stores of them (`evalkit.results.scan`)."""
 
     def parse(self, path: str, lineno: int, line: str) -> RunRecord:
         """A run line as the writer wrote it; may raise `ValidationError` (then the line is read whole)."""

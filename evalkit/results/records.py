@@ -226,7 +226,7 @@ class Results:
 
     `segments`, `duplicates` and `conflicts` are what `check_integrity` needs: how many records
     each invocation left against what its footer counts, and the run ids recorded more than once.
-    `transcripts` is None when `runs` are whole records (`load_results`); `evalkit.results.summaries` sets it to
+    `transcripts` is None when `runs` are whole records (`load_results`); `evalkit.results.scan` sets it to
     the few whole records it kept per cell key, its `runs` then being rows without transcripts.
     """
 

@@ -25,20 +25,12 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from evalkit._model import StrictModel, first_problem
 from evalkit._yaml import read_yaml
-from evalkit.backends.entry import BackendEntry, EndpointSettings, RetrySettings, ServeSettings
+from evalkit.backends.entry import BackendEntry
 from evalkit.chat import Sampling, ToolMode
 from evalkit.errors import ConfigError, ScenarioError
 from evalkit.strategies import StrategySpec
 
-__all__ = [
-    "BackendEntry",
-    "EndpointSettings",
-    "RetrySettings",
-    "RunConfig",
-    "ServeSettings",
-    "load_config",
-    "parse_strategy_specs",
-]
+__all__ = ["RunConfig", "load_config", "parse_strategy_specs"]
 
 
 class RunConfig(StrictModel):

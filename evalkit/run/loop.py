@@ -22,7 +22,7 @@ from evalkit.results.records import Intervention, ModelCall, Outcome
 from evalkit.scenario.mocks import execute_call, result_text
 from evalkit.scenario.model import Scenario
 from evalkit.scenario.statemocks import StatefulMocks
-from evalkit.strategies import Accept, Decision, Execute, Retry, Rewrite, Stop, Strategy, TurnView
+from evalkit.strategies.base import Accept, Decision, Execute, Retry, Rewrite, Stop, Strategy, TurnView
 
 __all__ = ["RunState", "missing_features", "run_loop"]
 

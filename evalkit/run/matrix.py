@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from evalkit.backends import Backend, RetryPolicy
+from evalkit.backends.base import Backend, RetryPolicy
 from evalkit.backends.entry import BackendEntry
 from evalkit.judge.verdict import judge_run
 from evalkit.results.records import Cell, RunRecord

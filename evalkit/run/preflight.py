@@ -12,10 +12,11 @@ import os
 from pathlib import Path
 
 from evalkit.backends import DEFAULT_KEY_ENV, key_required
+from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim_profile import load_profile
 from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.records import Header
-from evalkit.run.config import BackendEntry, RunConfig
+from evalkit.run.config import RunConfig
 from evalkit.run.config_diff import changed_fields
 from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import FAMILIES, Scenario, load_scenarios
@@ -103,11 +104,9 @@ def _check_backends(config: RunConfig, where: str) -> None:
 
 def _check_serve(config: RunConfig, entry: BackendEntry, field: str) -> None:
     """The template file and the model a `serve:` entry starts, resolved as the runner will (no server starts)."""
-    from evalkit.backends.serve import (  # httpx, subprocess: serve entries only
-        ServerUnavailable,
-        check_model,
-        template_path,
-    )
+    from evalkit.backends.packaged import check_model
+    from evalkit.backends.serve import template_path
+    from evalkit.errors import ServerUnavailable
 
     assert entry.serve is not None
     try:

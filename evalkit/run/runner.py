@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit import __version__
+from evalkit.backends.entry import BackendEntry
 from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.lock import hold_outputs
 from evalkit.results.records import Footer, Header
 from evalkit.results.secrets import public_config
 from evalkit.results.shards import Shard, check_resume_shard
 from evalkit.results.writer import Opener, ResultsWriter, finished_runs, truncate_partial_line
-from evalkit.run.config import BackendEntry, RunConfig
+from evalkit.run.config import RunConfig
 from evalkit.run.matrix import PlannedRun, iter_runs
 from evalkit.run.preflight import (
     check_output_path,

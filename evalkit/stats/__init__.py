@@ -5,8 +5,8 @@ it needs scipy.stats, which a report does not). Nothing here reads a results fil
 from __future__ import annotations
 
 from evalkit.stats import exact
+from evalkit.stats.exact import BOSCHLOO_MAX_TABLES, boschloo_pvalues, unpaired_pvalues
 from evalkit.stats.intervals import (
-    BOSCHLOO_MAX_TABLES,
     Difference,
     Interval,
     SampleSize,
@@ -14,7 +14,6 @@ from evalkit.stats.intervals import (
     approx_n,
     bootstrap_mean,
     boschloo,
-    boschloo_pvalues,
     clopper_pearson,
     detectable_rate,
     fisher,
@@ -29,7 +28,6 @@ from evalkit.stats.intervals import (
     sprt,
     sprt_bounds,
     two_sample_power,
-    unpaired_pvalues,
     wilson,
 )
 

@@ -18,20 +18,16 @@ import numpy as np
 from scipy import special
 
 from evalkit.stats.exact import (
-    BOSCHLOO_MAX_TABLES,
     TwoSampleTest,
     binom_cdf,
     binom_pmf,
     binom_sf,
-    boschloo_pvalues,
     boschloo_rejection,
     boschloo_table,
     fisher_grid,
-    unpaired_pvalues,
 )
 
 __all__ = [
-    "BOSCHLOO_MAX_TABLES",
     "Difference",
     "Interval",
     "SampleSize",
@@ -39,7 +35,6 @@ __all__ = [
     "approx_n",
     "bootstrap_mean",
     "boschloo",
-    "boschloo_pvalues",
     "clopper_pearson",
     "detectable_rate",
     "fisher",
@@ -54,7 +49,6 @@ __all__ = [
     "sprt",
     "sprt_bounds",
     "two_sample_power",
-    "unpaired_pvalues",
     "wilson",
 ]
 

@@ -11,19 +11,9 @@ import dataclasses
 from typing import Any
 
 from evalkit._imports import load_class
+from evalkit.chat import ExecutedCall
 from evalkit.errors import ConfigError
-from evalkit.strategies.base import (
-    Accept,
-    BaseStrategy,
-    Decision,
-    Execute,
-    ExecutedCall,
-    Retry,
-    Rewrite,
-    Stop,
-    Strategy,
-    TurnView,
-)
+from evalkit.strategies.base import Accept, BaseStrategy, Decision, Execute, Retry, Rewrite, Stop, Strategy, TurnView
 from evalkit.strategies.plugins import check_plugin, load_plugin_class
 
 __all__ = [

@@ -19,17 +19,7 @@ from typing import ClassVar, Literal, Protocol, runtime_checkable
 from evalkit.backends.base import Feature
 from evalkit.chat import ChatRequest, Completion, ExecutedCall, Message, ToolCall, ToolMode, ToolSpec
 
-__all__ = [
-    "Accept",
-    "Decision",
-    "Execute",
-    "ExecutedCall",
-    "Retry",
-    "Rewrite",
-    "Stop",
-    "Strategy",
-    "TurnView",
-]
+__all__ = ["Accept", "Decision", "Execute", "Retry", "Rewrite", "Stop", "Strategy", "TurnView"]
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
-from evalkit.chat import Completion, Message
-from evalkit.strategies.base import BaseStrategy, Decision, ExecutedCall, Retry, Stop, TurnView
+from evalkit.chat import Completion, ExecutedCall, Message
+from evalkit.strategies.base import BaseStrategy, Decision, Retry, Stop, TurnView
 
 __all__ = ["CORRECTIVE", "CompletionGuard", "TurnOutcome", "classify_turn", "has_blocker", "is_action_request"]
 

@@ -14,11 +14,12 @@ import httpx
 import pytest
 
 from evalkit import __version__
-from evalkit.backends import RetryPolicy, create_backend
+from evalkit.backends import create_backend
+from evalkit.backends.base import RetryPolicy
 from evalkit.backends.recording import RecordingBackend
 from evalkit.chat import Sampling
 from evalkit.errors import BackendError, ConfigError
-from evalkit.results import Header, RunRecord
+from evalkit.results.records import Header, RunRecord
 from evalkit.results.writer import ResultsWriter
 from evalkit.run.loop import run_loop
 from evalkit.strategies import build_stack

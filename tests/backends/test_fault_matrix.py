@@ -26,7 +26,7 @@ import yaml
 from evalkit.backends.openai import OpenAIBackend
 from evalkit.cli import main
 from evalkit.errors import BackendError
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from tests.backends import CONTEXT, arun, entry, request
 from tests.faultserver import KINDS, RETRYABLE, FaultServer, Hit, seeded_mix
 

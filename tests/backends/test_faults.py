@@ -16,14 +16,14 @@ import httpx
 import pytest
 import yaml
 
-from evalkit.backends import RetryPolicy
 from evalkit.backends.anthropic import AnthropicBackend
+from evalkit.backends.base import RetryPolicy
 from evalkit.backends.llama_server import LlamaServerBackend
 from evalkit.backends.ollama import OllamaBackend
 from evalkit.backends.recording import RecordingBackend
 from evalkit.chat import Sampling
 from evalkit.errors import ReplayMiss
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig
 from evalkit.run.loop import RunState, run_loop
 from evalkit.run.matrix import execute_run, plan_runs

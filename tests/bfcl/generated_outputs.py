@@ -8,7 +8,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from evalkit.importers.bfcl import tool_name
+from evalkit.importers.bfcl.schema import tool_name
 
 Output = list[dict[str, Any]]
 

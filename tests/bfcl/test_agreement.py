@@ -15,13 +15,16 @@ import pytest
 
 pytest.importorskip("bfcl_eval")
 
-from evalkit.backends.serve import MODELS
+from evalkit.backends.packaged import MODELS
 from evalkit.chat import Completion, ToolCall
-from evalkit.importers.bfcl import import_bfcl, load_category, tool_name
+from evalkit.importers.bfcl import import_bfcl
+from evalkit.importers.bfcl.data import load_category
 from evalkit.importers.bfcl.reference import bfcl_output, bfcl_verdict
+from evalkit.importers.bfcl.schema import tool_name
 from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
 from evalkit.judge.verdict import judge_run
-from evalkit.results import RunRecord, load_results
+from evalkit.results.reader import load_results
+from evalkit.results.records import RunRecord
 from evalkit.run.rescore import rescore_results
 from evalkit.scenario.mocks import execute_call
 from evalkit.scenario.model import Scenario, load_scenarios

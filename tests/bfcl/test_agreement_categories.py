@@ -14,8 +14,9 @@ import pytest
 pytest.importorskip("bfcl_eval")
 pytest.importorskip("mpmath")
 
-from evalkit.importers.bfcl import CATEGORIES, convert_case, load_category
 from evalkit.importers.bfcl import _refusal as refusal
+from evalkit.importers.bfcl.convert import convert_case
+from evalkit.importers.bfcl.data import CATEGORIES, load_category
 from evalkit.importers.bfcl.reference import bfcl_verdict
 from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
 from evalkit.scenario.model import Scenario

@@ -8,7 +8,9 @@ import pytest
 pytest.importorskip("bfcl_eval")
 pytest.importorskip("mpmath")
 
-from evalkit.importers.bfcl import CATEGORIES, convert_case, import_bfcl, load_category
+from evalkit.importers.bfcl import import_bfcl
+from evalkit.importers.bfcl.convert import convert_case
+from evalkit.importers.bfcl.data import CATEGORIES, load_category
 from evalkit.scenario.model import Scenario
 
 

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("bfcl_eval")
 
 from evalkit.cli import main
-from evalkit.importers.bfcl import tool_schema
+from evalkit.importers.bfcl.schema import tool_schema
 from evalkit.scenario.model import load_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +79,7 @@ def test_types_map_as_bfcl_maps_them_for_function_calling_models() -> None:
 
 
 def test_a_case_that_cannot_be_converted_is_listed_with_its_reason() -> None:
-    from evalkit.importers.bfcl import convert_case
+    from evalkit.importers.bfcl.convert import convert_case
 
     case = {
         "id": "simple_python_x",

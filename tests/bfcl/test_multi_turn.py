@@ -17,7 +17,8 @@ pytest.importorskip("mpmath")
 from evalkit.backends.base import RetryPolicy
 from evalkit.chat import Completion, Sampling, ToolCall
 from evalkit.cli import main
-from evalkit.importers.bfcl import convert_case, load_category
+from evalkit.importers.bfcl.convert import convert_case
+from evalkit.importers.bfcl.data import load_category
 from evalkit.judge.verdict import judge_run
 from evalkit.run.loop import run_loop
 from evalkit.scenario.model import Scenario
@@ -162,7 +163,7 @@ def _calls_per_turn(messages: list[Any]) -> dict[int, list[str]]:
 def test_real_runs_that_act_before_the_datum_arrives_are_caught(tmp_path: Path) -> None:
     """REAL: SmolLM2's committed runs (configs/bfcl-miss-param.yaml), re-judged by today's loop and checker.
     Which turn a call was made in is read from the transcript, apart from the checker's own items."""
-    from evalkit.results import load_results
+    from evalkit.results.reader import load_results
     from evalkit.run.rescore import rescore_results
     from evalkit.scenario.model import load_scenarios
 

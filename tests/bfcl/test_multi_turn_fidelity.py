@@ -8,7 +8,8 @@ import pytest
 pytest.importorskip("bfcl_eval")
 pytest.importorskip("mpmath")
 
-from evalkit.importers.bfcl import convert_case, load_category
+from evalkit.importers.bfcl.convert import convert_case
+from evalkit.importers.bfcl.data import load_category
 from evalkit.judge.reference_check import reference_problems
 from evalkit.scenario.model import Scenario
 from evalkit.scenario.statemocks import StatefulMocks

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("bfcl_eval")
 
-from evalkit.importers.bfcl import convert_case
+from evalkit.importers.bfcl.convert import convert_case
 from evalkit.importers.bfcl.reference import bfcl_verdict, standardize_string
 from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
 from evalkit.scenario.matching import MatchRules, normalise_text, value_matches
@@ -101,7 +101,7 @@ def test_rule_relevance_needs_an_offered_tool() -> None:
 
 def test_rule_no_call_where_bfcl_expects_none() -> None:
     pytest.importorskip("mpmath")
-    from evalkit.importers.bfcl import load_category
+    from evalkit.importers.bfcl.data import load_category
     from tests.bfcl.multi_turn_runs import bfcl_multi_turn_verdict, evalkit_multi_turn_verdict, runs
 
     case, answer = next(

@@ -16,11 +16,12 @@ import pytest
 pytest.importorskip("bfcl_eval")  # the multi-turn cases run on BFCL's own backends, and BFCL's checker judges
 pytest.importorskip("mpmath")
 
-from evalkit.backends.serve import MODELS
+from evalkit.backends.packaged import MODELS
 from evalkit.chat import Completion
 from evalkit.importers.bfcl.score import bfcl_category
 from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
-from evalkit.results import RunRecord, load_results
+from evalkit.results.reader import load_results
+from evalkit.results.records import RunRecord
 from evalkit.run.rescore import rescore_results
 from evalkit.scenario.model import Scenario, load_scenarios
 

@@ -12,8 +12,8 @@ import sys
 import time
 from pathlib import Path
 
-from evalkit.cli.run_cmd import ProgressBar
-from evalkit.results import load_results
+from evalkit.cli.progress import ProgressBar
+from evalkit.results.reader import load_results
 from tests.run.test_preflight import write_config
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,10 +9,10 @@ from xml.etree import ElementTree as ET
 import pytest
 
 from evalkit.cli import main
-from evalkit.gate import compare
+from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
 from evalkit.gate.render import render_junit, render_markdown, render_text
-from evalkit.results import RunRecord
+from evalkit.results.records import RunRecord
 from tests.gate.test_cli import sequential_config
 from tests.report import records
 

@@ -10,11 +10,11 @@ import yaml
 
 from evalkit.cli import main
 from evalkit.gate.sequential import baseline_counts
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from evalkit.run.config import load_config
 from evalkit.run.runner import run_config
 from evalkit.stats.stopping_rule import cell_rule, decide
-from tests.gate.test_verdict import GATE_SCENARIOS, Sims, gate_results, shared_sims
+from tests.gate.test_comparison import GATE_SCENARIOS, Sims, gate_results, shared_sims
 from tests.report import records
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.gate import compare
+from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
 from evalkit.gate.render import render_text
-from evalkit.results import Results, load_results
+from evalkit.results.reader import load_results
+from evalkit.results.records import Results
 from evalkit.run.config import RunConfig, load_config
 from evalkit.run.runner import run_config
 

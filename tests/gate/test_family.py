@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from evalkit.gate import compare
+from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
 from tests.report import records
 

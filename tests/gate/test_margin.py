@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.cli import main
-from evalkit.gate import compare
+from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig, load_gate_config
 from evalkit.gate.render import render_text
 from evalkit.stats import margin as mg

@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.gate.plan import plan_cells
-from evalkit.stats.power_exact import gate_power
+from evalkit.stats.gate_power import gate_power
 from tests.report import records
 
 

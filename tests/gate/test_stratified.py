@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalkit.gate import compare
+from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
 from evalkit.gate.render import render_markdown, render_text
 from evalkit.stats.stratified import cmh

@@ -14,7 +14,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evalkit.backends.serve import CHAT_TEMPLATE, LlamaServer, find_binary, resolve_model
+from evalkit.backends.packaged import find_binary, resolve_model
+from evalkit.backends.serve import CHAT_TEMPLATE, LlamaServer
 from evalkit.errors import EvalkitError
 
 MODEL = "smollm2"

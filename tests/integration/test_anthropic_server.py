@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from evalkit.backends.serve import LlamaServer
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from evalkit.run.config import load_config
 from evalkit.run.runner import run_config
 from tests.integration.conftest import MODEL

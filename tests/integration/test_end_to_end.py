@@ -16,9 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
-from evalkit import load_config, load_results, run_config
-from evalkit.backends.serve import MODELS, LlamaServer
-from evalkit.results import Results, RunRecord
+from evalkit.backends.packaged import MODELS
+from evalkit.backends.serve import LlamaServer
+from evalkit.results.reader import load_results
+from evalkit.results.records import Results, RunRecord
+from evalkit.run.config import load_config
+from evalkit.run.runner import run_config
 from tests.integration.conftest import MODEL, require_llama_server
 
 pytestmark = pytest.mark.server

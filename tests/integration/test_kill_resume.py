@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 import yaml
 
-from evalkit.results import load_results
 from evalkit.results.integrity import check_integrity
+from evalkit.results.reader import load_results
 from tests.run.test_runner import SCENARIOS
 from tests.stub_server import chat_stubs
 

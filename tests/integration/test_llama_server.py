@@ -8,7 +8,8 @@ from typing import Any
 import httpx
 import pytest
 
-from evalkit.backends.serve import MODELS, LlamaServer, sha256_file
+from evalkit.backends.packaged import MODELS, sha256_file
+from evalkit.backends.serve import LlamaServer
 from evalkit.chat import parse_arguments
 from evalkit.prompt_mode import parse_strict_calls
 from tests.integration import wire

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.backends.serve import LlamaServer
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from evalkit.run.config import load_config
 from evalkit.run.runner import run_config
 from tests.integration.conftest import MODEL, require_llama_server

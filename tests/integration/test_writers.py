@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalkit.results import load_results
 from evalkit.results.integrity import check_integrity
+from evalkit.results.reader import load_results
 from evalkit.run.runner import run_config
 from tests.run.test_runner import SCENARIOS, config
 

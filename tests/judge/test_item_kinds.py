@@ -7,7 +7,7 @@ from pathlib import Path
 
 from evalkit.chat import ExecutedCall, ToolCall
 from evalkit.judge.verdict import failure_category, judge_run
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from evalkit.results.records import CheckItem
 from evalkit.scenario.mocks import execute_call
 from evalkit.scenario.model import Scenario, load_scenarios

@@ -14,13 +14,13 @@ import pytest
 from evalkit.chat import Completion, Message
 from evalkit.cli import main
 from evalkit.importers.bfcl.score import with_bfcl_score
-from evalkit.report import build_report
 from evalkit.report.bfcl_table import BFCL_MISSING, BfclEntry, BfclScore
+from evalkit.report.data import build_report
 from evalkit.report.html import render_html
 from evalkit.report.jsonfmt import report_dict
 from evalkit.report.markdown import render_markdown
-from evalkit.results import ModelCall, RunRecord
 from evalkit.results.integrity import load_checked
+from evalkit.results.records import ModelCall, RunRecord
 from tests.report import records
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +117,7 @@ def _bfcl_direct(run: dict[str, Any], category: str, cases: dict[str, Any]) -> b
 
 def test_bfcls_accuracy_is_its_own_checkers_verdict_on_the_final_reply() -> None:
     pytest.importorskip("bfcl_eval")
-    from evalkit.importers.bfcl import load_category
+    from evalkit.importers.bfcl.data import load_category
 
     score, _ = _score(GRAMMAR)
     cases = {}

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from evalkit.report import build_report
+from evalkit.report.data import build_report
 from evalkit.report.html import render_html
 from evalkit.report.markdown import render_markdown
-from evalkit.report.summary import summary_table
-from evalkit.results import Results, load_results
+from evalkit.report.terminal import summary_table
+from evalkit.results.reader import load_results
+from evalkit.results.records import Results
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
 

@@ -13,7 +13,7 @@ from xml.etree import ElementTree
 import pytest
 from matplotlib.figure import Figure
 
-from evalkit.report import build_report
+from evalkit.report.data import build_report
 from evalkit.report.forked import can_fork, draw
 from evalkit.report.plots import _to_svg, render_plots
 from tests.report import records

@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import ConfigError
-from evalkit.report import build_report
+from evalkit.report.data import build_report
 from evalkit.report.html import render_html
 from evalkit.report.markdown import render_markdown
 from evalkit.report.published import load_published, with_published

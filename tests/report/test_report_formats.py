@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from evalkit.cli import main
-from evalkit.report import ReportFormat, build_report, render
+from evalkit.report import ReportFormat, render
+from evalkit.report.data import build_report
 from evalkit.report.markdown import escape_cell
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
 from tests.report import records

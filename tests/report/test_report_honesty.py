@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalkit.report import build_report, render
+from evalkit.report import render
+from evalkit.report.data import build_report
 from evalkit.report.findings import finding_sentence
-from evalkit.results import Results, RunRecord
 from evalkit.results.integrity import load_checked
+from evalkit.results.records import Results, RunRecord
 from evalkit.results.writer import ResultsWriter
 from evalkit.stats.intervals import mcnemar
 from tests.report import records

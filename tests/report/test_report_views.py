@@ -10,13 +10,13 @@ import pytest
 from scipy import stats as sps
 
 from evalkit.chat import Completion, Usage
-from evalkit.report import build_report
+from evalkit.report.data import build_report
 from evalkit.report.html import render_html
 from evalkit.report.plots import failure_breakdown
 from evalkit.report.provenance import portable
 from evalkit.report.style import FAILURE_COLOURS
-from evalkit.results import ModelCall, RunRecord
-from evalkit.stats import holm
+from evalkit.results.records import ModelCall, RunRecord
+from evalkit.stats.intervals import holm
 from tests.report import records
 from tests.report.test_report_html import Page
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from evalkit.cli.run_cmd import ProgressBar
-from evalkit.report.summary import WIDTH, summary_table
-from evalkit.results import Results
+from evalkit.cli.progress import ProgressBar
+from evalkit.report.terminal import WIDTH, summary_table
+from evalkit.results.records import Results
 from evalkit.results.writer import ResultsWriter
-from evalkit.stats import wilson
+from evalkit.stats.intervals import wilson
 from tests.report import records
 
 LONG_FAMILY = "a_family_name_much_longer_than_fourteen_characters"

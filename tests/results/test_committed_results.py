@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalkit import load_config, load_results, run_config
-from evalkit.backends.serve import MODELS
+from evalkit.backends.packaged import MODELS
+from evalkit.results.reader import load_results
+from evalkit.run.config import load_config
+from evalkit.run.runner import run_config
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,8 +10,8 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import ResultsError
-from evalkit.results import load_results
 from evalkit.results.integrity import check_integrity, load_checked
+from evalkit.results.reader import load_results
 from evalkit.run.runner import run_config
 from tests.run.test_runner import config
 

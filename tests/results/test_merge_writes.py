@@ -11,10 +11,10 @@ from typing import BinaryIO
 import pytest
 
 from evalkit.errors import ResultsError
-from evalkit.results import load_results
 from evalkit.results.integrity import load_checked
 from evalkit.results.lock import OutputLock
 from evalkit.results.merge import merge_results
+from evalkit.results.reader import load_results
 from evalkit.results.shards import Shard
 from evalkit.run.runner import run_config
 from tests.run.test_runner import config

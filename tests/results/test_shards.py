@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 
 from evalkit.cli import main
 from evalkit.errors import ConfigError, ResultsError
-from evalkit.results import RunRecord, load_results
 from evalkit.results.merge import merge_results
+from evalkit.results.reader import load_results
+from evalkit.results.records import RunRecord
 from evalkit.results.shards import Shard, parse_shard
 from evalkit.run.runner import run_config
 from tests.run.test_runner import config

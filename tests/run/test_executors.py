@@ -12,8 +12,8 @@ from http.server import ThreadingHTTPServer
 import pytest
 
 from evalkit.errors import ConfigError, ResultsError
-from evalkit.results import load_results
 from evalkit.results.merge import merge_results
+from evalkit.results.reader import load_results
 from evalkit.results.shards import Shard
 from evalkit.run.executors import create_executor
 from evalkit.run.executors.local import LocalExecutor

@@ -21,7 +21,7 @@ import yaml
 
 from evalkit.cli import main
 from evalkit.errors import ConfigError
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig
 from evalkit.run.preflight import preflight
 from evalkit.run.runner import run_config

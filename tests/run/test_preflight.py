@@ -14,10 +14,10 @@ import pytest
 import yaml
 
 from evalkit.cli import main
-from evalkit.cli.run_cmd import ProgressBar
+from evalkit.cli.progress import ProgressBar
 from evalkit.errors import ConfigError, ResultsError
-from evalkit.results import load_results
 from evalkit.results.integrity import check_integrity
+from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig, load_config
 from evalkit.run.preflight import MAX_PLANNED_RUNS, discard_empty_leftover, preflight
 from evalkit.run.runner import load_config_scenarios, run_config
@@ -399,7 +399,8 @@ def test_run_refuses_every_bad_config_fixture_before_creating_a_file(
 
 
 def test_a_packaged_model_whose_package_is_missing_names_the_pip_command() -> None:
-    from evalkit.backends.serve import ModelUnavailable, PackagedModel
+    from evalkit.backends.packaged import PackagedModel
+    from evalkit.errors import ModelUnavailable
 
     for file in ("model.gguf", None):  # a GGUF inside the package, or one assembled from chunk packages
         absent = PackagedModel(

@@ -8,7 +8,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import ResultsError
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from evalkit.run.rescore import rescore_results
 from evalkit.scenario.model import load_scenarios
 

@@ -10,8 +10,8 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import ResultsError
-from evalkit.results import load_results
 from evalkit.results.lock import OutputLock
+from evalkit.results.reader import load_results
 from evalkit.run.rescore import rescore_results
 from evalkit.run.runner import run_config
 from evalkit.scenario.model import load_scenarios

@@ -9,7 +9,7 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import ResultsError
-from evalkit.results import load_results
+from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig, load_config
 from evalkit.run.runner import run_config
 

@@ -16,9 +16,9 @@ import pytest
 from evalkit.backends.recording import prune_unfinished
 from evalkit.cli import main
 from evalkit.errors import ResultsError
-from evalkit.results import load_results
 from evalkit.results.integrity import check_integrity
 from evalkit.results.lock import OutputLock
+from evalkit.results.reader import load_results
 from evalkit.run.runner import run_config
 from tests.run.test_runner import SCENARIOS, config
 

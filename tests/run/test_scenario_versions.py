@@ -11,8 +11,8 @@ import pytest
 
 from evalkit.cli import main
 from evalkit.errors import ResultsError
-from evalkit.results import load_results
 from evalkit.results.integrity import check_integrity, load_checked, scenario_drift
+from evalkit.results.reader import load_results
 from evalkit.run.rescore import rescore_results
 from evalkit.run.runner import run_config
 from evalkit.scenario.model import load_scenarios

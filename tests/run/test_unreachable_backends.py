@@ -16,8 +16,8 @@ import yaml
 
 from evalkit.cli import main
 from evalkit.errors import BackendError
-from evalkit.results import load_results
 from evalkit.results.integrity import unreachable_backends
+from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
 from tests.faultserver import FaultServer

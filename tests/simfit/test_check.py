@@ -12,7 +12,7 @@ from evalkit.scenario.model import Scenario
 from evalkit.simfit.check import _interval, check
 from evalkit.simfit.classify import Recorded, classify_files
 from evalkit.simfit.fit import fit_profile
-from evalkit.simfit.power import estimate_power
+from evalkit.simfit.simulated_power import estimate_power
 from tests.simfit.conftest import KNOWN
 
 

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 from evalkit.backends.base import RetryPolicy
-from evalkit.chat import Completion, Message, Sampling, ToolCall, ToolSpec
+from evalkit.chat import Completion, ExecutedCall, Message, Sampling, ToolCall, ToolSpec
 from evalkit.errors import ConfigError
 from evalkit.run.loop import run_loop
 from evalkit.scenario.model import load_scenario
-from evalkit.strategies import ExecutedCall, Retry, Stop, TurnView, build_stack
+from evalkit.strategies import build_stack
+from evalkit.strategies.base import Retry, Stop, TurnView
 from evalkit.strategies.completion_guard import (
     CORRECTIVE,
     CompletionGuard,

@@ -11,7 +11,8 @@ from evalkit.chat import ChatRequest, Message, Sampling, ToolCall, ToolSpec
 from evalkit.errors import ConfigError
 from evalkit.run.loop import run_loop
 from evalkit.scenario.model import Scenario
-from evalkit.strategies import TurnView, build_stack
+from evalkit.strategies import build_stack
+from evalkit.strategies.base import TurnView
 from evalkit.strategies.context_mode import DEFAULT_PREFIX, DEFAULT_SYSTEM, ContextMode, choose_context
 from tests.fakes import ScriptedBackend, call, calls, text
 

@@ -6,7 +6,8 @@ import pytest
 
 from evalkit.chat import ChatRequest, Message, ToolSpec
 from evalkit.errors import ConfigError
-from evalkit.strategies import Accept, Execute, Retry, Stop, TurnView, build_stack
+from evalkit.strategies import build_stack
+from evalkit.strategies.base import Accept, Execute, Retry, Stop, TurnView
 from evalkit.strategies.no_tools_guard import NoToolsGuard
 from evalkit.strategies.respond_tool import RespondTool
 from evalkit.strategies.retry_nudge import RetryNudge

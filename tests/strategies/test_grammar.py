@@ -19,7 +19,8 @@ from evalkit.errors import ConfigError
 from evalkit.prompt_mode import parse_strict_calls, render_tool_prompt
 from evalkit.run.loop import run_loop
 from evalkit.scenario.model import Scenario, load_scenario
-from evalkit.strategies import TurnView, build_stack
+from evalkit.strategies import build_stack
+from evalkit.strategies.base import TurnView
 from evalkit.strategies.gbnf import tool_call_grammar, tool_call_schema
 from evalkit.strategies.grammar import Grammar
 from tests.fakes import ScriptedBackend, text

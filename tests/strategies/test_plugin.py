@@ -16,7 +16,8 @@ from evalkit.errors import ConfigError
 from evalkit.run.config import load_config
 from evalkit.run.loop import run_loop
 from evalkit.scenario.model import Scenario
-from evalkit.strategies import Retry, Stop, TurnView, build_stack
+from evalkit.strategies import build_stack
+from evalkit.strategies.base import Retry, Stop, TurnView
 from evalkit.strategies.retry_nudge import RetryNudge
 from tests.fakes import ScriptedBackend, call, calls, text
 

@@ -12,7 +12,8 @@ from evalkit.chat import Completion, Message, Sampling, ToolCall, ToolSpec
 from evalkit.errors import ConfigError
 from evalkit.run.loop import run_loop
 from evalkit.scenario.model import Scenario
-from evalkit.strategies import Rewrite, TurnView, build_stack
+from evalkit.strategies import build_stack
+from evalkit.strategies.base import Rewrite, TurnView
 from evalkit.strategies.rescue_parse import RescueParse, rescue_calls
 from tests.fakes import ScriptedBackend, calls, text
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 
 from evalkit.backends.base import UNSATISFIABLE, RetryPolicy
+from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim import SimulatedBackend
 from evalkit.chat import ChatRequest, Message, Sampling, ToolSpec
-from evalkit.run.config import BackendEntry
 from evalkit.run.loop import missing_features, run_loop
 from evalkit.scenario.model import Scenario
-from evalkit.strategies import TurnView, build_stack
+from evalkit.strategies import build_stack
+from evalkit.strategies.base import TurnView
 from evalkit.strategies.tool_choice import ToolChoiceRequired
 from tests.fakes import ScriptedBackend, text
 

@@ -88,7 +88,7 @@ class CheckerJudge:
 
 def _whole_runs(results: Results, wanted: set[str]) -> dict[str, RunRecord]:
     """The records of the `wanted` runs with their transcripts. A report reads runs without them
-    (`evalkit.results.summaries`), so the files are read again whole, through the same reader and
+    (`evalkit.results.scan`), so the files are read again whole, through the same reader and
     the same rule for a run id seen twice (`load_results`); nothing is picked out by cutting lines."""
     if results.transcripts is None:
         return {run.run_id: run for run in results.runs if run.run_id in wanted}

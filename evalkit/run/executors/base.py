@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from evalkit.backends.entry import BackendEntry
     from evalkit.results.records import RunRecord
-    from evalkit.run.config import BackendEntry, RunConfig
+    from evalkit.run.config import RunConfig
     from evalkit.run.matrix import PlannedRun
 
 __all__ = ["Executor", "Phase"]

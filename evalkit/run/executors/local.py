@@ -17,12 +17,14 @@ from typing import Any
 
 import httpx
 
-from evalkit.backends import Backend, create_backend, http_client, needs_http_client
+from evalkit.backends import create_backend, http_client, needs_http_client
+from evalkit.backends.base import Backend
+from evalkit.backends.entry import BackendEntry
 from evalkit.backends.pool import run_capacity
 from evalkit.backends.serve import LlamaServer, server_for
 from evalkit.errors import BackendError
 from evalkit.results.records import RunRecord
-from evalkit.run.config import BackendEntry, RunConfig
+from evalkit.run.config import RunConfig
 from evalkit.run.matrix import PlannedRun, execute_run
 
 __all__ = ["LocalExecutor", "LocalPhase", "OpenBackends"]

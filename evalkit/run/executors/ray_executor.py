@@ -25,7 +25,8 @@ from evalkit.errors import BackendError, ConfigError, EvalkitError
 from evalkit.results.records import RunRecord
 
 if TYPE_CHECKING:
-    from evalkit.run.config import BackendEntry, RunConfig
+    from evalkit.backends.entry import BackendEntry
+    from evalkit.run.config import RunConfig
     from evalkit.run.executors.local import LocalPhase
     from evalkit.run.matrix import PlannedRun
 

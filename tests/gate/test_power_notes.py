@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from evalkit.gate import compare
+from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
 from evalkit.gate.render import render_text
-from evalkit.stats.power_exact import detectable_drop, gate_power, unpaired_rejection
+from evalkit.stats.gate_power import detectable_drop, gate_power, unpaired_rejection
 from tests.report import records
 
 NOTE = re.compile(r"a drop from (\d+)% to (\d+)% or lower is caught with 80% probability")

@@ -16,12 +16,13 @@ from hypothesis import strategies as st
 
 from evalkit.chat import Message
 from evalkit.errors import ResultsError
-from evalkit.gate import compare
+from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
-from evalkit.report import build_report
+from evalkit.report.data import build_report
 from evalkit.report.transcripts import pick_failed, pick_passing, transcript
-from evalkit.results import FAILURE_CATEGORIES, CheckItem, Intervention, RunRecord, load_results
-from evalkit.results.summaries import RunSummary, _RunHead, rows_held, scan_results
+from evalkit.results.reader import load_results
+from evalkit.results.records import FAILURE_CATEGORIES, CheckItem, Intervention, RunRecord
+from evalkit.results.scan import RunSummary, _RunHead, rows_held, scan_results
 from evalkit.run.runner import run_config
 from tests.report import records
 from tests.run.test_runner import config

@@ -1,6 +1,6 @@
 """What a verdict could have missed: for each cell size the gate met, the drop it catches with 80%
 probability at the Holm level of its first step (α over the whole family), computed exactly for the
-test it ran (`evalkit.stats.power_exact`), from the cells' median baseline rate; and, with a margin,
+test it ran (`evalkit.stats.gate_power`), from the cells' median baseline rate; and, with a margin,
 about how many runs per side an unchanged cell needs to be shown within it. docs/gate.md, "Power"."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from evalkit.gate.evidence import runs_needed
 from evalkit.gate.family import family_size
 from evalkit.gate.outcome import CellVerdict
 from evalkit.report.cells import rate
-from evalkit.stats.power_exact import GateTest, detectable_drop
+from evalkit.stats.gate_power import GateTest, detectable_drop
 
 __all__ = ["TEST_NAMES", "power_notes"]
 

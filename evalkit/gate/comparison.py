@@ -36,16 +36,16 @@ from evalkit.gate.evidence import runs_needed, within
 from evalkit.gate.family import adjust, floor_notes, pts_abs
 from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismatch
 from evalkit.gate.outcome import CellVerdict, GateResult, PooledVerdict
-from evalkit.gate.power import power_notes
+from evalkit.gate.power_notes import power_notes
 from evalkit.gate.stratify import stratified_tests
 from evalkit.report.cells import Rate, rate
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.exact import boschloo_one
+from evalkit.stats.gate_power import GateTest
 from evalkit.stats.intervals import fisher, floor_pvalue, mcnemar, newcombe
 from evalkit.stats.margin import fm_pvalue, tango_pvalue
-from evalkit.stats.power_exact import GateTest
 
-__all__ = ["CellVerdict", "GateResult", "compare"]
+__all__ = ["compare"]
 
 Key = tuple[str, ...]
 
