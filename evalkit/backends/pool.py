@@ -77,11 +77,14 @@ class PoolBackend:
             raise ValueError("a pool needs at least one endpoint")
         self.kind = entry.kind
         self.model = entry.model
-        self.simulated = all(e.backend.simulated for e in endpoints)
         self.endpoints = endpoints
         self._default_concurrency = entry.concurrency
         self._ready = asyncio.Condition()
         self._last: OrderedDict[str, Endpoint] = OrderedDict()
+
+    @property
+    def simulated(self) -> bool:  # read after describe(), which may learn it (`evalkit serve sim`)
+        return all(e.backend.simulated for e in self.endpoints)
 
     @property
     def capacity(self) -> int:

@@ -104,7 +104,10 @@ class LocalPhase:
         self.config = config
         self.entries = entries
         self.pool = pool
-        self.simulated = any(b.simulated for b in pool.backends.values())
+
+    @property
+    def simulated(self) -> bool:  # after describe(): an HTTP backend may learn it is `evalkit serve sim`
+        return any(b.simulated for b in self.pool.backends.values())
 
     async def describe(self) -> dict[str, dict[str, Any]]:
         return await self.pool.describe()
