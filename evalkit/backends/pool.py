@@ -189,6 +189,8 @@ class PoolBackend:
 
 
 def run_capacity(backend: Backend, default: int) -> int:
-    """Runs the runner keeps in flight for an entry: a pool's live capacity, else the entry's concurrency."""
+    """Runs the runner keeps in flight for an entry: a pool's live capacity (or a served chain's
+    number of chains), else the entry's concurrency."""
     inner = getattr(backend, "inner", backend)  # a RecordingBackend wraps the pool
-    return inner.capacity if isinstance(inner, PoolBackend) else default
+    capacity = getattr(inner, "capacity", None)
+    return capacity if isinstance(capacity, int) else default
