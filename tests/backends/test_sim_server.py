@@ -269,11 +269,17 @@ def test_runs_through_it_are_labelled_simulated_everywhere(tmp_path: Path) -> No
             "strategies: {trust_text: [trust_text]}\n",
             encoding="utf-8",
         )
-        results = load_results([run_config(load_config(path), tmp_path / "c.jsonl")])
+        output = run_config(load_config(path), tmp_path / "c.jsonl")
+    results = load_results([output])
     assert results.headers[0].simulated and all(r.simulated for r in results.runs)
     assert results.headers[0].backends["http"]["label"] == "SIMULATED"
     assert "[SIM]" in summary_table(results)
     assert "SIMULATED RESULTS" in render_markdown(build_report(results, include_power=False))
+    assert "SIMULATED RESULTS" in _evalkit("report", str(output), "-o", str(tmp_path / "r.html")).stdout + (
+        tmp_path / "r.html"
+    ).read_text(encoding="utf-8")
+    gate = _evalkit("gate", "--baseline", str(output), "--candidate", str(output))
+    assert gate.returncode == 0 and "SIMULATED results" in gate.stdout
 
 
 # -- the command ---------------------------------------------------------------------------------------

@@ -14,18 +14,20 @@ import contextlib
 import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from evalkit.backends import Backend, create_backend, http_client, needs_http_client
-from evalkit.backends.chain import ChainBackend, ServedChains
 from evalkit.backends.pool import run_capacity
 from evalkit.backends.serve import LlamaServer, server_for
 from evalkit.errors import BackendError
 from evalkit.results.records import RunRecord
 from evalkit.run.config import BackendEntry, RunConfig
 from evalkit.run.matrix import PlannedRun, execute_run
+
+if TYPE_CHECKING:
+    from evalkit.backends.chain import ChainBackend
 
 __all__ = ["LocalExecutor", "LocalPhase", "OpenBackends"]
 
@@ -90,6 +92,8 @@ class OpenBackends:
         return entry.model_copy(update={"url": urls[0]} if len(urls) == 1 else {"urls": urls})
 
     async def _chains(self, config: RunConfig, entry: BackendEntry, client: httpx.AsyncClient) -> ChainBackend:
+        from evalkit.backends.chain import ChainBackend, ServedChains  # aiohttp: served chains only
+
         base_dir = Path(config.base_dir or ".")
         config_file = str(Path(config.source).resolve()) if config.source else ""
         served = ServedChains(entry, base_dir, config_file, chains=entry.concurrency)
