@@ -129,8 +129,10 @@ def test_the_model_server_alone_serves_what_evalkit_sees(tmp_path: Path) -> None
 def test_a_proxy_that_retries_on_its_own_is_counted_at_the_model_server(tmp_path: Path) -> None:
     """The stub sends every request upstream three times: the model server served exactly three times
     the calls and tokens evalkit saw (the simulated model answers a repeated request alike)."""
-    phases = SIM_PHASE + stub_phase("--extra-calls", "2", extra="          packages: [aiohttp]\n")
-    results = load_results([run_config(load_config(write_config(tmp_path, phases)), tmp_path / "a.jsonl")])
+    children = tmp_path / "child.pid"
+    stub = stub_phase("--extra-calls", "2", "--child-pid-file", str(children), extra="          packages: [aiohttp]\n")
+    results = load_results([run_config(load_config(write_config(tmp_path, SIM_PHASE + stub)), tmp_path / "a.jsonl")])
+    assert running_with(str(tmp_path)) == [] and not alive(int(children.read_text()))  # the end stopped them all
     assert len(results.runs) == 12
     for run in results.runs:
         assert run.served is not None
