@@ -54,9 +54,9 @@ def needs_http_client(kind: str) -> bool:
 
 def key_required(entry: BackendEntry) -> bool:
     """A key is needed when the config names its variable, or for a hosted API at its default address
-    (a local OpenAI-compatible server or llama-server's Messages API needs none)."""
+    (a local OpenAI-compatible server, llama-server's Messages API or servers evalkit starts need none)."""
     return bool(entry.api_key_env) or (
-        entry.kind in DEFAULT_KEY_ENV and entry.url is None and not entry.endpoint_list()
+        entry.kind in DEFAULT_KEY_ENV and entry.url is None and not entry.endpoint_list() and entry.serve is None
     )
 
 

