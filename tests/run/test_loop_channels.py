@@ -11,9 +11,10 @@ from typing import ClassVar
 from evalkit.chat import Completion, ExecutedCall, Sampling
 from evalkit.judge.verdict import judge_run
 from evalkit.run.loop import run_loop
-from evalkit.strategies import BaseStrategy, Decision, Execute, Retry, Stop, Strategy, TurnView, build_stack
+from evalkit.strategies import BaseStrategy, Decision, Execute, Retry, Stop, Strategy, TurnView
 from tests.fakes import ScriptedBackend, call, calls, text
 from tests.run.test_loop import CHAIN, NO_WAIT
+from tests.run.test_loop import run as run_specs
 
 
 @dataclass
@@ -130,17 +131,6 @@ def test_every_existing_guard_still_retries_on_the_user_channel():
         backend = ScriptedBackend(
             [text("I will look."), calls(call("find", who="ann")), calls(call("refund", order="O-1"))]
         )
-        asyncio.run(
-            run_loop(
-                CHAIN,
-                build_stack([(name, {})]),
-                backend,
-                mode="native",
-                sampling=Sampling(seed=1),
-                run_id="r",
-                seed=1,
-                policy=NO_WAIT,
-            )
-        )
+        run_specs(backend, [name])
         nudged = [m for m in backend.requests[-1].messages if m.origin == "guard"]
         assert nudged and all(m.role == "user" for m in nudged), name
