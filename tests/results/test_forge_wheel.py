@@ -53,3 +53,14 @@ def test_this_interpreter_reports_the_forge_it_has() -> None:
         assert found["sha256"] == record.sha256
         if wheel.is_file():
             assert hashlib.sha256(wheel.read_bytes()).hexdigest() == record.sha256
+
+
+def test_the_wheel_docs_name_is_the_one_installed() -> None:
+    """docs/guards.md gives 0.10.0's wheel hash; a venv that install-forge.sh made holds the same."""
+    root = Path(__file__).resolve().parents[2]
+    documented = "463e8115cbcb6a0389759c0fc97d63c825481664b404609e4e1e6d99320239c9"
+    assert documented in (root / "docs/guards.md").read_text()
+    record = read_wheel_record(root / ".forge/0.10.0")
+    if record is None:
+        pytest.skip("no .forge/0.10.0 here (bash scripts/install-forge.sh)")
+    assert record.sha256 == documented
