@@ -67,15 +67,29 @@ def _check_options(strategy: ForgeGuardrails) -> None:
         raise ValueError(f"option retry_nudge must be a string, not {strategy.retry_nudge!r}")
 
 
-def _forge_call(call: ToolCall) -> Any:
-    """The call as Forge's clients hand it over: arguments that did not parse stay the raw value."""
-    from forge.clients.base import decode_tool_args
+def _forge_response(reply: Completion) -> Any:
+    """The reply as Forge's own clients hand it to its guardrails: text, or calls whose arguments that
+    did not parse stay the raw value (from 0.7.4, `decode_tool_args`; the validator rejects them). Before
+    0.7.4 its clients turned such a reply into text, and its ToolCall took only an object."""
+    from forge.core.workflow import TextResponse
     from forge.core.workflow import ToolCall as ForgeCall
 
-    args = call.arguments if call.arguments is not None else decode_tool_args(call.raw_arguments)
-    if call.arguments is None and call.raw_arguments is None:
-        args = None  # nothing readable: not a dict, as Forge's validator needs to see
-    return ForgeCall(tool=call.name, args=args)
+    if not reply.tool_calls:
+        return TextResponse(content=reply.text)
+    try:
+        from forge.clients.base import decode_tool_args
+    except ImportError:
+        unreadable = next((c for c in reply.tool_calls if c.arguments is None), None)
+        if unreadable is not None:
+            return TextResponse(content=reply.text or unreadable.raw_arguments or "")
+        return [ForgeCall(tool=c.name, args=c.arguments) for c in reply.tool_calls]
+    return [ForgeCall(tool=c.name, args=_raw_args(c, decode_tool_args)) for c in reply.tool_calls]
+
+
+def _raw_args(call: ToolCall, decode: Any) -> Any:
+    if call.arguments is not None:
+        return call.arguments
+    return None if call.raw_arguments is None else decode(call.raw_arguments)  # None: nothing readable
 
 
 @dataclass
@@ -99,7 +113,7 @@ class ForgeGuardrails(BaseStrategy):
             raise ConfigError(missing)
         self._guardrails: Guardrails | None = None
         self._names: tuple[str, ...] = ()
-        self._succeeded: list[tuple[str, dict[str, Any]]] = []  # replayed into a rebuilt Guardrails
+        self._succeeded: list[str] = []  # replayed into a rebuilt Guardrails
 
     @staticmethod
     def provenance() -> dict[str, Any]:
@@ -143,9 +157,7 @@ class ForgeGuardrails(BaseStrategy):
     def judge(self, reply: Completion, view: TurnView) -> Decision | None:
         if not (view.offered or view.tools):
             return None
-        from forge.core.workflow import TextResponse
-
-        response = [_forge_call(c) for c in reply.tool_calls] if reply.tool_calls else TextResponse(reply.text)
+        response = _forge_response(reply)
         result = self.guardrails(view).check(response)
         if result.action == "fatal":
             return Stop("guard_fatal", f"forge fatal: {result.reason}")
@@ -155,7 +167,7 @@ class ForgeGuardrails(BaseStrategy):
             if result.nudge.role == "tool":
                 return Retry(result.nudge.content, reason, role="tool")
             return Retry(result.nudge.content, reason)  # "user" (Forge's other roles are not in its guardrails)
-        rescued = not reply.tool_calls
+        rescued = not isinstance(response, list)  # Forge read the calls out of text
         calls = (
             [ToolCall(name=c.tool, arguments=c.args) for c in result.tool_calls or []]
             if rescued
@@ -174,13 +186,15 @@ class ForgeGuardrails(BaseStrategy):
                 note = (note + "; " if note else "") + "dropped respond beside real calls"
             return Execute(others, note=note, rescued=rescued)
         message = (responds[0].arguments or {}).get("message", "")  # the proxy's reading of a lone respond
-        self._record([(RESPOND, responds[0].arguments or {})])
+        self._record([RESPOND])
         return Accept(message if isinstance(message, str) else str(message), note=note)
 
     def after_execute(self, executed: list[ExecutedCall], view: TurnView) -> None:
-        self._record([(c.call.name, c.call.arguments or {}) for c in executed if _succeeded(c)])
+        self._record([c.call.name for c in executed if _succeeded(c)])
 
-    def _record(self, succeeded: list[tuple[str, dict[str, Any]]]) -> None:
+    def _record(self, succeeded: list[str]) -> None:
+        # names only: Guardrails reads arguments only for tool prerequisites, which it is never given,
+        # and before 0.7.3 its record() took names alone
         self._succeeded += succeeded
         if self._guardrails is not None:
             self._guardrails.record(list(succeeded))

@@ -90,7 +90,28 @@ def _forge_text(content: str) -> Any:
     def make() -> Any:
         from forge.core.workflow import TextResponse
 
-        return TextResponse(content)
+        return TextResponse(content=content)
+
+    return make
+
+
+def _forge_has_tool_errors() -> bool:
+    """From 0.7.4 Forge's clients keep arguments that do not parse (`decode_tool_args`) and its
+    guardrails answer them, and unknown tools, with `tool_error` on the tool channel; before, its
+    clients turned such a reply into text and an unknown tool got a user-role `retry`."""
+    try:
+        from forge.clients.base import decode_tool_args  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _forge_malformed(raw: str) -> Any:
+    def make() -> Any:
+        from forge.core.workflow import TextResponse
+        from forge.core.workflow import ToolCall as ForgeCall
+
+        return [ForgeCall(tool="find", args=raw)] if _forge_has_tool_errors() else TextResponse(content=raw)
 
     return make
 
@@ -108,7 +129,7 @@ REPLIES: dict[str, Reply] = {
     "unknown": Reply(calls(call("lookup", who="ann")), _forge_calls(("lookup", {"who": "ann"}))),
     "malformed": Reply(
         calls(ToolCall(name="find", raw_arguments='{"who": "ann"', parse_error="invalid JSON")),
-        _forge_calls(("find", '{"who": "ann"')),  # Forge's client keeps JSON that does not parse as the string
+        _forge_malformed('{"who": "ann"'),  # Forge's client keeps JSON that does not parse as the string
     ),
     "two": Reply(
         calls(call("find", who="ann"), call("refund", order="O-1")),
@@ -196,7 +217,7 @@ def _replay(sequence: list[str], options: dict[str, Any], workflow: str) -> tupl
             succeeded = [c for c, ok in zip(ran, reply.succeeds or (True,) * len(ran), strict=False) if ok]
             if respond and [c.tool for c in result.tool_calls] == ["respond"]:
                 succeeded = result.tool_calls  # the respond tool "ran": the proxy's answer
-            done = direct.record([(c.tool, c.args) for c in succeeded])
+            done = direct.record([c.tool for c in succeeded])
             if isinstance(decision, Execute):
                 assert [c.name for c in decision.calls] == [c.tool for c in ran]
                 strategy.after_execute(
@@ -243,6 +264,8 @@ def test_the_strategy_decides_as_forge_decides(sequence: list[str], options: dic
 @needs_forge
 def test_the_replay_covers_every_action_forge_has() -> None:
     """The differential test above can see every action: one sequence reaches each of them."""
+    if not _forge_has_tool_errors():
+        pytest.skip("this forge-guardrails has no tool_error action (before 0.7.4)")
     ours, _ = _replay(["text", "unknown", "malformed", "refund", "rescuable", "refund"], {}, "chain")
     assert [o[0] for o in ours] == ["nudge", "nudge", "nudge", "nudge", "execute", "execute"]
     assert [o[2] for o in ours[:4]] == ["user", "tool", "tool", "user"]  # retry, tool_error x2, step_blocked
@@ -262,6 +285,9 @@ def _run(script: list[Completion], options: dict[str, Any] | None = None):  # ty
 @needs_forge
 def test_forge_nudges_reach_the_model_on_their_own_channels() -> None:
     from forge.prompts.nudges import retry_nudge, step_nudge, unknown_tool_nudge
+
+    if not _forge_has_tool_errors():
+        pytest.skip("this forge-guardrails has no tool_error action (before 0.7.4)")
 
     script = [
         text("Let me think."),

@@ -4,6 +4,8 @@ the tests skip where it is not installed (Python >= 3.12: bash scripts/install-f
 
 from __future__ import annotations
 
+from importlib.metadata import version
+
 import pytest
 
 from evalkit.chat import ToolSpec
@@ -15,6 +17,8 @@ from evalkit.strategies.retry_nudge import DEFAULT_NUDGE, RetryNudge
 from tests.fakes import call, calls, text
 
 MISSING = forge_unavailable()
+if MISSING is None and version("forge-guardrails") != "0.10.0":
+    MISSING = f"these differences are 0.10.0's; this is forge-guardrails {version('forge-guardrails')}"
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 FIND = ToolSpec(
