@@ -43,6 +43,7 @@ Outcome = Literal[
     "iteration_limit",  # the scenario's model-call budget ran out
     "escalated",  # a guard handed the run back to a human (Cline's mistake limit)
     "failed",  # a guard ended the run with an explicit failure (retry budget spent)
+    "guard_fatal",  # a guard's error budget ran out and it declared the run lost (Forge's `fatal`)
     "infra_error",  # the backend stayed broken: excluded from rates, counted apart
     "unsupported",  # the backend cannot do what this cell's mode or strategy needs
 ]
@@ -58,6 +59,7 @@ FailureCategory = Literal[
     "degenerate_output",  # the reply is chat-template tokens or a loop of lines (evalkit.judge.degenerate)
     "iteration_limit",
     "escalated",
+    "guard_fatal",
     "infra_error",
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
@@ -216,6 +218,9 @@ class Header(_Record):
     runs_per_cell: int
     simulated: bool
     backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # the package behind a guard that runs someone else's code, by strategy name (forge: forge-guardrails'
+    # version, and its wheel's sha256 and origin when scripts/install-forge.sh installed it)
+    guards: dict[str, dict[str, Any]] = Field(default_factory=dict)
     resumed: bool = False
     rescored: dict[str, Any] | None = None  # set by `evalkit rescore`: when, evalkit version, git sha
     shard: str | None = None  # "i/n" when the run covered one shard of the plan (`run --shard`)

@@ -31,6 +31,7 @@ __all__ = [
     "TurnView",
     "build_stack",
     "check_specs",
+    "guard_provenance",
     "load_class",
 ]
 
@@ -45,6 +46,7 @@ STRATEGIES: dict[str, str] = {
     "tool_choice": "evalkit.strategies.tool_choice:ToolChoiceRequired",
     "context_mode": "evalkit.strategies.context_mode:ContextMode",
     "completion_guard": "evalkit.strategies.completion_guard:CompletionGuard",
+    "forge": "evalkit.strategies.forge:ForgeGuardrails",  # Forge's own code: Python >= 3.12, forge-guardrails
 }
 
 StrategySpec = tuple[str, dict[str, Any]]  # (registry name or "module:Class", options)
@@ -87,3 +89,14 @@ def check_specs(specs: list[StrategySpec], *, import_plugins: bool) -> None:
             _build_one(name, dict(options))
         else:
             check_plugin(_target(name))
+
+
+def guard_provenance(specs: list[StrategySpec]) -> dict[str, dict[str, Any]]:
+    """What the built-in guards among `specs` that wrap someone else's code run (their `provenance()`:
+    the `forge` strategy's forge-guardrails version and wheel hash), by name, for the results header."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, _ in specs:
+        provenance = getattr(load_class(STRATEGIES[name]), "provenance", None) if name in STRATEGIES else None
+        if provenance is not None and name not in found:
+            found[name] = provenance()
+    return found
