@@ -82,11 +82,20 @@ class Estimate(StrictModel):
     """One fitted parameter: its value (the posterior mean), a 95% interval, the calls behind it and
     how many of them showed the behaviour (so a posterior draw needs nothing but the profile)."""
 
-    value: float
-    low: float
-    high: float
+    value: float = Field(ge=0, le=1)
+    low: float = Field(ge=0, le=1)
+    high: float = Field(ge=0, le=1)
     calls: int = Field(ge=0)
     count: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Estimate:
+        # a posterior draw is Beta(count + 1/2, calls - count + 1/2): more showings than calls has none
+        if self.count > self.calls:
+            raise ValueError(f"count {self.count} is more than its calls {self.calls}")
+        if not self.low <= self.value <= self.high:
+            raise ValueError(f"value {self.value} is not within its interval [{self.low}, {self.high}]")
+        return self
 
 
 class Source(StrictModel):

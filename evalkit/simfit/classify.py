@@ -246,7 +246,7 @@ def classify_files(
         config: dict[str, Any] = {}
         for record in iter_records(path):
             if isinstance(record, Header):
-                config = record.config
+                config = dict(record.config)
                 stacks = {k: parse_strategy_specs(k, v) for k, v in config.get("strategies", {}).items()}
                 found.model_sha256 = found.model_sha256 or _model_sha(record, model)
             elif isinstance(record, RunRecord) and _wanted(record, model, simulated):

@@ -13,6 +13,7 @@ is skipped with the reason: nothing is dropped silently.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evalkit.importers.bfcl.data import ALIASES, CATEGORIES, data_dir
@@ -123,10 +124,13 @@ def _prompt(case: dict[str, Any], notes: list[str]) -> tuple[str, list[str]] | s
     return "\n".join(system), [quoted]
 
 
-def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | None) -> Conversion:
+def convert_case(
+    category: str, case: dict[str, Any], answer: dict[str, Any] | None, folder: Path | None = None
+) -> Conversion:
+    """One BFCL case (and its possible answer) as a scenario; `folder`: BFCL's data, if not the package's."""
     category = ALIASES.get(category, category)
     if category.startswith("multi_turn"):
-        return _multi_turn(category, case, answer)
+        return _multi_turn(category, case, answer, folder)
     notes: list[str] = []
     prompt = _prompt(case, notes)
     if isinstance(prompt, str):
@@ -185,8 +189,8 @@ def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | N
     return Conversion(scenario, approximations=notes)
 
 
-def _multi_turn(category: str, case: dict[str, Any], answer: dict[str, Any] | None) -> Conversion:
-    fields, notes, skipped = convert_multi_turn(case, answer, data_dir(), tool_schema)
+def _multi_turn(category: str, case: dict[str, Any], answer: dict[str, Any] | None, folder: Path | None) -> Conversion:
+    fields, notes, skipped = convert_multi_turn(case, answer, data_dir(folder), tool_schema)
     if fields is None:
         return Conversion(None, skipped=skipped)
     scenario = {
