@@ -3,9 +3,10 @@
 Each subcommand module has `add_parser(subparsers)` and `run(args) -> int`. `main` is the only
 place that turns exceptions into exit codes:
 
-    0  success (for `gate`: no regression)
+    0  success (for `gate`: no regression; also `--help` and `--version`)
     1  the check failed (`gate` found a regression; `validate` found a broken file)
-    2  unusable input (bad config, scenario, results file, gate inputs, an output file that cannot be written)
+    2  unusable input (a usage error such as an option out of its range, a bad config, scenario, results
+       file or gate input, an output file that cannot be written or that holds results not to be replaced)
     3  a backend or server could not be used
     4  `gate`: a cell could not be judged (missing, partial, infra errors above the limit in it)
     130  interrupted (a resumable results file is left behind)
@@ -20,6 +21,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from typing import NoReturn
 
 from evalkit import __version__
 from evalkit.errors import BackendError, EvalkitError, GateInputError, OutputError, ReplayMiss
@@ -49,13 +51,20 @@ def _command(argv: Sequence[str]) -> str | None:
     return first if first in COMMANDS else None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, with a usage error in one line (its usage block would bury the problem):
+    `evalkit plan: error: argument --alpha: '0' is not a number in (0, 1)`, exit 2. Subcommands'
+    parsers are of the same class (argparse makes them with the parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser(command: str | None = None, *, full: bool = False) -> argparse.ArgumentParser:
     """The parser. Only `command`'s module is imported (all of them with `full`): the others get a
     placeholder with their help line, so `evalkit --help` and `evalkit validate` never import what
     `report` or `gate` need (scipy, matplotlib: seconds of start-up)."""
-    parser = argparse.ArgumentParser(
-        prog="evalkit", description="Measure tool-calling reliability of LLM agents and their guards."
-    )
+    parser = _Parser(prog="evalkit", description="Measure tool-calling reliability of LLM agents and their guards.")
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_line in COMMANDS.items():
@@ -81,7 +90,10 @@ def _interrupt(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(_command(argv))
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, a usage error: argparse has said what it had to
+        return exc.code if isinstance(exc.code, int) else 0
     if threading.current_thread() is threading.main_thread():  # signal handlers live there only
         signal.signal(signal.SIGTERM, _interrupt)
     try:

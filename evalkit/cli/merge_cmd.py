@@ -19,7 +19,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     from evalkit.results.merge import merge_results  # the results stage: not needed for --help
+    from evalkit.results.output_file import check_output
 
+    check_output(args.out, option="-o")
     report = merge_results(args.results, args.out)
     shards = f" (shards {', '.join(report.shards)})" if report.shards else ""
     print(f"merged {len(report.inputs)} files{shards} into {report.output}: {report.runs} runs")
