@@ -20,8 +20,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
-from typing import NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TextIO
 
 from evalkit import __version__
 from evalkit.errors import BackendError, EvalkitError, GateInputError, OutputError, ReplayMiss
@@ -83,6 +83,20 @@ def exit_code_for(exc: BaseException) -> int:
     return 1
 
 
+class _Visible:
+    """A command's stdout: whatever it prints (ids, names, model output from files that are data) shows
+    its control characters escaped, so no ESC sequence or carriage return rewrites the terminal."""
+
+    def __init__(self, stream: TextIO, escape: Callable[[str], str]) -> None:
+        self._stream, self._escape = stream, escape
+
+    def write(self, text: str) -> int:
+        return self._stream.write(self._escape(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # unwind like Ctrl-C: footers are written and started servers stopped
 
@@ -96,17 +110,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     if threading.current_thread() is threading.main_thread():  # signal handlers live there only
         signal.signal(signal.SIGTERM, _interrupt)
+    from evalkit.report.escaping import terminal_text  # a regular expression or two: no start-up cost
+
+    stdout = sys.stdout
+    sys.stdout = _Visible(stdout, terminal_text)
     try:
         code: int = args.handler(args)
         sys.stdout.flush()  # here, where a closed pipe is caught below, not at exit
         return code
     except KeyboardInterrupt as exc:  # `run` says how far it got and how to go on
-        print(f"evalkit: interrupted: {exc}" if str(exc) else "evalkit: interrupted", file=sys.stderr)
+        text = f"evalkit: interrupted: {exc}" if str(exc) else "evalkit: interrupted"
+        print(terminal_text(text), file=sys.stderr)
         return 130
     except EvalkitError as exc:
-        print(f"evalkit: error: {exc}", file=sys.stderr)
+        print(terminal_text(f"evalkit: error: {exc}"), file=sys.stderr)
         return exit_code_for(exc)
     except BrokenPipeError:  # `evalkit list | head`: the reader has what it wanted; no traceback
         # Python's documented recipe: point stdout at devnull so the flush at exit cannot fail again
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
         return 0
+    finally:
+        sys.stdout = stdout

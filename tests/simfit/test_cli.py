@@ -101,7 +101,8 @@ def test_fit_never_replaces_a_results_file(at_root: None, tmp_path: Path, capsys
     victim.write_bytes((ROOT / "results/compare-models.jsonl").read_bytes())
     before = victim.read_bytes()
     assert main(["sim", "fit", "results/compare-models.jsonl", "--model", "smollm2", "-o", str(victim)]) == 2
-    assert capsys.readouterr().err == (
-        f"evalkit: error: -o {victim}: holds evalkit results, which this command does not replace: choose another path\n"
+    err = capsys.readouterr().err
+    assert err == f"evalkit: error: -o {victim}: holds evalkit results, which this command does not replace: " + (
+        "choose another path\n"
     )
     assert victim.read_bytes() == before
