@@ -103,6 +103,9 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if any("\x00" in word for word in argv):  # no shell can pass one; a caller in Python can, and no path holds one
+        print("evalkit: error: an argument holds a NUL byte", file=sys.stderr)
+        return 2
     parser = build_parser(_command(argv))
     try:
         args = parser.parse_args(argv)
@@ -110,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     if threading.current_thread() is threading.main_thread():  # signal handlers live there only
         signal.signal(signal.SIGTERM, _interrupt)
-    from evalkit.report.escaping import terminal_text  # a regular expression or two: no start-up cost
+    from evalkit.report.escaping import one_line, terminal_text  # regular expressions: no start-up cost
 
     stdout = sys.stdout
     sys.stdout = _Visible(stdout, terminal_text)
@@ -123,7 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(terminal_text(text), file=sys.stderr)
         return 130
     except EvalkitError as exc:
-        print(terminal_text(f"evalkit: error: {exc}"), file=sys.stderr)
+        # one line, names in it escaped; a server that could not start also shows its log's last lines
+        shown = terminal_text if isinstance(exc, BackendError) else one_line
+        print(shown(f"evalkit: error: {exc}"), file=sys.stderr)
         return exit_code_for(exc)
     except BrokenPipeError:  # `evalkit list | head`: the reader has what it wanted; no traceback
         # Python's documented recipe: point stdout at devnull so the flush at exit cannot fail again

@@ -13,24 +13,23 @@ line override the `--config` file.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from evalkit.cli.options import ALPHA, FUTILITY, MARGIN, POSITIVE, SHARE
+from evalkit.cli.options import ALPHA, FUTILITY, MARGIN, PATH, RUNS, SHARE
 
 __all__ = ["add_parser", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("gate", help="compare a candidate's results with a baseline's; exit 1 on a regression")
-    p.add_argument("--baseline", nargs="+", type=Path, required=True, help="baseline results file(s)")
+    p.add_argument("--baseline", nargs="+", type=PATH, required=True, help="baseline results file(s)")
     p.add_argument(
         "--candidate",
         nargs="+",
-        type=Path,
+        type=PATH,
         required=True,
         help="candidate results file(s); with --sequential, the candidate's run config",
     )
-    p.add_argument("--config", type=Path, help="gate settings (YAML): alpha, floor, floors, level, pairing, ...")
+    p.add_argument("--config", type=PATH, help="gate settings (YAML): alpha, floor, floors, level, pairing, ...")
     p.add_argument("--alpha", type=ALPHA, help="family-wise significance level (default 0.05)")
     p.add_argument(
         "--metric",
@@ -84,15 +83,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="run the candidate config in batches against --baseline; stop each cell once decided",
     )
-    seq.add_argument("--max-runs", type=POSITIVE, help="runs per cell of the fixed-N verdict it curtails (default 50)")
-    seq.add_argument("--batch", type=POSITIVE, help="runs per undecided cell per batch (default 5)")
+    seq.add_argument("--max-runs", type=RUNS, help="runs per cell of the fixed-N verdict it curtails (default 50)")
+    seq.add_argument("--batch", type=RUNS, help="runs per undecided cell per batch (default 5)")
     seq.add_argument(
         "--futility",
         type=FUTILITY,
         help="stop a cell as accepted when its chance of still failing, at the drop the fixed-N "
         "test catches with 80%%, is under this (default 0.1; the power it may cost)",
     )
-    seq.add_argument("--out", type=Path, help="folder for the batch results (default results/gate-<config>)")
+    seq.add_argument("--out", type=PATH, help="folder for the batch results (default results/gate-<config>)")
     p.set_defaults(handler=run)
 
 

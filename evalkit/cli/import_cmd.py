@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 import yaml
 
-from evalkit.cli.options import POSITIVE, SEED
+from evalkit.cli.options import PATH, SAMPLE, SEED
 from evalkit.importers.bfcl import import_bfcl
 from evalkit.importers.bfcl.data import CATEGORIES
 from evalkit.results.output_file import check_output_folder, write_output
@@ -25,14 +24,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         required=True,
         help=f"comma-separated BFCL categories, or all ({', '.join(sorted(CATEGORIES))})",
     )
-    p.add_argument("--sample", type=POSITIVE, default=None, help="cases per category (seeded); default all")
+    p.add_argument("--sample", type=SAMPLE, default=None, help="cases per category (seeded); default all")
     p.add_argument("--seed", type=SEED, default=0)
     p.add_argument(
-        "-o", "--output", type=Path, required=True, help="folder for the scenario files (one subfolder per category)"
+        "-o", "--output", type=PATH, required=True, help="folder for the scenario files (one subfolder per category)"
     )
     p.add_argument(
         "--data",
-        type=Path,
+        type=PATH,
         metavar="DIR",
         help="BFCL's data folder, laid out as bfcl_eval/data is (default: the installed bfcl-eval's)",
     )

@@ -12,18 +12,25 @@ from __future__ import annotations
 import argparse
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = [
     "ALPHA",
-    "COUNT",
+    "CONTEXT",
     "DROP",
     "FUTILITY",
     "MARGIN",
+    "PATH",
     "PORT",
-    "POSITIVE",
+    "RUNS",
+    "SAMPLE",
     "SECONDS",
     "SEED",
+    "SERVER_SEED",
     "SHARE",
+    "SIMULATIONS",
+    "SLOTS",
+    "TRANSCRIPTS",
     "Range",
     "add_allow_state_module",
 ]
@@ -66,7 +73,7 @@ class Range:
 
 
 def _num(value: float | None) -> str:
-    return f"{value:g}"
+    return str(value) if isinstance(value, int) else f"{value:g}"
 
 
 ALPHA = Range(float, gt=0, lt=1)  # a significance level α
@@ -74,11 +81,33 @@ DROP = Range(float, gt=0, lt=1)  # a drop of a rate to catch
 MARGIN = Range(float, ge=0, lt=1)  # the gate's margin (0: any significant drop)
 SHARE = Range(float, ge=0, le=1)  # a rate: a floor, a share of infra errors
 FUTILITY = Range(float, ge=0, lt=1)  # the power `gate --sequential` may give up
-POSITIVE = Range(int, ge=1)  # runs, draws, experiments, batches, workers, slots
-COUNT = Range(int, ge=0)  # how many of something to show (0: none)
-SEED = Range(int, ge=0)  # an RNG seed (numpy takes no negative one)
-SECONDS = Range(float, gt=0)  # a timeout
+# Counts have a ceiling a machine can do: `--draws 2147483648` asked numpy for an array it refused
+RUNS = Range(int, ge=1, le=100_000)  # runs per cell (a run config's own limit), a gate's batch or N
+SIMULATIONS = Range(int, ge=1, le=100_000)  # posterior draws, simulated experiments, simulated runs
+SAMPLE = Range(int, ge=1)  # cases to take (more than there are: all)
+SLOTS = Range(int, ge=1, le=1024)  # workers, server slots, threads
+CONTEXT = Range(int, ge=1, le=1 << 24)  # a model's context, in tokens
+TRANSCRIPTS = Range(int, ge=0, le=1000)  # failed transcripts shown per cell (0: none)
+SEED = Range(int, ge=0, lt=1 << 63)  # an RNG seed (numpy takes no negative one)
+SERVER_SEED = Range(int, ge=0, lt=1 << 32)  # llama-server's seed is 32 bits
+SECONDS = Range(float, gt=0, le=86_400)  # a timeout
 PORT = Range(int, ge=0, le=65535)  # a TCP port (0: any free one)
+
+
+_NAME_MAX = 255  # bytes in one file name (Linux, macOS): a longer one fails every file call with ENAMETOOLONG
+
+
+def _path(text: str) -> Path:
+    """An argparse type for every path option: never empty (`-o "$UNSET"` passes "", which `Path` would
+    take for "." and write into the current folder), no file name past the system's limit."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path (an unset environment variable?)")
+    if any(len(part.encode(errors="surrogateescape")) > _NAME_MAX for part in Path(text).parts):
+        raise argparse.ArgumentTypeError(f"{text[:40]!r}...: a file name longer than {_NAME_MAX} bytes")
+    return Path(text)
+
+
+PATH = _path
 
 
 def add_allow_state_module(p: argparse.ArgumentParser) -> None:

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit.cli.options import ALPHA, COUNT, SEED
+from evalkit.cli.options import ALPHA, PATH, SEED, TRANSCRIPTS
 from evalkit.errors import ResultsError
 
 if TYPE_CHECKING:
@@ -22,11 +22,11 @@ _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,100}")
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("report", help="write an HTML (or markdown, JSON) report from results files")
-    p.add_argument("results", nargs="+", type=Path, help="results files (shards are merged)")
+    p.add_argument("results", nargs="+", type=PATH, help="results files (shards are merged)")
     p.add_argument(
         "-o",
         "--out",
-        type=Path,
+        type=PATH,
         help="output file, replaced if it exists (default: reports/<config name> + suffix, "
         "refused if that file exists; '-' for stdout)",
     )
@@ -42,12 +42,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--seed", type=SEED, default=0, help="bootstrap seed (default: 0)")
     p.add_argument(
         "--published",
-        type=Path,
+        type=PATH,
         metavar="FILE",
         help="a YAML table of published numbers to show beside the measured ones (e.g. configs/adr013-published.yaml)",
     )
     p.add_argument(
-        "--transcripts", type=COUNT, default=3, metavar="N", help="failed transcripts shown per cell (default: 3)"
+        "--transcripts", type=TRANSCRIPTS, default=3, metavar="N", help="failed transcripts shown per cell (default: 3)"
     )
     p.set_defaults(handler=run)
 

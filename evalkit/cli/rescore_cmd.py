@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from evalkit.cli.options import add_allow_state_module
+from evalkit.cli.options import PATH, add_allow_state_module
 from evalkit.results.output_file import check_output
 from evalkit.run.config import load_config
 from evalkit.run.preflight import check_output_path
@@ -23,11 +23,11 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("rescore", help="re-judge a results file's runs with the current checker and scenarios")
-    p.add_argument("results", type=Path)
+    p.add_argument("results", type=PATH)
     p.add_argument(
         "-o",
         "--output",
-        type=Path,
+        type=PATH,
         required=True,
         help="where to write: RESULTS itself, a new file, or with --overwrite another results file",
     )
@@ -35,7 +35,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--scenarios",
         nargs="+",
-        type=Path,
+        type=PATH,
         default=[Path("scenarios")],
         help="scenario files or folders, searched for *.yaml (default: scenarios/)",
     )
@@ -48,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     add_allow_state_module(p)
     p.add_argument(
-        "--config", type=Path, help="the run's config: its plugin guards and allow_state_modules are allowed"
+        "--config", type=PATH, help="the run's config: its plugin guards and allow_state_modules are allowed"
     )
     p.set_defaults(handler=run)
 

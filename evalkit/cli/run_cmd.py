@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit.cli.options import POSITIVE, add_allow_state_module
+from evalkit.cli.options import PATH, RUNS, SLOTS, add_allow_state_module
 from evalkit.cli.progress import ProgressBar
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.results.integrity import unreachable_backends
@@ -34,22 +34,22 @@ _FORMATS: dict[str, ReportFormat] = {".html": "html", ".md": "markdown", ".json"
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("run", help="run a config's matrix and write a JSONL results file")
-    p.add_argument("config", type=Path)
-    p.add_argument("-o", "--out", type=Path, help="results file (default: the config's output, or results/NAME.jsonl)")
+    p.add_argument("config", type=PATH)
+    p.add_argument("-o", "--out", type=PATH, help="results file (default: the config's output, or results/NAME.jsonl)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted results file, skipping finished runs")
     p.add_argument(
         "--retry-infra",
         action="store_true",
         help="with --resume: run again the runs recorded as infra_error (the new records supersede them)",
     )
-    p.add_argument("--record", type=Path, metavar="DIR", help="record every backend request/response under DIR")
+    p.add_argument("--record", type=PATH, metavar="DIR", help="record every backend request/response under DIR")
     p.add_argument(
         "--replay",
-        type=Path,
+        type=PATH,
         metavar="DIR",
         help="serve every backend from a --record DIR instead (no server); default output NAME-replay.jsonl",
     )
-    p.add_argument("-n", "--runs", type=POSITIVE, help="override the config's runs per cell")
+    p.add_argument("-n", "--runs", type=RUNS, help="override the config's runs per cell")
     p.add_argument(
         "--backend",
         action="append",
@@ -58,7 +58,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--report",
-        type=Path,
+        type=PATH,
         metavar="FILE",
         help="also write a report of the whole results file (format from the suffix: .html, .md, .json)",
     )
@@ -75,7 +75,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--address", help="with --executor ray: the cluster (ray://HOST:10001, or auto); default local")
     p.add_argument(
-        "--workers", type=POSITIVE, help="with --executor ray: Ray workers, one shard each (default: one per node)"
+        "--workers", type=SLOTS, help="with --executor ray: Ray workers, one shard each (default: one per node)"
     )
     p.add_argument(
         "--no-progress",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from evalkit.backends.packaged import MODELS
 from evalkit.backends.serve import CHAT_TEMPLATE, DEFAULT_PORT, LlamaServer
-from evalkit.cli.options import PORT, POSITIVE, SECONDS, SEED
+from evalkit.cli.options import CONTEXT, PATH, PORT, SECONDS, SERVER_SEED, SLOTS
 from evalkit.errors import ServerUnavailable
 from evalkit.results.output_file import check_output
 
@@ -39,14 +39,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="serve the model's own chat template (no tool support: native tools are unsupported)",
     )
-    template.add_argument("--template", type=Path, help="a different Jinja chat template file")
-    p.add_argument("--parallel", type=POSITIVE, default=2, help="server slots, i.e. concurrent requests (default: 2)")
+    template.add_argument("--template", type=PATH, help="a different Jinja chat template file")
+    p.add_argument("--parallel", type=SLOTS, default=2, help="server slots, i.e. concurrent requests (default: 2)")
+    p.add_argument("--ctx-size", type=CONTEXT, default=8192, help="context tokens, shared by the slots (default: 8192)")
     p.add_argument(
-        "--ctx-size", type=POSITIVE, default=8192, help="context tokens, shared by the slots (default: 8192)"
+        "--seed", type=SERVER_SEED, default=0, help="server RNG seed; requests may send their own (default: 0)"
     )
-    p.add_argument("--seed", type=SEED, default=0, help="server RNG seed; requests may send their own (default: 0)")
-    p.add_argument("--threads", type=POSITIVE, help="CPU threads (default: llama-server's choice, all cores)")
-    p.add_argument("--log", type=Path, help="server log file (default: a new file under the temp directory)")
+    p.add_argument("--threads", type=SLOTS, help="CPU threads (default: llama-server's choice, all cores)")
+    p.add_argument("--log", type=PATH, help="server log file (default: a new file under the temp directory)")
     p.add_argument("--timeout", type=SECONDS, default=120.0, help="seconds to wait for /health (default: 120)")
     p.set_defaults(handler=run)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from evalkit.backends.sim_profile import load_profile
-from evalkit.cli.options import POSITIVE
+from evalkit.cli.options import PATH, SIMULATIONS
 from evalkit.errors import ConfigError
 from evalkit.results.output_file import check_output, write_output
 from evalkit.scenario.model import Scenario, load_scenarios
@@ -24,22 +24,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("sim", help="fit a simulated profile to a real model's results, and check its predictions")
     verbs = p.add_subparsers(dest="verb", required=True)
     fit = verbs.add_parser("fit", help="fit a profile to one model's recorded calls")
-    fit.add_argument("results", nargs="+", type=Path)
+    fit.add_argument("results", nargs="+", type=PATH)
     fit.add_argument("--model", required=True, help="the model name in the results' cells")
-    fit.add_argument("-o", "--output", type=Path, required=True)
+    fit.add_argument("-o", "--output", type=PATH, required=True)
     chk = verbs.add_parser("check", help="simulate the real cells with a fitted profile and compare")
-    chk.add_argument("profile", type=Path)
-    chk.add_argument("results", nargs="+", type=Path)
-    chk.add_argument("--draws", type=POSITIVE, default=20, help="posterior draws of the profile (default 20)")
-    chk.add_argument("--runs", type=POSITIVE, default=10, help="simulated runs per cell and draw (default 10)")
+    chk.add_argument("profile", type=PATH)
+    chk.add_argument("results", nargs="+", type=PATH)
+    chk.add_argument("--draws", type=SIMULATIONS, default=20, help="posterior draws of the profile (default 20)")
+    chk.add_argument("--runs", type=SIMULATIONS, default=10, help="simulated runs per cell and draw (default 10)")
     chk.add_argument(
         "--report",
-        type=Path,
+        type=PATH,
         metavar="FILE.html",
         help="also write the calibration plot (predicted against observed, per cell, with intervals) as HTML",
     )
     for q in (fit, chk):
-        q.add_argument("--scenarios", nargs="+", type=Path, default=[Path("scenarios")])
+        q.add_argument("--scenarios", nargs="+", type=PATH, default=[Path("scenarios")])
     p.set_defaults(handler=run)
 
 

@@ -229,8 +229,8 @@ def test_options_the_runs_cannot_pair_exit_2(sims: Sims, capsys: pytest.CaptureF
         (["--alpha", "0"], "argument --alpha: '0' is not a number in (0, 1)"),
         (["--max-infra-error-rate", "nan"], "argument --max-infra-error-rate: 'nan' is not a number in [0, 1]"),
         (["--margin", "1"], "argument --margin: '1' is not a number in [0, 1)"),
-        (["--max-runs", "0"], "argument --max-runs: '0' is not a whole number of at least 1"),
-        (["--batch", "0"], "argument --batch: '0' is not a whole number of at least 1"),
+        (["--max-runs", "0"], "argument --max-runs: '0' is not a whole number in [1, 100000]"),
+        (["--batch", "0"], "argument --batch: '0' is not a whole number in [1, 100000]"),
         (["--futility", "-1"], "argument --futility: '-1' is not a number in [0, 1)"),
     ],
 )

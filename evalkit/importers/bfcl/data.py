@@ -6,9 +6,9 @@ import importlib.util
 import re
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import from_json
 
 from evalkit._model import first_problem
@@ -117,8 +117,13 @@ class _Case(_Shape):
 
 class _Answer(_Shape):
     id: str
-    # single-turn: one {function: {parameter: [acceptable values]}} per call; multi-turn: call strings per turn
-    ground_truth: list[dict[str, dict[str, list[Any]]]] | list[list[str]]
+    # one {function: {parameter: [acceptable values]}} per call
+    ground_truth: list[Annotated[dict[str, dict[str, list[Any]]], Field(min_length=1, max_length=1)]]
+
+
+class _MultiTurnAnswer(_Shape):
+    id: str
+    ground_truth: list[list[str]]  # the call strings of each turn
 
 
 def read_lines(file: Any, shape: type[BaseModel] | None = None) -> list[dict[str, Any]]:
@@ -167,6 +172,7 @@ def load_category(category: str, folder: Path | None = None) -> list[tuple[dict[
     answer_file = base / "possible_answer" / f"BFCL_v4_{category}.json"
     answers = {}
     if answer_file.is_file():
-        answers = {entry["id"]: entry for entry in read_lines(answer_file, _Answer)}
+        shape = _MultiTurnAnswer if category.startswith("multi_turn") else _Answer
+        answers = {entry["id"]: entry for entry in read_lines(answer_file, shape)}
     cases = read_lines(base / f"BFCL_v4_{category}.json", _Case)
     return [(case, answers.get(case["id"])) for case in cases]
