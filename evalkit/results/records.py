@@ -13,9 +13,9 @@ Everything a report, a statistic or the gate shows is rebuilt from these records
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Required
+from typing import Annotated, Any, Literal, Required
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator, field_validator
 from typing_extensions import TypedDict
 
 from evalkit._model import StrictModel
@@ -204,6 +204,13 @@ class HeaderConfig(TypedDict, total=False):
     allow_state_modules: list[str]
 
 
+def _checked_as_written(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """The config checked as a `HeaderConfig`, and kept as written (its keys in their order), so that a
+    header copied by `merge` or `rescore` reads as the run wrote it."""
+    handler(value)
+    return value
+
+
 class Header(_Record):
     type: Literal["header"] = "header"
     # 1: every file written so far. A reader refuses a file of a version it does not know rather than
@@ -222,7 +229,7 @@ class Header(_Record):
     started_at: str
     config_name: str
     config_hash: str
-    config: HeaderConfig
+    config: Annotated[HeaderConfig, WrapValidator(_checked_as_written)]
     seed: int
     runs_per_cell: int
     simulated: bool
