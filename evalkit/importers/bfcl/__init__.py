@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from evalkit._model import first_problem
 from evalkit.errors import EvalkitError
 from evalkit.importers.bfcl.convert import Conversion, convert_case
 from evalkit.importers.bfcl.data import ALIASES, CATEGORIES, BfclMissing, attribution, load_category, require_bfcl
@@ -57,6 +60,9 @@ def _refusal(scenario: dict[str, Any]) -> str:
     through its own mocks and check, as `evalkit validate` does."""
     try:
         problems = reference_problems(Scenario.model_validate(scenario))
+    except ValidationError as exc:
+        problem = first_problem(exc)
+        return f"{problem.field}: {problem.message}"[:300]
     except (ValueError, EvalkitError) as exc:
         return " ".join(str(exc).split())[:300]
     return "; ".join(problems)[:300]
