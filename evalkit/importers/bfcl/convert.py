@@ -69,7 +69,9 @@ def _literal_alternatives(alts: list[Any]) -> Any:
 
 
 def _alternatives(alts: list[Any]) -> Any:
-    specs = [a if isinstance(a, dict) and set(a) == {"$exact"} else _value_spec(a) for a in alts]
+    specs = [
+        a if isinstance(a, dict) and len(a) == 1 and set(a) <= {"$exact", "$literal"} else _value_spec(a) for a in alts
+    ]
     if not specs:
         return _NOTHING
     return specs[0] if len(specs) == 1 else {"$any_of": specs}
@@ -126,7 +128,8 @@ def _with_float_items(value: Any, schema: dict[str, Any]) -> list[Any]:
 
 def _variable_items(value: Any, schema: dict[str, Any]) -> bool:
     """An answer list whose first item is not of the declared item type: BFCL types its items by that
-    first item (a list of lists for a list of strings passes) and compares it whole, exactly."""
+    first item (a list of lists for a list of strings passes), then compares the list as any other.
+    A `$literal` says it without the load-time check that items have the declared shape."""
     items = schema.get("items")
     kind = items.get("type") if isinstance(items, dict) else None
     return isinstance(value, list) and bool(value) and isinstance(kind, str) and _variable(value[:1], kind)
@@ -149,7 +152,7 @@ def _param_spec(alts: list[Any], schema: dict[str, Any], required: bool, languag
         spec = _alternatives(exact + ([{"$exact": ""}] if empty_ok else []))
     else:
         given = [v for a in given for v in _with_float_items(_floats(a, {**schema, "type": kind}), schema)]
-        given = [{"$exact": a} if _variable_items(a, schema) else a for a in given]
+        given = [{"$literal": a} if _variable_items(a, schema) else a for a in given]
         empty = _EMPTY.get(kind, _NOTHING) if "" in alts else _NOTHING
         spec = _alternatives(given + ([] if empty is _NOTHING else [empty]))
     if spec is _NOTHING:
