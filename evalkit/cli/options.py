@@ -4,7 +4,7 @@ Every numeric option takes one of the range types below as its argparse `type=`:
 while it parses, so a value out of range (`plan --alpha 0`, `sim check --draws 0`, `--alpha nan`) is
 a one-line usage error with exit 2 before anything is read or computed. A range is stated once,
 here; the gate's settings file is checked by the same bounds in `evalkit.gate.config.GateConfig`
-(tests/cli/test_options.py holds the two equal).
+(tests/cli/test_option_ranges.py holds the two equal).
 """
 
 from __future__ import annotations
