@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit.cli.options import add_allow_state_module
+from evalkit.cli.options import PATH, add_allow_state_module
 
 __all__ = ["add_parser", "run"]
 
@@ -16,7 +16,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("what", nargs="?", default="all", choices=["all", "scenarios", "strategies", "backends", "profiles"])
     p.add_argument(
         "--scenarios-dir",
-        type=Path,
+        type=PATH,
         default=Path("scenarios"),
         help="folder searched for scenarios (default: scenarios)",
     )

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from evalkit._yaml import read_yaml
-from evalkit.cli.options import add_allow_state_module
+from evalkit.cli.options import PATH, add_allow_state_module
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.judge.reference_check import reference_problems
 from evalkit.run.config import load_config
@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "scenarios, backends and guard stacks (plug-ins are looked up, never imported). Errors name "
         "the file, the field and the line.",
     )
-    p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument("paths", nargs="+", type=PATH)
     add_allow_state_module(p)
     p.set_defaults(handler=run)
 

@@ -38,8 +38,8 @@ class SequentialSettings(StrictModel):
     fixed-N test catches with 80% probability, is under this (it costs at most this much power)."""
 
     futility: float = Field(0.1, ge=0, lt=1)
-    batch: int = Field(5, ge=1)
-    max_runs: int = Field(50, ge=1)
+    batch: int = Field(5, ge=1, le=100_000)
+    max_runs: int = Field(50, ge=1, le=100_000)
 
 
 class GateConfig(StrictModel):

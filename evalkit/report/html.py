@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from evalkit import __version__
 from evalkit.report.data import ReportData
+from evalkit.report.escaping import terminal_text
 from evalkit.report.formats import (
     bfcl_notes,
     bfcl_value,
@@ -42,10 +43,17 @@ def stack_of(stacks: tuple[tuple[str, str], ...], label: str) -> str:
     return " | ".join(text for name, text in stacks if name == label) or label
 
 
+def _visible(value: object) -> object:
+    """Every printed string shows its control characters escaped (autoescape handles the markup);
+    the markup evalkit made itself (the plots' SVG) is left as it is."""
+    return terminal_text(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 def environment() -> Environment:
     env = Environment(
         loader=PackageLoader("evalkit", "templates"),
         autoescape=True,
+        finalize=_visible,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

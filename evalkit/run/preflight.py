@@ -15,6 +15,7 @@ from evalkit.backends import DEFAULT_KEY_ENV, key_required
 from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim_profile import load_profile
 from evalkit.errors import ConfigError, ResultsError
+from evalkit.results.output_file import check_output, check_output_folder
 from evalkit.results.records import Header
 from evalkit.run.config import RunConfig
 from evalkit.run.config_diff import changed_fields
@@ -146,15 +147,13 @@ def _check_phases(config: RunConfig, entry: BackendEntry, field: str) -> None:
 
 def check_output_path(output: Path, record_dir: Path | None = None) -> None:
     """A results file that can be created or appended to (not a directory or device), and a
-    recordings directory that is one or can be made; neither under a file."""
+    recordings directory that is one or can be made; neither under a file. Whether an existing
+    results file may be continued or replaced is the caller's rule (`run --resume`, `rescore`)."""
     if output.exists() and not output.is_file():
         raise ResultsError(f"{output} is not a regular file: give the path of a results file (-o FILE.jsonl)")
-    if record_dir is not None and record_dir.exists() and not record_dir.is_dir():
-        raise ResultsError(f"--record {record_dir}: not a directory")
-    for path in (output, record_dir):
-        parent = next((p for p in path.parents if p.exists()), None) if path is not None else None
-        if parent is not None and not parent.is_dir():
-            raise ResultsError(f"{path}: cannot write: {parent} is not a directory")
+    check_output(output, option="-o", replace_results=True)
+    if record_dir is not None:
+        check_output_folder(record_dir, option="--record")
 
 
 def discard_empty_leftover(output: Path) -> bool:
@@ -177,7 +176,7 @@ def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> N
     """A resume needs the file's config, with the same or a larger N (a larger one tops every cell up)."""
     first = headers[0]
     if config.model_copy(update={"runs": first.runs_per_cell}).fingerprint() != first.config_hash:
-        changed = changed_fields(first.config, config)
+        changed = changed_fields(dict(first.config), config)
         if changed:
             raise ResultsError(
                 f"{output} was written by a different config: {', '.join(changed)} changed; "

@@ -28,7 +28,7 @@ from evalkit.results.lock import hold_outputs
 from evalkit.results.reader import iter_records
 from evalkit.results.records import Header, RunRecord
 from evalkit.results.writer import ResultsWriter
-from evalkit.run.config import parse_strategy_specs
+from evalkit.run.config import recorded_stacks
 from evalkit.run.loop import run_loop
 from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import Scenario
@@ -166,10 +166,7 @@ def _rescore_locked(
     try:
         for record in iter_records(source):
             if isinstance(record, Header):
-                stacks = {
-                    label: parse_strategy_specs(label, specs)
-                    for label, specs in record.config.get("strategies", {}).items()
-                }
+                stacks = recorded_stacks(record.config, str(source))
                 _check_plugins(source, stacks, allowed_plugins)
                 record = _stamp(record, str(source))
             elif stacks is None:

@@ -28,13 +28,14 @@ from typing import Any
 from evalkit.backends.base import UNSATISFIABLE, Feature, RetryPolicy
 from evalkit.backends.sim import RESPOND
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, ToolCall
+from evalkit.errors import ResultsError
 from evalkit.judge.arguments import arguments_match
 from evalkit.judge.calls import match_rules, uses_v2
 from evalkit.judge.items import check_items
 from evalkit.prompt_mode import parse_strict_calls
 from evalkit.results.reader import iter_records
 from evalkit.results.records import Header, RunRecord
-from evalkit.run.config import parse_strategy_specs
+from evalkit.run.config import recorded_stacks
 from evalkit.run.loop import run_loop
 from evalkit.scenario.matching import mismatch
 from evalkit.scenario.model import CallCheck, Scenario
@@ -246,8 +247,8 @@ def classify_files(
         config: dict[str, Any] = {}
         for record in iter_records(path):
             if isinstance(record, Header):
-                config = record.config
-                stacks = {k: parse_strategy_specs(k, v) for k, v in config.get("strategies", {}).items()}
+                config = dict(record.config)
+                stacks = recorded_stacks(config, str(path))
                 found.model_sha256 = found.model_sha256 or _model_sha(record, model)
             elif isinstance(record, RunRecord) and _wanted(record, model, simulated):
                 if record.cell.scenario not in by_id:
@@ -269,6 +270,8 @@ def _add_run(
     config: dict[str, Any],
     source: str,
 ) -> None:
+    if run.cell.strategy not in stacks:
+        raise ResultsError(f"{source}: run {run.run_id}: its header has no strategy stack {run.cell.strategy!r}")
     seen = asyncio.run(_replay(run, scenario, stacks[run.cell.strategy], source))
     if not seen:
         found.skipped += 1

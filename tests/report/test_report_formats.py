@@ -11,7 +11,7 @@ import pytest
 from evalkit.cli import main
 from evalkit.report import ReportFormat, render
 from evalkit.report.data import build_report
-from evalkit.report.markdown import escape_cell
+from evalkit.report.escaping import markdown_cell
 from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
@@ -92,7 +92,7 @@ def test_markdown_escapes_table_syntax_and_html() -> None:
     assert row[:2] == ["sim · m · native", "a\\|b&lt;i&gt;"]
     assert len(row) == 2 + 2  # overall and the one family: the pipe in the name split nothing
     assert "SIMULATED" not in text and "(SIM)" not in text
-    assert escape_cell("x\ny|<z>") == "x y\\|&lt;z&gt;"
+    assert markdown_cell("x\ny|<z>") == "x y\\|&lt;z&gt;"
 
 
 # --- JSON ----------------------------------------------------------------------------------------
