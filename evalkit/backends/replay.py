@@ -17,15 +17,16 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalkit.backends.base import Feature
-from evalkit.backends.entry import BackendEntry
 from evalkit.backends.recording import PROVENANCE_FILE, RECORDINGS_FILE, request_document, request_key
+from evalkit.backends.settings import BackendSettings
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError, ConfigError, ReplayMiss, UnsupportedFeature
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ReplayBackend", "first_difference", "last_attempts"]
 
@@ -121,9 +122,11 @@ def _load_provenance(directory: Path) -> dict[str, Any]:
 class ReplayBackend:
     """Answers from a recording; recorded errors are raised again, unrecorded requests are misses."""
 
-    kind = "replay"
+    kind: ClassVar[str] = "replay"
+    speaks_http: ClassVar[bool] = False
+    key_env: ClassVar[str | None] = None
 
-    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient | None = None, api_key: str | None = None):
+    def __init__(self, *, entry: BackendSettings, client: httpx.AsyncClient | None = None, api_key: str | None = None):
         if not entry.options.get("dir"):
             raise ConfigError(f"backend {entry.label!r}: kind replay needs options.dir (a --record directory)")
         self.directory = Path(str(entry.options["dir"])).resolve()

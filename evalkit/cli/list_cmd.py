@@ -59,7 +59,7 @@ def _short(value: object, width: int = 40) -> str:
 
 def run(args: argparse.Namespace) -> int:
     # imported here, not at start-up: `list --help` needs none of them (pydantic models, jsonschema)
-    from evalkit.backends.entry import BACKENDS
+    from evalkit.backends import BACKENDS
     from evalkit.backends.sim_profile import PROFILE_DIR
     from evalkit.scenario.model import load_scenarios
     from evalkit.strategies import STRATEGIES
@@ -76,7 +76,11 @@ def run(args: argparse.Namespace) -> int:
         for name, target in STRATEGIES.items():
             print(_strategy_line(name, target))
     if args.what in ("all", "backends"):
-        print("backends:\n" + "\n".join(f"  {name:18} {target}" for name, target in BACKENDS.items()))
+        print("backends (kind, module, how it is reached):")
+        for kind, cls in BACKENDS.items():
+            reached = "HTTP" if cls.speaks_http else "no server"
+            key = f"; key from ${cls.key_env} at its default url" if cls.key_env else ""
+            print(f"  {kind:14} {cls.__module__:30} ({reached}{key})")
     if args.what in ("all", "profiles"):
         names = [p.stem for p in sorted(PROFILE_DIR.glob("*.yaml"))]
         names += [f"fitted/{p.stem}" for p in sorted(PROFILE_DIR.glob("fitted/*.yaml"))]  # measured: `evalkit sim fit`

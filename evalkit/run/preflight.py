@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from evalkit.backends import DEFAULT_KEY_ENV, key_required
+from evalkit.backends import key_env, key_required
 from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim_profile import load_profile
 from evalkit.errors import ConfigError, ResultsError
@@ -87,7 +87,7 @@ def _check_backends(config: RunConfig, where: str) -> None:
     for i, entry in enumerate(config.backends):
         field = f"{where}: backends.{i}"
         # kind and url were checked when the config was built; the key is checked now, at run time
-        env_name = entry.api_key_env or DEFAULT_KEY_ENV.get(entry.kind)
+        env_name = key_env(entry)
         if env_name and key_required(entry) and not os.environ.get(env_name):
             raise ConfigError(
                 f"{field}.api_key_env: environment variable {env_name} is not set "

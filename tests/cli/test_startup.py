@@ -64,6 +64,14 @@ def test_start_up_imports_no_heavy_module(argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
+    "argv", [["--help"], ["list", "backends"], ["list", "strategies"], ["validate", "configs/default.yaml"]]
+)
+def test_listing_and_validating_import_no_http_client(argv: list[str]) -> None:
+    """The backend registry imports every backend class; their modules load httpx on their first call."""
+    assert _heavy_imports(argv, ("httpx", "aiohttp")) == []
+
+
+@pytest.mark.parametrize(
     "argv",
     [
         ["report", "results/compare-models.jsonl", "-o", "{tmp}/r.html"],
