@@ -12,13 +12,10 @@ from evalkit.errors import ResultsError
 if TYPE_CHECKING:
     from evalkit.results.records import Results
 
-__all__ = ["add_parser", "run"]
-
-_SUFFIX = {"html": ".html", "markdown": ".md", "json": ".json"}
+__all__ = ["add_arguments", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("report", help="write an HTML (or markdown, JSON) report from results files")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", type=Path, help="results files (shards are merged)")
     p.add_argument(
         "-o",
@@ -27,7 +24,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="output file, replaced if it exists (default: reports/<config name> + suffix, "
         "refused if that file exists; '-' for stdout)",
     )
-    p.add_argument("--format", choices=sorted(_SUFFIX), default="html", help="report format (default: html)")
+    from evalkit.report import FORMATS  # the package alone: its renderers load when one is used
+
+    p.add_argument("--format", choices=sorted(FORMATS), default="html", help="report format (default: html)")
     p.add_argument("--title", help="report title (default: from the config names)")
     p.add_argument(
         "--interval",
@@ -52,7 +51,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def _default_out(results: Results, fmt: str) -> Path:
     """reports/<config name>.<suffix>, unless a report is already there: replacing one (perhaps a
     committed report, or one made from other results) takes an explicit -o."""
-    out = Path("reports") / f"{results.headers[0].config_name}{_SUFFIX[fmt]}"
+    from evalkit.report import FORMATS
+
+    out = Path("reports") / f"{results.headers[0].config_name}{FORMATS[fmt].suffix}"
     if out.exists():
         raise ResultsError(f"{out} exists: pass -o {out} to replace it, or -o another path")
     return out

@@ -14,11 +14,10 @@ from evalkit.backends.packaged import MODELS
 from evalkit.backends.serve import CHAT_TEMPLATE, DEFAULT_PORT, LlamaServer
 from evalkit.errors import ServerUnavailable
 
-__all__ = ["add_parser", "config_snippet", "run"]
+__all__ = ["add_arguments", "config_snippet", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("serve", help="start a local llama-server with a packaged model (until Ctrl-C)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("server", choices=["llama"], help="which server (only llama.cpp's llama-server for now)")
     p.add_argument(
         "--model",

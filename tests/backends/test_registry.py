@@ -8,11 +8,7 @@ not registered fails the collection of this module (so every test run)."""
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
-from types import ModuleType
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import httpx
 import pytest
@@ -22,37 +18,16 @@ from evalkit.backends import BACKENDS, create_backend, key_env, key_required, ne
 from evalkit.backends.entry import BackendEntry
 from evalkit.backends.http_backend import HttpBackend
 from evalkit.errors import ConfigError
+from tests.registry_check import declared, unregistered
 
-
-def declared_kinds(package: ModuleType) -> dict[str, type[Any]]:
-    """Every class in the package's modules that gives a `kind` in its own body, by kind (a wrapper
-    such as the pool or the recorder takes its inner backend's kind per instance, and is no kind)."""
-    found: dict[str, type[Any]] = {}
-    for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
-        module = importlib.import_module(info.name)
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if cls.__module__ == module.__name__ and isinstance(vars(cls).get("kind"), str):
-                found[vars(cls)["kind"]] = cls
-    return found
-
-
-def unregistered(package: ModuleType = evalkit.backends) -> list[str]:
-    registered = getattr(package, "BACKENDS", {})
-    return sorted(
-        f"{cls.__module__}.{cls.__qualname__} (kind {kind!r})"
-        for kind, cls in declared_kinds(package).items()
-        if registered.get(kind) is not cls
-    )
-
-
-_UNREGISTERED = unregistered()
+_UNREGISTERED = unregistered(evalkit.backends, "kind", BACKENDS)
 if _UNREGISTERED:  # fails the collection: a kind no config could name is a mistake, not one failed test
     raise ImportError(f"backend classes not in evalkit.backends.BACKENDS: {', '.join(_UNREGISTERED)}")
 
 
 def test_every_kind_is_registered_once_by_its_own_class() -> None:
     assert _UNREGISTERED == []
-    assert set(declared_kinds(evalkit.backends)) == set(BACKENDS)
+    assert set(declared(evalkit.backends, "kind")) == set(BACKENDS)
     assert all(cls.kind == kind for kind, cls in BACKENDS.items())
 
 

@@ -107,7 +107,10 @@ def _help_lines(parser: argparse.ArgumentParser) -> dict[str, str]:
 
 
 def test_the_lazy_parser_lists_what_the_full_parser_does() -> None:
-    """The help lines kept in `evalkit.cli.COMMANDS` equal the ones each module registers."""
+    """`evalkit.cli.COMMANDS` is the one list of subcommands: each has its module, each module is
+    listed, and a command's own parser (its module imported) equals the full parser's."""
+    modules = sorted(p.name.removesuffix("_cmd.py") for p in (ROOT / "evalkit" / "cli").glob("*_cmd.py"))
+    assert modules == sorted(COMMANDS)
     full, lazy = build_parser(full=True), build_parser()
     assert _help_lines(full) == _help_lines(lazy) == COMMANDS
     assert list(_subcommands(full)) == list(COMMANDS)
