@@ -9,7 +9,8 @@ tests/test_layout.py; run it by hand with `python scripts/check_layout.py`).
   module that defines it, never through a package's re-export or another module's import, and only
   a package's `__init__` re-exports (its names are the users' API: the README, examples/ and
   tests/test_public_api.py use them);
-- no module-path compatibility layer (`MOVED_MODULES`): a module that moves is renamed everywhere.
+- no module-path compatibility layer (`MOVED_MODULES`): a module that moves is renamed everywhere;
+- every backend (a class with `supports` and an async `complete`) is under `evalkit/backends/`.
 
 Printing `--graph` lists every module with the modules it imports, to read the structure.
 """
@@ -256,6 +257,20 @@ def stray_exports(known: dict[str, Path]) -> list[str]:
     return found
 
 
+def stray_backends(known: dict[str, Path]) -> list[str]:
+    """Backend classes outside evalkit/backends: one more place answering model calls."""
+    found: list[str] = []
+    for m, p in known.items():
+        if m.startswith("evalkit.backends"):
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                names = {(type(f), f.name) for f in node.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+                if (ast.AsyncFunctionDef, "complete") in names and (ast.FunctionDef, "supports") in names:
+                    found.append(f"{m}: class {node.name} is a backend outside evalkit/backends")
+    return found
+
+
 def problems() -> list[str]:
     known = modules()
     graph = {m: imports(p, known) for m, p in known.items()}
@@ -271,12 +286,8 @@ def problems() -> list[str]:
             if layer(target) > layer(m):
                 found.append(f"{m} imports {target}, a layer above it")
     found += [f"import circle: {' -> '.join(c)}" for c in cycles(graph)]
-    found += [
-        f"{m}: keeps MOVED_MODULES (rename a moved module everywhere instead)"
-        for m, p in known.items()
-        if "MOVED_MODULES" in defined_names(p)
-    ]
-    return found + stray_exports(known) + import_path_problems(known)
+    found += compatibility_layers(known) + stray_exports(known) + stray_backends(known)
+    return found + import_path_problems(known)
 
 
 def main() -> int:

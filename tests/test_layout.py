@@ -72,6 +72,19 @@ def test_a_module_that_reexports_is_found(tmp_path: Path) -> None:
     assert found == ["evalkit.strategies.base: __all__ re-exports ExecutedCall (import it from evalkit.chat)"]
 
 
+def test_a_backend_outside_the_backends_folder_is_found(tmp_path: Path) -> None:
+    """rescore and sim fit each kept a backend of their own; stored answers are one backend now."""
+    probe = tmp_path / "rescore.py"
+    probe.write_text(
+        "class _Stored:\n"
+        "    def supports(self, feature): return True\n"
+        "    async def complete(self, request, context): ...\n"
+    )
+    assert check_layout.stray_backends({"evalkit.run.rescore": probe}) == [
+        "evalkit.run.rescore: class _Stored is a backend outside evalkit/backends"
+    ]
+
+
 @pytest.mark.parametrize("args", [["check", "."], ["format", "--check", "."]])
 def test_ruff_is_clean(args: list[str]) -> None:
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")
