@@ -239,14 +239,14 @@ async def arun_config(
     file (a seam for tests of a full disk). SIGINT/SIGTERM raise `KeyboardInterrupt` once the file
     is closed with an `interrupted` footer.
     """
-    scenarios = preflight(config)  # everything checked before the output file is created
-    check_output_path(output, record_dir)
     labels = {e.label for e in config.backends}
     if only_backends is not None:
         unknown = only_backends - labels
         if unknown:
             raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
         labels = set(only_backends)
+    scenarios = preflight(config, backends=labels)  # everything checked before the output file is created
+    check_output_path(output, record_dir)
     with hold_outputs(output, record_dir), _stop_on_signals(asyncio.current_task()) as received:
         finished = _finished(config, scenarios, output, resume, retry_infra, shard)
         if record_dir is not None:
