@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,7 +123,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def defined_names(path: Path) -> set[str]:
+@cache
+def _tree(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once per run of the checks."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@cache
+def defined_names(path: Path) -> frozenset[str]:
     """The names a module binds at its top level other than by importing them."""
     names: set[str] = set()
 
@@ -149,8 +157,8 @@ def defined_names(path: Path) -> set[str]:
                     visit(handler.body)
                 visit(getattr(node, "finalbody", []))
 
-    visit(ast.parse(path.read_text(encoding="utf-8")).body)
-    return names
+    visit(_tree(path).body)
+    return frozenset(names)
 
 
 def home(module: str, name: str, known: dict[str, Path], seen: frozenset[str] = frozenset()) -> str | None:
@@ -158,7 +166,7 @@ def home(module: str, name: str, known: dict[str, Path], seen: frozenset[str] = 
     (a name `module` imports from outside evalkit has its home there: `module` chose to export it)."""
     if name in defined_names(known[module]) or module in seen:
         return module
-    for node in ast.walk(ast.parse(known[module].read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(known[module])):
         if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
             source = _known(node.module or "", known)
             return home(source, name, known, seen | {module}) if source else module
