@@ -43,6 +43,7 @@ __all__ = [
     "build_stack",
     "check_specs",
     "load_class",
+    "registry",
 ]
 
 
