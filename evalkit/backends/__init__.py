@@ -96,9 +96,12 @@ def key_env(entry: BackendSettings) -> str | None:
 
 def key_required(entry: BackendSettings) -> bool:
     """A key is needed when the config names its variable, or for a hosted API at its default address
-    (a local OpenAI-compatible server or llama-server's Messages API needs none)."""
+    (a local OpenAI-compatible server, llama-server's Messages API or servers evalkit starts need none)."""
     return bool(entry.api_key_env) or (
-        BACKENDS[entry.kind].key_env is not None and entry.url is None and not entry.endpoint_list()
+        BACKENDS[entry.kind].key_env is not None
+        and entry.url is None
+        and not entry.endpoint_list()
+        and entry.serve is None
     )
 
 

@@ -52,7 +52,7 @@ class Backend(Protocol):
     def kind(self) -> str: ...  # read-only here: a class variable of most backends, set by the wrappers
 
     @property
-    def simulated(self) -> bool: ...
+    def simulated(self) -> bool: ...  # results labelled SIMULATED; final once describe() has run
 
     def supports(self, feature: Feature) -> bool: ...
 

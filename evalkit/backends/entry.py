@@ -23,8 +23,13 @@ class BackendEntry(BackendSettings):
 
     @model_validator(mode="after")
     def _serve_needs_llama_server(self) -> BackendEntry:
-        if self.serve is not None and self.kind != "llama-server":
-            raise ValueError(f"serve: only a llama-server backend can be started by evalkit, not {self.kind!r}")
+        if self.serve is not None and self.serve.phases is not None and not BACKENDS[self.kind].speaks_http:
+            raise ValueError(f"serve.phases: a {self.kind} backend calls no server")
+        if self.serve is not None and self.serve.phases is None and self.kind != "llama-server":
+            raise ValueError(
+                f"serve: only a llama-server backend can be started by evalkit, not {self.kind!r} "
+                "(any server, in `serve.phases`)"
+            )
         if self.serve is not None and self.url is not None:
             raise ValueError("serve: give either url (a server you run) or serve (evalkit starts one), not both")
         return self

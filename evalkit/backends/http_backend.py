@@ -52,10 +52,20 @@ class HttpBackend:
     async def describe(self) -> dict[str, Any]:
         return self._identity()
 
+    def _note_simulated(self, info: dict[str, Any], said: dict[str, Any]) -> None:
+        """A server that says it is evalkit's simulated model (`evalkit serve sim`: `"simulated": true`
+        in its model listing or `/props`) makes this backend's results SIMULATED, with its label."""
+        if said.get("simulated") is True:
+            self.simulated = True
+            label = said.get("label")
+            info.update(
+                simulated=True, label=label if isinstance(label, str) and label.startswith("SIMULATED") else "SIMULATED"
+            )
+
     async def aclose(self) -> None:
         return None  # the client belongs to the runner
 
-    async def _post(self, path: str, payload: dict[str, Any]) -> Reply:
+    async def _post(self, path: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> Reply:
         # imported here, not at the top: the registry imports every backend class, and `evalkit list`
         # and `validate` should not pay for httpx (the module is loaded once, by the first call)
         from evalkit.backends._http import join_url, post_json
@@ -64,7 +74,7 @@ class HttpBackend:
             self._client,
             join_url(self.url, path),
             payload,
-            headers=self._headers(),
+            headers={**self._headers(), **(headers or {})},
             deadline_s=self.entry.timeout_s,
             secrets=[self._api_key],
             max_bytes=self.entry.max_response_bytes,

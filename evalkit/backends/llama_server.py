@@ -156,6 +156,7 @@ class LlamaServerBackend(HttpBackend):
             "default_sampling": _sampling_defaults(props),
             "cache_prompt": self._cache_prompt,
         }
+        self._note_simulated(info, props)
         from evalkit.backends._http import is_loopback  # here: httpx stays out of start-up
 
         if is_loopback(self.url):  # the local package built this server only if the server is here

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from evalkit._model import StrictModel
+from evalkit.backends.phase_config import LlamaServerSettings, PhaseSettings
 
 __all__ = ["BackendSettings", "EndpointSettings", "RetrySettings", "ServeSettings", "check_http_url"]
 
@@ -33,22 +34,33 @@ class RetrySettings(StrictModel):
     max_delay_s: float = Field(8.0, ge=0)
 
 
-class ServeSettings(StrictModel):
-    """Let the runner start a local llama-server for this entry, and stop it when the entry is done.
+class ServeSettings(LlamaServerSettings):
+    """Let the runner start a local llama-server for this entry, and stop it when the entry is done
+    (the llama-server settings: `LlamaServerSettings`). Or `phases`: a chain of programs, the model
+    server first, then e.g. a guard proxy in front of it (`evalkit.backends.phase_config`).
 
-    `model` is a packaged model (smollm2, gemma3-270m) or a .gguf path; by default the entry's model.
-    `template`: `project` (our ChatML tool-calling template), `model` (the GGUF's own), or a file path.
     `replicas`: servers to start, each with `parallel` slots, used as one pool (`evalkit.backends.pool`).
     """
 
-    model: str | None = None
-    template: str = "project"
-    parallel: int = Field(2, ge=1, le=64)
-    ctx_size: int = Field(8192, ge=256)
-    threads: int | None = Field(None, ge=1)
-    seed: int = 0
-    startup_timeout_s: float = Field(180.0, gt=0)
     replicas: int = Field(1, ge=1, le=16)  # servers to start, used as one pool of endpoints
+    phases: list[PhaseSettings] | None = Field(None, min_length=1)
+
+    @model_validator(mode="after")
+    def _phases_hold_their_settings(self) -> ServeSettings:
+        if self.phases is None:
+            return self
+        given = sorted(self.model_fields_set - {"phases"})
+        if given:
+            raise ValueError(f"{given[0]}: with `phases`, llama-server's settings go in its phase (`llama_server:`)")
+        for i, phase in enumerate(self.phases):
+            if i and phase.llama_server is not None:
+                raise ValueError(f"phases.{i}: llama_server can only be the first phase (the model server)")
+            if not i and phase.uses("upstream"):
+                raise ValueError("phases.0: the first phase (the model server) has no {upstream}")
+        names = [p.label(i) for i, p in enumerate(self.phases)]
+        if len(set(names)) < len(names):
+            raise ValueError(f"phases: two phases are named {sorted(n for n in names if names.count(n) > 1)[0]!r}")
+        return self
 
 
 class EndpointSettings(StrictModel):

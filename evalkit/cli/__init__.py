@@ -38,7 +38,7 @@ COMMANDS = {
     "validate": "check scenario or config files (folders are searched for *.yaml)",
     "rescore": "re-judge a results file's runs with the current checker and scenarios",
     "list": "list scenarios, strategies, backends or simulated profiles",
-    "serve": "start a local llama-server with a packaged model (until Ctrl-C)",
+    "serve": "start a local model server: llama-server or the simulated model (until Ctrl-C)",
     "import": "convert public benchmark cases into scenario files",
     "sim": "fit a simulated profile to a real model's results, and check its predictions",
 }

@@ -2,6 +2,7 @@
 
 It listens on port 8765 by default (`evalkit.backends.serve.DEFAULT_PORT`), the URL that configs/smollm2.yaml
 and configs/gemma3.yaml name, so `evalkit run configs/smollm2.yaml` works in a second terminal.
+`evalkit serve sim` serves the simulated model instead (`evalkit.cli.serve_sim`).
 """
 
 from __future__ import annotations
@@ -12,13 +13,15 @@ from pathlib import Path
 
 from evalkit.backends.packaged import MODELS
 from evalkit.backends.serve import CHAT_TEMPLATE, DEFAULT_PORT, LlamaServer
+from evalkit.cli import serve_sim
 from evalkit.errors import ServerUnavailable
 
 __all__ = ["add_arguments", "config_snippet", "run"]
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("server", choices=["llama"], help="which server (only llama.cpp's llama-server for now)")
+def add_arguments(serve: argparse.ArgumentParser) -> None:
+    servers = serve.add_subparsers(dest="server", required=True, metavar="SERVER")
+    p = servers.add_parser("llama", help="llama.cpp's llama-server with a packaged model or a .gguf file")
     p.add_argument(
         "--model",
         default="smollm2",
@@ -44,6 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log", type=Path, help="server log file (default: a new file under the temp directory)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for /health (default: 120)")
     p.set_defaults(handler=run)
+    serve_sim.add_parser(servers)
 
 
 def config_snippet(model: str, url: str) -> str:

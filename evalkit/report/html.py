@@ -17,6 +17,7 @@ from evalkit.report.data import ReportData
 from evalkit.report.formats import (
     bfcl_notes,
     bfcl_value,
+    calls_text,
     cost_text,
     interval,
     pct,
@@ -59,6 +60,7 @@ def environment() -> Environment:
         bfcl_value=bfcl_value,
         bfcl_notes=bfcl_notes,
         cost_text=cost_text,
+        calls_text=calls_text,
         pvalue=pvalue,
         signed=signed,
         failure_colour=failure_colour,

@@ -49,6 +49,30 @@ def _matrix(data: ReportData) -> list[str]:
     return lines
 
 
+def _served(data: ReportData) -> list[str]:
+    """Cost per run where a model server behind a guard proxy counted what it served, beside what
+    evalkit's client saw (all scenarios); nothing when no run was counted so."""
+    costs = [(c, s.cost) for c in data.columns if (s := data.cell(data.rows[0], c)) and s.cost]
+    if not any(cost.served_runs for _, cost in costs):
+        return []
+    lines = [
+        "Cost per run behind a guard proxy: model calls seen by evalkit and served by the model server, "
+        "with the served tokens and latency:",
+        "",
+        "| backend · model · mode | strategy | calls seen | calls served | tokens | latency median |",
+        "|---|---|---|---|---|---|",
+    ]
+    for column, cost in costs:
+        if cost.served_runs:
+            group = escape_cell(column.group + (" (SIM)" if column.simulated else ""))
+            calls = f"{cost.calls_seen_mean:.1f} | {cost.model_calls_mean:.1f}"
+            lines.append(
+                f"| {group} | {escape_cell(column.strategy)} | {calls} | {cost.tokens_mean:.0f} "
+                f"| {cost.latency_median_s:.2f} s |"
+            )
+    return [*lines, ""]
+
+
 _COMPARED = {"strategy": "strategies", "model": "models"}
 
 
@@ -170,7 +194,7 @@ def render_markdown(data: ReportData) -> str:
         f"[{data.confidence:.0%} {data.interval_method} interval], completed rate (c), mean retries (r):",
         "",
     ]
-    lines += [*_matrix(data), "", *_comparisons(data), ""]
+    lines += [*_matrix(data), "", *_served(data), *_comparisons(data), ""]
     if data.power is not None:
         lines += [f"**Power.** {data.power.summary}", ""]
     lines += [_not_counted(data), ""]

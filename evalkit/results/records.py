@@ -33,9 +33,10 @@ __all__ = [
     "Results",
     "RunRecord",
     "Segment",
+    "Served",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: run records may carry `served` (a chain of server phases counted the model's calls)
 
 Outcome = Literal[
     "final_answer",  # the model's answer to the last user turn was accepted
@@ -43,6 +44,7 @@ Outcome = Literal[
     "iteration_limit",  # the scenario's model-call budget ran out
     "escalated",  # a guard handed the run back to a human (Cline's mistake limit)
     "failed",  # a guard ended the run with an explicit failure (retry budget spent)
+    "guard_fatal",  # a guard's error budget ran out and it declared the run lost (Forge's `fatal`)
     "infra_error",  # the backend stayed broken: excluded from rates, counted apart
     "unsupported",  # the backend cannot do what this cell's mode or strategy needs
 ]
@@ -58,6 +60,7 @@ FailureCategory = Literal[
     "degenerate_output",  # the reply is chat-template tokens or a loop of lines (evalkit.judge.degenerate)
     "iteration_limit",
     "escalated",
+    "guard_fatal",
     "infra_error",
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
@@ -142,6 +145,18 @@ class CheckItem(_Record):
     turn: int | None = None  # 0-based turn of a per-turn check; None for the run's own check
 
 
+class Served(_Record):
+    """What the model server behind a chain of server phases served one run, counted between it and
+    the guard proxy in front of it (evalkit/backends/passthrough.py): the model's calls (those answered
+    with an HTTP error among them), their tokens and the time the model server took."""
+
+    calls: int
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
 class RunRecord(_Record):
     type: Literal["run"] = "run"
     run_id: str
@@ -168,6 +183,9 @@ class RunRecord(_Record):
     # a hash of the scenario as judged (`evalkit.run.matrix.scenario_hash`); None in files written
     # before records carried it, whose scenario version is unknown
     scenario_hash: str | None = None
+    # the model server's own count, for a backend served through a chain of phases (a guard proxy in
+    # front of the model); None elsewhere, and in files written before records carried it
+    served: Served | None = None
     check: list[CheckItem] = Field(default_factory=list)
     interventions: list[Intervention] = Field(default_factory=list)
     calls: list[ModelCall] = Field(default_factory=list)
@@ -181,8 +199,9 @@ class RunRecord(_Record):
 
 class Header(_Record):
     type: Literal["header"] = "header"
-    # 1: every file written so far. A reader refuses a file of a version it does not know rather than
-    # misread it; a version that changes the records adds its migration here.
+    # 1: files written before run records could carry `served`; 2: since. A reader refuses a file of a
+    # version it does not know rather than misread it; a version that changes the records adds its
+    # migration here (1 to 2 needs none: `served` is None).
     schema_version: int = SCHEMA_VERSION
 
     @field_validator("schema_version")
@@ -202,6 +221,9 @@ class Header(_Record):
     runs_per_cell: int
     simulated: bool
     backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # the package behind a guard that runs someone else's code, by strategy name (forge: forge-guardrails'
+    # version, and its wheel's sha256 and origin when scripts/install-forge.sh installed it)
+    guards: dict[str, dict[str, Any]] = Field(default_factory=dict)
     resumed: bool = False
     rescored: dict[str, Any] | None = None  # set by `evalkit rescore`: when, evalkit version, git sha
     shard: str | None = None  # "i/n" when the run covered one shard of the plan (`run --shard`)
@@ -292,5 +314,9 @@ def _flat_row(run: RunRecord) -> dict[str, Any]:
     row.update({k: getattr(run, k) for k in keep})
     row["prompt_tokens"] = run.usage.prompt_tokens
     row["completion_tokens"] = run.usage.completion_tokens
+    served = run.served  # the model server's own count behind a guard proxy; None elsewhere
+    row["served_calls"] = served.calls if served else None
+    row["served_tokens"] = served.prompt_tokens + served.completion_tokens if served else None
+    row["served_latency_s"] = served.latency_s if served else None
     row["counted"] = run.counted
     return row

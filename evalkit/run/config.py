@@ -132,7 +132,7 @@ class RunConfig(StrictModel):
 _ADDED_LATER: dict[str, dict[str, Any]] = {
     "top": {"custom_families": []},
     "backend": {"urls": None, "endpoints": None},
-    "serve": {"replicas": 1},
+    "serve": {"replicas": 1, "phases": None},
 }
 
 

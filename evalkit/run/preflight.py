@@ -115,6 +115,9 @@ def _check_serve(config: RunConfig, entry: BackendEntry, field: str) -> None:
     from evalkit.errors import ServerUnavailable
 
     assert entry.serve is not None
+    if entry.serve.phases is not None:
+        _check_phases(config, entry, field)
+        return
     try:
         template_path(entry.serve.template, Path(config.base_dir or "."))
     except ConfigError as exc:  # its message starts with "serve.template:"
@@ -123,6 +126,28 @@ def _check_serve(config: RunConfig, entry: BackendEntry, field: str) -> None:
         check_model(entry.serve.model or entry.model)
     except (ConfigError, ServerUnavailable) as exc:
         raise ConfigError(f"{field}.serve.model: {exc}") from exc
+
+
+def _check_phases(config: RunConfig, entry: BackendEntry, field: str) -> None:
+    """Each phase of a `serve.phases` chain, resolved as the runner will (nothing starts)."""
+    from evalkit.backends.packaged import check_model
+    from evalkit.backends.phase_process import check_phase  # subprocess, httpx: serve entries only
+    from evalkit.backends.serve import template_path
+    from evalkit.errors import ServerUnavailable
+
+    assert entry.serve is not None and entry.serve.phases is not None
+    base_dir = Path(config.base_dir or ".")
+    for i, phase in enumerate(entry.serve.phases):
+        where = f"{field}.serve.phases.{i}"
+        try:
+            if phase.llama_server is not None:
+                template_path(phase.llama_server.template, base_dir)
+                check_model(phase.llama_server.model or entry.model)
+            else:
+                check_phase(phase, base_dir, str(Path(config.source).resolve()) if config.source else "")
+        except (ConfigError, ServerUnavailable) as exc:
+            message = str(exc).removeprefix("serve.")  # template_path names its field from `serve.`
+            raise ConfigError(f"{where}.{'llama_server.' if phase.llama_server else ''}{message}") from exc
 
 
 def check_output_path(output: Path, record_dir: Path | None = None) -> None:

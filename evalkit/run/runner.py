@@ -44,7 +44,7 @@ from evalkit.run.preflight import (
     preflight,
 )
 from evalkit.scenario.model import Scenario
-from evalkit.strategies import build_stack
+from evalkit.strategies import build_stack, guard_provenance
 
 if TYPE_CHECKING:
     from evalkit.run.executors.base import Executor
@@ -154,6 +154,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     runs_per_cell=config.runs,
                     simulated=phase.simulated,
                     backends=backends,
+                    guards=guard_provenance([s for specs in config.strategy_specs().values() for s in specs]),
                     resumed=writer.path.stat().st_size > 0,
                     shard=str(job.shard) if job.shard else None,
                 )

@@ -18,6 +18,7 @@ from evalkit.errors import ConfigError
 from evalkit.strategies.base import Accept, BaseStrategy, Decision, Execute, Retry, Rewrite, Stop, Strategy, TurnView
 from evalkit.strategies.completion_guard import CompletionGuard
 from evalkit.strategies.context_mode import ContextMode
+from evalkit.strategies.forge import ForgeGuardrails
 from evalkit.strategies.grammar import Grammar
 from evalkit.strategies.no_tools_guard import NoToolsGuard
 from evalkit.strategies.plugins import check_plugin, load_plugin_class
@@ -42,6 +43,7 @@ __all__ = [
     "TurnView",
     "build_stack",
     "check_specs",
+    "guard_provenance",
     "load_class",
     "registry",
 ]
@@ -69,6 +71,7 @@ STRATEGIES: dict[str, type[Strategy]] = registry(
         ToolChoiceRequired,
         ContextMode,
         CompletionGuard,
+        ForgeGuardrails,  # Forge's own code: imported when a run builds it (Python >= 3.12, forge-guardrails)
     ]
 )
 
@@ -110,3 +113,14 @@ def check_specs(specs: list[StrategySpec], *, import_plugins: bool) -> None:
             _build_one(name, dict(options))
         else:
             check_plugin(_plugin_target(name))
+
+
+def guard_provenance(specs: list[StrategySpec]) -> dict[str, dict[str, Any]]:
+    """What the built-in guards among `specs` that wrap someone else's code run (their `provenance()`:
+    the `forge` strategy's forge-guardrails version and wheel hash), by name, for the results header."""
+    found: dict[str, dict[str, Any]] = {}
+    for name, _ in specs:
+        provenance = getattr(STRATEGIES[name], "provenance", None) if name in STRATEGIES else None
+        if provenance is not None and name not in found:
+            found[name] = provenance()
+    return found
