@@ -32,8 +32,8 @@ def _data(*results: str):  # type: ignore[no-untyped-def]  # ReportData; importe
 
 def matrix(*results: str) -> str:
     """Correct rate per family (columns) for every backend · mode · strategy (rows)."""
-    from evalkit.report.escaping import markdown_cell
     from evalkit.report.markdown import cell_text
+    from evalkit.results.escaping import markdown_cell
 
     data = _data(*results)
     families = [r for r in data.rows if r.kind == "family"]
@@ -54,7 +54,7 @@ def matrix(*results: str) -> str:
 
 def findings(*results: str) -> str:
     """One bullet per model and family: the best stack by correct, its rivals and its cost."""
-    from evalkit.report.escaping import markdown_cell
+    from evalkit.results.escaping import markdown_cell
 
     return "".join(f"- {markdown_cell(f.sentence)}\n" for f in _data(*results).findings)
 
@@ -63,8 +63,8 @@ def bfcl_categories(*results: str) -> str:
     """Per BFCL category (rows), each column's accuracy by evalkit's checker and by BFCL's own on the
     same final outputs: the report's "BFCL score" table turned on its side. Needs `bfcl-eval`."""
     from evalkit.importers.bfcl.score import CheckerJudge, with_bfcl_score
-    from evalkit.report.escaping import markdown_cell
     from evalkit.report.formats import bfcl_notes, bfcl_value
+    from evalkit.results.escaping import markdown_cell
     from evalkit.results.reader import load_results
 
     loaded = load_results([ROOT / r for r in results])

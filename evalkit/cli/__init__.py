@@ -1,6 +1,7 @@
 """The command line: a thin layer over the Python API, one module per subcommand.
 
-Each subcommand module has `add_parser(subparsers)` and `run(args) -> int`. `main` is the only
+Each subcommand module has `add_arguments(parser)` and `run(args) -> int`; its name and help line
+are listed once, in `COMMANDS`. `main` is the only
 place that turns exceptions into exit codes:
 
     0  success (for `gate`: no regression; also `--help` and `--version`)
@@ -28,8 +29,8 @@ from evalkit.errors import BackendError, EvalkitError, GateInputError, OutputErr
 
 __all__ = ["main"]
 
-# subcommand modules under evalkit.cli, in the order `--help` lists them, with their one-line help
-# (each module's `add_parser` repeats its line; tests/cli/test_startup.py keeps the two equal)
+# subcommands, in the order `--help` lists them, with their one-line help: the module
+# evalkit.cli.NAME_cmd adds the arguments, imported only when its command is the one named
 COMMANDS = {
     "run": "run a config's matrix and write a JSONL results file",
     "merge": "merge the shards of one run (run --shard i/n) into one results file",
@@ -61,17 +62,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser(command: str | None = None, *, full: bool = False) -> argparse.ArgumentParser:
-    """The parser. Only `command`'s module is imported (all of them with `full`): the others get a
-    placeholder with their help line, so `evalkit --help` and `evalkit validate` never import what
+    """The parser. Only `command`'s module is imported (all of them with `full`): the others are
+    their help line only, so `evalkit --help` and `evalkit validate` never import what
     `report` or `gate` need (scipy, matplotlib: seconds of start-up)."""
     parser = _Parser(prog="evalkit", description="Measure tool-calling reliability of LLM agents and their guards.")
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_line in COMMANDS.items():
+        p = sub.add_parser(name, help=help_line)
         if full or name == command:
-            importlib.import_module(f"evalkit.cli.{name}_cmd").add_parser(sub)
-        else:
-            sub.add_parser(name, help=help_line)
+            importlib.import_module(f"evalkit.cli.{name}_cmd").add_arguments(p)
     return parser
 
 
@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else 0
     if threading.current_thread() is threading.main_thread():  # signal handlers live there only
         signal.signal(signal.SIGTERM, _interrupt)
-    from evalkit.report.escaping import one_line, terminal_text  # regular expressions: no start-up cost
+    from evalkit.results.escaping import one_line, terminal_text  # regular expressions: no start-up cost
 
     stdout = sys.stdout
     sys.stdout = _Visible(stdout, terminal_text)

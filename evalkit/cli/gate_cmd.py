@@ -16,11 +16,10 @@ import argparse
 
 from evalkit.cli.options import ALPHA, FUTILITY, MARGIN, PATH, RUNS, SHARE
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_arguments", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("gate", help="compare a candidate's results with a baseline's; exit 1 on a regression")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--baseline", nargs="+", type=PATH, required=True, help="baseline results file(s)")
     p.add_argument(
         "--candidate",

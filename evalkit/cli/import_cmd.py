@@ -11,13 +11,12 @@ from evalkit.importers.bfcl import import_bfcl
 from evalkit.importers.bfcl.data import CATEGORIES
 from evalkit.results.output_file import check_output_folder, write_output
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_arguments", "run"]
 
 _HEADER = "# Imported from {dataset} {category}, case {id}. License: {license}.\n# {attribution}\n"
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("import", help="convert public benchmark cases into scenario files")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("source", choices=["bfcl"])
     p.add_argument(
         "--categories",

@@ -6,13 +6,12 @@ import argparse
 
 from evalkit.cli.options import PATH
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_arguments", "run"]
 
 _SHOW_MISSING = 10
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("merge", help="merge the shards of one run (run --shard i/n) into one results file")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", type=PATH, help="results files of one config and evalkit version")
     p.add_argument("-o", "--out", type=PATH, required=True, help="the merged results file (must not exist)")
     p.set_defaults(handler=run)

@@ -13,7 +13,7 @@ from evalkit.gate.plan import CellPlan, plan_cells
 from evalkit.results.integrity import load_checked
 from evalkit.results.records import Results
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_arguments", "run"]
 
 _PROFILE_HELP = (
     "also estimate, by simulation from this profile (a file or a packaged name such as fitted/smollm2), the "
@@ -24,8 +24,7 @@ _PROFILE_HELP = (
 )
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("plan", help="runs per cell a gate needs to catch a drop, and their cost")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("baseline", nargs="+", type=PATH, help="baseline results file(s)")
     p.add_argument("--drop", type=DROP, action="append", help="drop to catch (repeatable; default: the margin, or 0.1)")
     p.add_argument(

@@ -14,14 +14,12 @@ from evalkit.errors import ResultsError
 if TYPE_CHECKING:
     from evalkit.results.records import Results
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_arguments", "run"]
 
-_SUFFIX = {"html": ".html", "markdown": ".md", "json": ".json"}
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]{0,100}")
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("report", help="write an HTML (or markdown, JSON) report from results files")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", type=PATH, help="results files (shards are merged)")
     p.add_argument(
         "-o",
@@ -30,7 +28,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="output file, replaced if it exists (default: reports/<config name> + suffix, "
         "refused if that file exists; '-' for stdout)",
     )
-    p.add_argument("--format", choices=sorted(_SUFFIX), default="html", help="report format (default: html)")
+    from evalkit.report import FORMATS  # the package alone: its renderers load when one is used
+
+    p.add_argument("--format", choices=sorted(FORMATS), default="html", help="report format (default: html)")
     p.add_argument("--title", help="report title (default: from the config names)")
     p.add_argument(
         "--interval",
@@ -56,10 +56,12 @@ def _default_out(results: Results, fmt: str) -> Path:
     """reports/<config name>.<suffix>, unless a report is already there: replacing one (perhaps a
     committed report, or one made from other results) takes an explicit -o. The name comes from the
     results file, which is data: one that is not a plain file name (`../x`, `/tmp/x`) takes -o too."""
+    from evalkit.report import FORMATS
+
     name = results.headers[0].config_name
     if not _PLAIN_NAME.fullmatch(name):
         raise ResultsError(f"the results' config name {name[:60]!r} is not a plain file name: pass -o FILE")
-    out = Path("reports") / f"{name}{_SUFFIX[fmt]}"
+    out = Path("reports") / f"{name}{FORMATS[fmt].suffix}"
     if out.exists():
         raise ResultsError(f"{out} exists: pass -o {out} to replace it, or -o another path")
     return out

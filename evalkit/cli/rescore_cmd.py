@@ -18,11 +18,10 @@ from evalkit.run.rescore import rescore_results
 from evalkit.scenario.model import load_scenarios
 from evalkit.strategies import STRATEGIES
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_arguments", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("rescore", help="re-judge a results file's runs with the current checker and scenarios")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", type=PATH)
     p.add_argument(
         "-o",

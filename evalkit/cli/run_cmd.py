@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from evalkit.cli.options import PATH, RUNS, SLOTS, add_allow_state_module
 from evalkit.cli.progress import ProgressBar
 from evalkit.errors import ConfigError, EvalkitError
+from evalkit.report import FORMATS, ReportFormat, format_for_suffix
 from evalkit.results.integrity import unreachable_backends
 from evalkit.results.output_file import check_output
 from evalkit.results.scan import scan_results
@@ -23,17 +24,13 @@ from evalkit.run.preflight import MAX_PLANNED_RUNS
 from evalkit.run.runner import default_output, load_config_scenarios, run_config
 
 if TYPE_CHECKING:
-    from evalkit.report import ReportFormat
     from evalkit.results.shards import Shard
     from evalkit.run.config import RunConfig
 
-__all__ = ["add_parser", "resume_command", "run"]
-
-_FORMATS: dict[str, ReportFormat] = {".html": "html", ".md": "markdown", ".json": "json"}
+__all__ = ["add_arguments", "resume_command", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("run", help="run a config's matrix and write a JSONL results file")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", type=PATH)
     p.add_argument("-o", "--out", type=PATH, help="results file (default: the config's output, or results/NAME.jsonl)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted results file, skipping finished runs")
@@ -60,7 +57,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--report",
         type=PATH,
         metavar="FILE",
-        help="also write a report of the whole results file (format from the suffix: .html, .md, .json)",
+        help="also write a report of the whole results file (format from the suffix: "
+        + ", ".join(r.suffix for r in FORMATS.values())
+        + ")",
     )
     p.add_argument(
         "--shard",
@@ -129,14 +128,13 @@ def _stopped(args: argparse.Namespace, output: Path, planned: int) -> str:
     return f"{held}; continue with: {resume_command(args, output)}"
 
 
-def _report_format(report: Path | None) -> ReportFormat | None:
+def _report_format(path: Path) -> ReportFormat:
     """`--report`'s format (from its suffix), its path checked as an output."""
-    if report is None:
-        return None
-    fmt = _FORMATS.get(report.suffix.lower())
+    fmt = format_for_suffix(path)
     if fmt is None:
-        raise ConfigError(f"--report {report}: unknown suffix (use one of {', '.join(sorted(_FORMATS))})")
-    check_output(report, option="--report")
+        suffixes = ", ".join(sorted(r.suffix for r in FORMATS.values()))
+        raise ConfigError(f"--report {path}: unknown suffix (use one of {suffixes})")
+    check_output(path, option="--report")
     return fmt
 
 
@@ -147,10 +145,10 @@ def run(args: argparse.Namespace) -> int:
     if args.runs is not None:
         config = config.with_runs(args.runs)
     output = args.out or default_output(config)
-    report_format = _report_format(args.report)  # before the run: a report it cannot write costs nothing
     started = time.monotonic()
     if args.retry_infra and not args.resume:
         raise ConfigError("--retry-infra needs --resume (it re-runs infra errors of an existing results file)")
+    fmt = _report_format(args.report) if args.report is not None else None  # before the runs, not after
     only = set(args.backend) if args.backend else None
     shard = parse_shard(args.shard) if args.shard else None
     executor = create_executor(args.executor, address=args.address, workers=args.workers)
@@ -177,12 +175,12 @@ def run(args: argparse.Namespace) -> int:
     print(summary_table(results))
     print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
     outage = unreachable_backends(results)
-    if args.report is not None and report_format is not None:
+    if args.report is not None and fmt is not None:
         from evalkit.report import write_report
         from evalkit.report.data import build_report
 
         data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
-        write_report(data, args.report, report_format)
+        write_report(data, args.report, fmt)
         print(f"wrote {args.report}{data.simulated_suffix}")
     if outage is not None:
         raise outage  # exit 3, with the first error text

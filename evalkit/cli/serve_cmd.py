@@ -18,13 +18,10 @@ from evalkit.cli.options import CONTEXT, PATH, PORT, SECONDS, SERVER_SEED, SLOTS
 from evalkit.errors import ServerUnavailable
 from evalkit.results.output_file import check_output
 
-__all__ = ["add_parser", "config_snippet", "run"]
+__all__ = ["add_arguments", "config_snippet", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    serve = sub.add_parser(
-        "serve", help="start a local model server: llama-server or the simulated model (until Ctrl-C)"
-    )
+def add_arguments(serve: argparse.ArgumentParser) -> None:
     servers = serve.add_subparsers(dest="server", required=True, metavar="SERVER")
     p = servers.add_parser("llama", help="llama.cpp's llama-server with a packaged model or a .gguf file")
     p.add_argument(

@@ -17,11 +17,10 @@ from evalkit.simfit.check import CheckResult, check
 from evalkit.simfit.classify import classify_files
 from evalkit.simfit.fit import fit_profile
 
-__all__ = ["add_parser", "format_check", "profile_yaml", "run"]
+__all__ = ["add_arguments", "format_check", "profile_yaml", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("sim", help="fit a simulated profile to a real model's results, and check its predictions")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     verbs = p.add_subparsers(dest="verb", required=True)
     fit = verbs.add_parser("fit", help="fit a profile to one model's recorded calls")
     fit.add_argument("results", nargs="+", type=PATH)

@@ -13,7 +13,7 @@ from xml.etree import ElementTree as ET
 from evalkit.gate.evidence import evidence_summary
 from evalkit.gate.family import family_size
 from evalkit.gate.outcome import CellVerdict, GateResult
-from evalkit.report.escaping import markdown_cell, one_line, xml_text
+from evalkit.results.escaping import markdown_cell, one_line, xml_text
 
 if TYPE_CHECKING:
     from evalkit.gate.sequential import SequentialCell, SequentialResult
@@ -45,7 +45,7 @@ def pts(value: float) -> str:
 
 
 def md(text: str) -> str:
-    """Text inside a markdown table cell or list item (`evalkit.report.escaping.markdown_cell`)."""
+    """Text inside a markdown table cell or list item (`evalkit.results.escaping.markdown_cell`)."""
     return markdown_cell(text)
 
 

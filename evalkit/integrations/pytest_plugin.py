@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = ["EvalkitCell", "EvalkitSession", "evalkit_run"]
 
-_NOT_COUNTED = {"infra_error", "unsupported"}
-
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("evalkit", "evalkit: one test per scenario cell of a run config")
@@ -156,7 +154,7 @@ class EvalkitSession:
             return "; ".join(verdict.reasons) or None
         assert self._results is not None
         runs = [r for r in self._results.runs if _cell_name(r.cell) == cell]
-        if not any(r.outcome not in _NOT_COUNTED for r in runs):
+        if not any(r.counted for r in runs):
             outcomes: list[str] = sorted({r.outcome for r in runs}) or ["no run"]
             return f"not judged: no counted run ({', '.join(outcomes)})"
         return None
@@ -165,7 +163,7 @@ class EvalkitSession:
         from evalkit.stats.intervals import wilson
 
         assert self._results is not None
-        counted = [r for r in self._results.runs if _cell_name(r.cell) == cell and r.outcome not in _NOT_COUNTED]
+        counted = [r for r in self._results.runs if _cell_name(r.cell) == cell and r.counted]
         correct = sum(1 for r in counted if r.correct)
         if not counted:
             return "no counted run"

@@ -14,7 +14,6 @@ from markupsafe import Markup
 
 from evalkit import __version__
 from evalkit.report.data import ReportData
-from evalkit.report.escaping import terminal_text
 from evalkit.report.formats import (
     bfcl_notes,
     bfcl_value,
@@ -29,6 +28,7 @@ from evalkit.report.formats import (
 )
 from evalkit.report.plots import render_plots
 from evalkit.report.style import failure_colour
+from evalkit.results.escaping import terminal_text
 
 __all__ = ["environment", "render_html"]
 

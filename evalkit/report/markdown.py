@@ -8,9 +8,9 @@ from __future__ import annotations
 from evalkit.report.bfcl_table import BfclScore
 from evalkit.report.cells import CellStats
 from evalkit.report.data import PublishedTable, ReportData
-from evalkit.report.escaping import markdown_cell
 from evalkit.report.formats import bfcl_notes, bfcl_value, interval, pct, pvalue, signed, table_value
 from evalkit.report.provenance import BackendInfo
+from evalkit.results.escaping import markdown_cell
 
 __all__ = ["cell_text", "render_markdown"]
 

@@ -22,9 +22,9 @@ from matplotlib.transforms import Bbox
 
 from evalkit.report.cells import CellStats
 from evalkit.report.data import Column, ReportData, Row
-from evalkit.report.escaping import terminal_text
 from evalkit.report.forked import draw
 from evalkit.report.style import FAILURE_COLOURS, failure_colour
+from evalkit.results.escaping import terminal_text
 
 __all__ = [
     "PLOTS",

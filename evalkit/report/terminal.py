@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from evalkit.report.escaping import one_line
 from evalkit.report.provenance import fitted_labels
+from evalkit.results.escaping import one_line
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.intervals import wilson
 

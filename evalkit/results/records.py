@@ -23,6 +23,7 @@ from evalkit.chat import Completion, Message, Sampling, ToolMode, Usage
 
 __all__ = [
     "FAILURE_CATEGORIES",
+    "NOT_COUNTED",
     "Cell",
     "CheckItem",
     "Footer",
@@ -66,6 +67,8 @@ FailureCategory = Literal[
     "infra_error",
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
+# outcomes that are no verdict on the model: never in a rate's denominator (`RunRecord.counted`)
+NOT_COUNTED: frozenset[Outcome] = frozenset({"infra_error", "unsupported"})
 
 
 class _Record(StrictModel):
@@ -194,7 +197,7 @@ class RunRecord(_Record):
     @property
     def counted(self) -> bool:
         """Whether the run counts in rate denominators (infra errors and unsupported cells do not)."""
-        return self.outcome not in ("infra_error", "unsupported")
+        return self.outcome not in NOT_COUNTED
 
 
 class HeaderBackend(TypedDict, total=False):

@@ -9,9 +9,10 @@ backends whose every counted run was an `infra_error`.)
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from pathlib import Path
 
-from evalkit.backends import DEFAULT_KEY_ENV, key_required
+from evalkit.backends import key_env, key_required
 from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim_profile import load_profile
 from evalkit.errors import ConfigError, ResultsError
@@ -37,15 +38,18 @@ __all__ = [
 MAX_PLANNED_RUNS = 1_000_000  # a plan is held in memory; beyond this, split the matrix into configs
 
 
-def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenario]:
+def preflight(
+    config: RunConfig, *, import_plugins: bool = True, backends: Collection[str] | None = None
+) -> list[Scenario]:
     """Check scenarios, families, backends (kind, URL, key, simulated profile), guard stacks and the plan's size;
-    return the scenarios the run will use."""
+    return the scenarios the run will use. `backends`: the labels this invocation runs (`run --backend`),
+    whose keys, served models and profiles are checked now; the others are checked when they run."""
     where = config.source or config.name
     scenarios = config_scenarios(config)
     for scenario in scenarios:
         if scenario.state:  # allowlisted classes only; one that is not a class or cannot be built fails here
             StatefulMocks(scenario)
-    _check_backends(config, where)
+    _check_backends(config, where, backends)
     for label, specs in config.strategy_specs().items():
         try:
             check_specs(specs, import_plugins=import_plugins)
@@ -84,11 +88,13 @@ def config_scenarios(config: RunConfig) -> list[Scenario]:
     return [s for s in scenarios if s.family in config.families]
 
 
-def _check_backends(config: RunConfig, where: str) -> None:
+def _check_backends(config: RunConfig, where: str, labels: Collection[str] | None) -> None:
     for i, entry in enumerate(config.backends):
+        if labels is not None and entry.label not in labels:
+            continue
         field = f"{where}: backends.{i}"
         # kind and url were checked when the config was built; the key is checked now, at run time
-        env_name = entry.api_key_env or DEFAULT_KEY_ENV.get(entry.kind)
+        env_name = key_env(entry)
         if env_name and key_required(entry) and not os.environ.get(env_name):
             raise ConfigError(
                 f"{field}.api_key_env: environment variable {env_name} is not set "

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("bfcl_eval")
+from tests.extras import needs_extra
+
+pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
 
 from evalkit.cli import main
 from evalkit.importers.bfcl.schema import tool_schema

@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-pytest.importorskip("bfcl_eval")
+from tests.extras import needs_extra
+
+pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
 
 from evalkit.importers.bfcl.convert import convert_case
 from evalkit.importers.bfcl.reference import bfcl_verdict, standardize_string
@@ -100,7 +102,8 @@ def test_rule_relevance_needs_an_offered_tool() -> None:
 
 
 def test_rule_no_call_where_bfcl_expects_none() -> None:
-    pytest.importorskip("mpmath")
+    pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
+    pytest.importorskip("mpmath", reason=needs_extra("bfcl"))
     from evalkit.importers.bfcl.data import load_category
     from tests.bfcl.multi_turn_runs import bfcl_multi_turn_verdict, evalkit_multi_turn_verdict, runs
 

@@ -16,6 +16,7 @@ import pytest
 from evalkit.cli import main
 from evalkit.errors import OutputError
 from evalkit.results.output_file import write_output
+from tests.extras import needs_extra
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = str(ROOT / "results/compare-models.jsonl")
@@ -126,7 +127,7 @@ def test_rescore_never_renames_over_a_directory_or_a_special_file(
 
 
 def test_import_into_a_path_under_a_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("bfcl_eval")
+    pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
     (tmp_path / "file.txt").write_text("x")
     out = str(tmp_path / "file.txt/scenarios")
     assert main(["import", "bfcl", "--categories", "simple_python", "--sample", "1", "-o", out]) == 2

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from evalkit.cli import main
-from evalkit.report import ReportFormat, render
+from evalkit.report import FORMATS, render
 from evalkit.report.data import build_report
-from evalkit.report.escaping import markdown_cell
+from evalkit.results.escaping import markdown_cell
 from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
@@ -181,8 +181,7 @@ HEADER_KEY = "sk-evalkit-FAKE-header-2b7c5e9a1d40"
 
 def _all_formats(paths: list[Path]) -> dict[str, str]:
     data = build_report(load_results(paths), include_power=False)
-    formats: tuple[ReportFormat, ...] = ("html", "markdown", "json")
-    return {fmt: render(data, fmt) for fmt in formats}
+    return {fmt: render(data, fmt) for fmt in FORMATS}
 
 
 def test_api_keys_never_reach_results_or_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

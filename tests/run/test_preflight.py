@@ -409,3 +409,15 @@ def test_a_packaged_model_whose_package_is_missing_names_the_pip_command() -> No
         )
         with pytest.raises(ModelUnavailable, match=r"pip install no-such-model-dist==1\.0"):
             absent.check_installed()
+
+
+def test_a_backend_left_out_by_backend_is_not_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --backend sim` runs the sim entry only: an entry it leaves out (here one whose key is not
+    set; in ADR-013's config a served model a dev install lacks) is checked when it runs, not now."""
+    keyless = api_backend(url="http://127.0.0.1:9", api_key_env=UNSET)
+    cfg = write_config(tmp_path / "c.yaml", backends=[SIM, keyless])
+    out = tmp_path / "r.jsonl"
+    assert run_cli(cfg, "-o", out, "--backend", "sim", "-n", "1") == 0
+    assert {r.cell.backend for r in load_results([out]).runs} == {"sim"}
+    assert run_cli(cfg, "-o", out, "--resume") == 2  # the left-out entry, now run, is checked
+    assert f"backends.1.api_key_env: environment variable {UNSET} is not set" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""The one place text is made safe for where it goes (`evalkit.report.escaping`), as properties over
+"""The one place text is made safe for where it goes (`evalkit.results.escaping`), as properties over
 any text: a name stays on one line, a markdown cell stays one cell, XML always parses."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from xml.etree import ElementTree as ET
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalkit.report.escaping import markdown_cell, one_line, terminal_text, xml_text
+from evalkit.results.escaping import markdown_cell, one_line, terminal_text, xml_text
 
 CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 ANY_TEXT = st.text(st.characters(codec=None, exclude_categories=()), max_size=60)
