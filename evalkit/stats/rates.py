@@ -1,0 +1,31 @@
+"""A rate: x of n runs, with a confidence interval for the proportion. The report's cells and the
+gate's verdicts both carry one, so it lives here, below both (the gate does not import the report)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from evalkit.stats.intervals import IntervalMethod, proportion_interval
+
+__all__ = ["Rate", "rate"]
+
+
+@dataclass(frozen=True)
+class Rate:
+    """x of n, with a confidence interval for the proportion."""
+
+    x: int
+    n: int
+    low: float
+    high: float
+
+    @property
+    def value(self) -> float:
+        return self.x / self.n
+
+
+def rate(x: int, n: int, confidence: float = 0.95, method: IntervalMethod = "wilson") -> Rate | None:
+    if n == 0:
+        return None
+    interval = proportion_interval(x, n, confidence, method)
+    return Rate(x, n, interval.low, interval.high)
