@@ -58,11 +58,11 @@ from evalkit.results.reader import load_results
 from evalkit.results.records import Results
 from evalkit.run.config import RunConfig, load_config
 from evalkit.run.runner import run_config
-from evalkit.stats import intervals
+from evalkit.stats import proportions, pvalues, sample_size
 from evalkit.stats.exact import unpaired_pvalues
 from evalkit.stats.gate_power import gate_power, unpaired_rejection
-from evalkit.stats.intervals import newcombe
 from evalkit.stats.margin import fm_power
+from evalkit.stats.proportions import newcombe
 from evalkit.stats.stopping_rule import CellRule, cell_rule, decide, operating_characteristics
 from evalkit.stats.stratified import cmh
 
@@ -78,7 +78,7 @@ def mcnemar_table(n: int) -> np.ndarray:
     table = np.ones((n + 1, n + 1))
     for b in range(n + 1):
         for c in range(n + 1 - b):
-            table[b, c] = intervals.mcnemar(b, c)
+            table[b, c] = pvalues.mcnemar(b, c)
     return table
 
 
@@ -88,8 +88,8 @@ def mcnemar_table(n: int) -> np.ndarray:
 def fixed_cell_size(p: float, m: int, paired: bool) -> float:
     """P(a cell's one-sided p ≤ α/m) with nothing changed: Holm flags any cell only then."""
     if paired:
-        return intervals.mcnemar_power(N, p, p, alpha=ALPHA / m)
-    return intervals.two_sample_power(N, p, p, alpha=ALPHA / m)[0]
+        return sample_size.mcnemar_power(N, p, p, alpha=ALPHA / m)
+    return sample_size.two_sample_power(N, p, p, alpha=ALPHA / m)[0]
 
 
 def simulated_fixed(p: float, m: int, reps: int, rng: np.random.Generator, tables: dict[str, np.ndarray]) -> float:
@@ -168,7 +168,7 @@ def run_column(config: RunConfig, seed: int, folder: Path) -> Results:
 
 
 def holm_fails(result_p: list[float], m: int) -> bool:
-    return min(intervals.holm(result_p + [1.0] * (m - len(result_p)))) <= ALPHA
+    return min(pvalues.holm(result_p + [1.0] * (m - len(result_p)))) <= ALPHA
 
 
 def with_infra(results: Results, scenario: str) -> Results:
@@ -202,7 +202,7 @@ def end_to_end(seeds: int, infra_seeds: int, seed: int) -> list[str]:
             caught += holm_fails([v.p for v in compare(base, cand).cells], MATRIX_CELLS)
             if k < infra_seeds:
                 infra_fail += infra_failures(base, run_column(base_cfg, seed + k + 10_000, Path(tmp)))
-    low, high = (intervals.wilson(caught, seeds).low, intervals.wilson(caught, seeds).high)
+    low, high = (proportions.wilson(caught, seeds).low, proportions.wilson(caught, seeds).high)
     return [
         f"2. max_retries: 1 candidate, default gate (scenario cells, correct, Holm across {MATRIX_CELLS}): "
         f"caught in {caught} of {seeds} seeds = {caught / seeds:.2f} (95% Wilson [{low:.2f}, {high:.2f}])",
@@ -216,11 +216,11 @@ def end_to_end(seeds: int, infra_seeds: int, seed: int) -> list[str]:
 
 
 def exact_power_line() -> str:
-    power, _ = intervals.two_sample_power(343, 0.95, 0.9)
-    needed = intervals.n_needed(0.95, 0.9)
+    power, _ = sample_size.two_sample_power(343, 0.95, 0.9)
+    needed = sample_size.n_needed(0.95, 0.9)
     return (
         f"4. 0.95 → 0.9, Boschloo one-sided at α = {ALPHA}: exact power at N = 343 is {power:.3f} (the normal "
-        f"approximation's N = {intervals.approx_n(0.95, 0.9)} claims 0.80); {needed.n} runs per side reach "
+        f"approximation's N = {sample_size.approx_n(0.95, 0.9)} claims 0.80); {needed.n} runs per side reach "
         f"{needed.power:.3f}"
     )
 
@@ -267,7 +267,7 @@ def family_lines() -> list[str]:
         for m in CELLS:
             k = 2 * m  # each cell's drop test and its floor test (floor = the true rate)
             drop = unpaired_rejection(N, N, ALPHA / k, "boschloo")
-            floor = np.array([intervals.floor_pvalue(x, N, p) <= ALPHA / k for x in range(N + 1)], dtype=float)
+            floor = np.array([pvalues.floor_pvalue(x, N, p) <= ALPHA / k for x in range(N + 1)], dtype=float)
             either = np.maximum(drop, floor[None, :])
             q_floor = float(_pmf(p) @ either @ _pmf(p))
             q_margin = fm_power(N, N, p, p - 0.05, 0.05, ALPHA / m)  # a cell exactly 5 points down

@@ -41,8 +41,9 @@ from evalkit.gate.stratify import stratified_tests
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.exact import boschloo_one
 from evalkit.stats.gate_power import GateTest
-from evalkit.stats.intervals import fisher, floor_pvalue, mcnemar, newcombe
 from evalkit.stats.margin import fm_pvalue, tango_pvalue
+from evalkit.stats.proportions import newcombe
+from evalkit.stats.pvalues import fisher, floor_pvalue, mcnemar
 from evalkit.stats.rates import Rate, rate
 
 __all__ = ["compare"]

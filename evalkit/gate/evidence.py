@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalkit.gate.outcome import CellVerdict
-from evalkit.stats.intervals import Difference, newcombe
+from evalkit.stats.proportions import Difference, newcombe
 from evalkit.stats.rates import Rate
 
 __all__ = ["evidence_summary", "runs_needed", "within"]

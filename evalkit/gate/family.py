@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from evalkit.gate.outcome import CellVerdict
-from evalkit.stats.intervals import floor_pvalue, holm
+from evalkit.stats.pvalues import floor_pvalue, holm
 
 __all__ = ["adjust", "family_size", "floor_notes", "pts", "pts_abs"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from evalkit.stats.gate_power import GateTest
-from evalkit.stats.intervals import Difference
+from evalkit.stats.proportions import Difference
 from evalkit.stats.rates import Rate
 from evalkit.stats.stratified import Stratified
 

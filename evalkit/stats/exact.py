@@ -1,6 +1,6 @@
 """Exact one-sided tests for two independent binomial arms: Fisher, Fisher mid-p and Boschloo.
 
-Orientation as in `evalkit.stats.intervals`: arm 1 is the reference (the baseline), and the one-sided
+Orientation as in `evalkit.stats.pvalues`: arm 1 is the reference (the baseline), and the one-sided
 alternative is that arm 1's rate is higher (the candidate dropped). Tables are indexed (x₁, x₂).
 
 Boschloo's p-value is the supremum over the common rate π of P_π(Fisher p ≤ the observed Fisher p).

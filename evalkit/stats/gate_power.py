@@ -18,8 +18,8 @@ from evalkit.stats.exact import (
     boschloo_rejection,
     fisher_grid,
 )
-from evalkit.stats.intervals import mcnemar_power
 from evalkit.stats.margin import fm_power, tango_power
+from evalkit.stats.sample_size import mcnemar_power
 
 __all__ = ["GateTest", "detectable_drop", "gate_power", "unpaired_rejection"]
 

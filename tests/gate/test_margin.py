@@ -12,7 +12,7 @@ from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig, load_gate_config
 from evalkit.gate.render import render_text
 from evalkit.stats import margin as mg
-from evalkit.stats.intervals import newcombe
+from evalkit.stats.proportions import newcombe
 from tests.report import records
 
 
