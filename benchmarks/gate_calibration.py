@@ -60,8 +60,7 @@ from evalkit.run.config import RunConfig, load_config
 from evalkit.run.runner import run_config
 from evalkit.stats import proportions, pvalues, sample_size
 from evalkit.stats.exact import unpaired_pvalues
-from evalkit.stats.gate_power import gate_power, unpaired_rejection
-from evalkit.stats.margin import fm_power
+from evalkit.stats.gate_tests import REGISTRY
 from evalkit.stats.proportions import newcombe
 from evalkit.stats.stopping_rule import CellRule, cell_rule, decide, operating_characteristics
 from evalkit.stats.stratified import cmh
@@ -266,11 +265,12 @@ def family_lines() -> list[str]:
         cells = []
         for m in CELLS:
             k = 2 * m  # each cell's drop test and its floor test (floor = the true rate)
-            drop = unpaired_rejection(N, N, ALPHA / k, "boschloo")
+            limit = REGISTRY["boschloo"].region(N, N, 0.0, ALPHA / k).limit  # type: ignore[union-attr]
+            drop = (np.arange(N + 1)[None, :] <= limit[:, None]).astype(float)
             floor = np.array([pvalues.floor_pvalue(x, N, p) <= ALPHA / k for x in range(N + 1)], dtype=float)
             either = np.maximum(drop, floor[None, :])
             q_floor = float(_pmf(p) @ either @ _pmf(p))
-            q_margin = fm_power(N, N, p, p - 0.05, 0.05, ALPHA / m)  # a cell exactly 5 points down
+            q_margin = REGISTRY["chan"].power(N, N, p, p - 0.05, 0.05, ALPHA / m)  # a cell exactly 5 points down
             cells.append(f"m = {m}: --floor {1 - (1 - q_floor) ** m:.3f}, --margin 0.05 {1 - (1 - q_margin) ** m:.3f}")
         lines.append(f"  rate {p:.0%}: " + "; ".join(cells))
     return lines
@@ -279,9 +279,9 @@ def family_lines() -> list[str]:
 def power_lines() -> list[str]:
     lines = []
     for n in (N, 100):
-        single = gate_power("boschloo", n, n, 0.95, 0.80, ALPHA / 48)
-        paired = gate_power("mcnemar", n, n, 0.95, 0.80, ALPHA / 48)
-        uniform = 1 - (1 - gate_power("boschloo", n, n, 0.95, 0.90, ALPHA / 48)) ** 48
+        single = REGISTRY["boschloo"].power(n, n, 0.95, 0.80, 0.0, ALPHA / 48)
+        paired = REGISTRY["mcnemar"].power(n, n, 0.95, 0.80, 0.0, ALPHA / 48)
+        uniform = 1 - (1 - REGISTRY["boschloo"].power(n, n, 0.95, 0.90, 0.0, ALPHA / 48)) ** 48
         lines.append(
             f"  N = {n}: one cell 95% → 80% among 48: Boschloo {single:.3f}, McNemar {paired:.3f}; "
             f"5 points down in every one of 48 cells (any flagged): {uniform:.3f}; "
@@ -322,8 +322,8 @@ def evidence_lines() -> list[str]:
 def plan_lines() -> list[str]:
     lines = []
     for p in (0.8, 0.9, 0.95):
-        n, power = plan_runs(p, 0.1, ALPHA / MATRIX_CELLS, exact_max=1000)  # the CLI checks up to 400 a side
-        exact = f"{power:.3f}" if power is not None else "-"
+        planned = plan_runs(p, 0.1, ALPHA / MATRIX_CELLS, paired=False)
+        n, exact = planned.runs, f"{planned.power:.3f}" if planned.power is not None else "-"
         lines.append(
             f"  rate {p:.0%} → {p - 0.1:.0%}: plan says {n} runs per side; the gate's exact power there {exact}"
         )
@@ -341,7 +341,8 @@ def fitted_lines(seed: int) -> list[str]:
     scenarios = {s.id: s for s in load_scenarios(sorted((root / "scenarios").rglob("*.yaml")))}
     profile = load_profile("fitted/smollm2")
     sim = simulate_rates(baseline, profile, scenarios, header_settings(baseline), experiments=40, seed=seed)
-    region = unpaired_rejection(N, N, ALPHA / sim.cells, "boschloo")
+    limit = REGISTRY["boschloo"].region(N, N, 0.0, ALPHA / sim.cells).limit  # type: ignore[union-attr]
+    region = (np.arange(N + 1)[None, :] <= limit[:, None]).astype(float)
     pmf = binom_pmf(np.arange(N + 1)[None, :], N, sim.rates[:, :, None])  # experiments x cells x tables
     size = np.einsum("eci,ij,ecj->ec", pmf, region, pmf)  # each cell's false alarm, unchanged
     family = 1 - (1 - size).prod(axis=1)

@@ -10,9 +10,9 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
-from evalkit.gate.evidence import evidence_summary
+from evalkit.gate.evidence import evidence_summary, need_text
 from evalkit.gate.family import family_size
-from evalkit.gate.outcome import CellVerdict, GateResult
+from evalkit.gate.outcome import CellVerdict, GateResult, pts, pts_abs
 
 if TYPE_CHECKING:
     from evalkit.gate.sequential import SequentialCell, SequentialResult
@@ -23,7 +23,6 @@ __all__ = [
     "error_markdown",
     "junit_suite",
     "md",
-    "pts",
     "render_junit",
     "render_markdown",
     "render_sequential",
@@ -36,11 +35,6 @@ __all__ = [
 ]
 
 SIMULATED = "SIMULATED results: at least one side comes from the simulated backend, not a real model."
-
-
-def pts(value: float) -> str:
-    points = round(value * 100)
-    return f"{points:+d}" if points else "0"
 
 
 def md(text: str) -> str:
@@ -68,12 +62,29 @@ def _family(result: GateResult) -> str:
     return f"one Holm family of {tests} tests over {len(result.cells)} cells"
 
 
+def _article(points: int) -> str:
+    return "an" if str(points).startswith("8") or points in (11, 18) else "a"
+
+
+def _stratified_part(result: GateResult) -> str:
+    """The stratified test that failed, named first: a cell-by-cell tally alone would read as a pass."""
+    if not result.failed_pooled:
+        return ""
+    p = result.failed_pooled[0]
+    points = abs(round(p.result.difference * 100))
+    where = "cells" if p.name == "all cells" else f"cells of {p.name}"
+    return (
+        f"stratified test: {_article(points)} {points}-point drop across {p.cells} {where} "
+        f"(Cochran–Mantel–Haenszel p = {p.result.p:.4g}, Holm {p.p_holm:.4g}); cells: "
+    )
+
+
 def _headline(result: GateResult) -> str:
     verdict = verdict_word(result.regressed, len(result.unjudged), result.allow_unjudged)
     if verdict == "PASS" and result.require_evidence and result.short_of_evidence:
         verdict = "NOT ENOUGH EVIDENCE"
     return (
-        f"evalkit gate: {verdict} — {evidence_summary(result.cells, result.margin)}"
+        f"evalkit gate: {verdict} — {_stratified_part(result)}{evidence_summary(result.cells, result.margin)}"
         f"{_unjudged_part(len(result.unjudged), result.allow_unjudged)} "
         f"(metric {result.metric}; level {result.level}; α = {result.alpha}, {_family(result)})"
     )
@@ -142,8 +153,8 @@ def _evidence(v: CellVerdict) -> str:
     if v.margin <= 0:
         return "not shown worse"
     if v.within_margin:
-        return f"shown within {round(v.margin * 100):g} points"
-    return "not enough evidence" + (f" (about {v.need_runs} runs per side)" if v.need_runs else "")
+        return f"shown within {pts_abs(v.margin)} points"
+    return f"not enough evidence ({need_text(v.need_runs, v.margin, v.counts.paired)})"
 
 
 def _passed_row(v: CellVerdict) -> str:

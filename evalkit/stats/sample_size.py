@@ -17,7 +17,15 @@ from evalkit.stats.exact import TwoSampleTest, binom_pmf, binom_sf, boschloo_rej
 
 _TIE = 1e-9  # a tail within rounding of α counts as α
 
-__all__ = ["SampleSize", "approx_n", "detectable_rate", "mcnemar_power", "n_needed", "two_sample_power"]
+__all__ = [
+    "SampleSize",
+    "approx_n",
+    "detectable_rate",
+    "mcnemar_critical",
+    "mcnemar_power",
+    "n_needed",
+    "two_sample_power",
+]
 
 
 @lru_cache(maxsize=64)
@@ -46,13 +54,13 @@ def mcnemar_power(n: int, p_base: float, p_cand: float, *, alpha: float = 0.05) 
     if lost + gained == 0:
         return 0.0
     d = np.arange(1, n + 1)
-    critical = _mcnemar_critical(n, alpha)  # for d discordant pairs: reject when d_lost ≥ critical[d - 1]
+    critical = mcnemar_critical(n, alpha)  # for d discordant pairs: reject when d_lost ≥ critical[d - 1]
     reject = binom_sf(critical - 1, d, lost / (lost + gained))
     return float((binom_pmf(d, n, lost + gained) * reject).sum())
 
 
 @lru_cache(maxsize=64)
-def _mcnemar_critical(n: int, alpha: float) -> np.ndarray:
+def mcnemar_critical(n: int, alpha: float) -> np.ndarray:
     """For d = 1..n discordant pairs, the least b with P(Binom(d, ½) ≥ b) ≤ α (d + 1: never), by a
     bisection over b for every d at once (the tail falls as b rises). A tail within rounding of α
     (they are multiples of 2⁻ᵈ: α = ½ meets one) counts as α."""

@@ -21,8 +21,8 @@ from evalkit.gate.render import render_junit, render_markdown, render_text
 from evalkit.results.reader import load_results
 from evalkit.results.records import Results, RunRecord
 from evalkit.run.runner import run_config
-from evalkit.stats import proportions, pvalues
-from evalkit.stats.gate_power import detectable_drop, gate_power
+from evalkit.stats import pvalues
+from evalkit.stats.gate_tests import REGISTRY, detectable_drop
 from tests.report import records
 from tests.report.test_report_data import sim_config
 
@@ -137,9 +137,11 @@ def test_a_degraded_candidate_fails_and_says_which_cells_and_why(sims: Sims) -> 
         assert "90% CI" in reason  # the two-sided interval that matches a one-sided test at α = 0.05
         assert f"p = {v.p:.4f}, Holm-adjusted {v.p_holm:.4f} ≤ α = 0.05" in reason
         assert "largest drops: " in reason and v.worst and all(" → " in w for w in v.worst)
-        assert v.difference == proportions.newcombe(v.candidate.x, v.candidate.n, v.baseline.x, v.baseline.n, 0.9)
+        # the paired interval the test itself gives, which excludes 0 since the cell failed
+        assert v.difference.estimate == pytest.approx(v.candidate.value - v.baseline.value)
+        assert v.difference.low <= v.difference.estimate <= v.difference.high < 0
     text = render_text(result)
-    assert text.startswith("evalkit gate: FAIL — 2 regressed, 0 passed")
+    assert text.startswith("evalkit gate: FAIL — 2 regressed (McNemar exact, paired), 0 passed")
     for name, v in failed.items():
         assert (
             f"FAIL {name} (family all, scenario all scenarios pooled, model small-local → small-local-degraded, "
@@ -315,7 +317,8 @@ def test_infra_errors_in_one_scenario_do_not_change_the_mix(infra_side: str, lev
         assert result.passed
         (v,) = result.cells
         assert (v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n) == (225, 225, 225, 225)
-        assert result.notes[-1].startswith("power: 1 cell(s) with 225 runs per side")  # large N: stated too
+        sides = "225 runs per side" if seed is not None else "225 pairs"
+        assert result.notes[-1].startswith(f"power: 1 cell(s) with {sides}")  # large N: stated too
         assert result.notes[:-1] == (
             f"{v.name}: compared 225 runs per side, like with like; left out "
             f"{25 * (infra_side == 'candidate')} baseline and {25 * (infra_side == 'baseline')} "
@@ -407,11 +410,13 @@ def test_markdown_summary_lists_failed_cells_first(sims: Sims) -> None:
 def test_the_power_note_uses_the_test_the_gate_ran(seed: int | None, test: str, name: str) -> None:
     base = cells({"a": (25, 25), "b": (25, 25)})
     result = gate(base, cells({"a": (25, 25), "b": (25, 25)}, seed=seed))
-    rate = detectable_drop(test, 25, 25, 1.0, 0.025)  # type: ignore[arg-type]
+    kind = REGISTRY[test]  # type: ignore[index]
+    rate = detectable_drop(kind, 25, 25, 1.0, 0.025)
     assert rate is not None
-    assert gate_power(test, 25, 25, 1.0, rate, 0.025) >= 0.8 > gate_power(test, 25, 25, 1.0, rate + 0.01, 0.025)  # type: ignore[arg-type]
+    assert kind.power(25, 25, 1.0, rate, 0.0, 0.025) >= 0.8 > kind.power(25, 25, 1.0, rate + 0.01, 0.0, 0.025)
+    sides = "25 pairs" if kind.paired else "25 runs per side"
     assert (
-        f"power: 2 cell(s) with 25 runs per side ({name}, α/m = 0.025, the first Holm step): a drop "
+        f"power: 2 cell(s) with {sides} ({name}, α/m = 0.025, the first Holm step): a drop "
         f"from 100% to {rate:.0%} or lower is caught with 80% probability (exact)"
     ) in result.notes
 

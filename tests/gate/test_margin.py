@@ -11,8 +11,8 @@ from evalkit.cli import main
 from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig, load_gate_config
 from evalkit.gate.render import render_text
-from evalkit.stats import margin as mg
 from evalkit.stats.proportions import newcombe
+from evalkit.stats.unconditional import Table, exact_pvalue
 from tests.report import records
 
 
@@ -27,12 +27,14 @@ def test_a_drop_under_the_margin_is_not_a_regression() -> None:
     assert unpaired(400, 400, 384, 400).failed  # type: ignore[attr-defined]
     result = unpaired(400, 400, 384, 400, margin=0.05)
     (v,) = result.cells  # type: ignore[attr-defined]
-    assert not v.failed and v.test == "Farrington–Manning score, margin 5 pts"
-    assert v.p == pytest.approx(mg.fm_pvalue(400, 400, 384, 400, 0.05), rel=1e-12)
-    # a 4-point drop is not shown to be under 5 points either: the interval reaches −5.9
-    assert v.within_margin == (newcombe(384, 400, 400, 400, 0.9).low > -0.05) and not v.within_margin
+    assert not v.failed and v.test == "Chan's exact test (Farrington–Manning score), margin 5 pts"
+    assert v.p == pytest.approx(exact_pvalue("fm", Table(400, 400, 384, 400), 0.05), rel=1e-12)
+    # a 4-point drop is not shown to be under 5 points either: the interval reaches below −5
+    assert not v.within_margin and v.difference.low < -0.05
+    assert v.difference.low <= newcombe(384, 400, 400, 400, 0.9).low + 0.01  # near the score interval
     assert render_text(result).startswith(  # type: ignore[arg-type]
-        "evalkit gate: PASS — 0 regressed, 0 shown within 5 points, 1 not enough evidence (need about "
+        "evalkit gate: PASS — 0 regressed, 0 shown within 5 points, 1 not enough evidence (at their rates, an "
+        "unchanged cell is shown within 5 points with 80% probability at "
     )
     close = unpaired(400, 400, 398, 400, margin=0.05)
     assert close.cells[0].within_margin  # type: ignore[attr-defined]
@@ -49,8 +51,8 @@ def test_paired_cells_use_tango() -> None:
     base = records.results(records.cell_runs(50, 50), runs_per_cell=50)
     cand = records.results(records.cell_runs(40, 50), runs_per_cell=50)
     (v,) = compare(base, cand, GateConfig(level="cell", margin=0.05)).cells
-    assert v.test == "Tango score, paired, margin 5 pts (10 lost, 0 gained)"
-    assert v.p == pytest.approx(mg.tango_pvalue(10, 0, 50, 0.05), rel=1e-12) and v.failed
+    assert v.test == "exact test (Tango's score), paired, margin 5 pts (10 lost, 0 gained)"
+    assert v.p == pytest.approx(exact_pvalue("tango", Table(10, 50, 0, 50), 0.05), rel=1e-12) and v.failed
 
 
 def test_margin_zero_is_todays_test() -> None:
@@ -66,7 +68,8 @@ def test_not_enough_evidence_is_said_and_require_evidence_fails(
     assert not v.within_margin and v.need_runs is not None and v.need_runs > 25
     line = render_text(result).splitlines()[0]  # type: ignore[arg-type]
     assert line.startswith(
-        "evalkit gate: PASS — 0 regressed, 0 shown within 5 points, 1 not enough evidence (need about "
+        "evalkit gate: PASS — 0 regressed, 0 shown within 5 points, 1 not enough evidence (at their rates, an "
+        "unchanged cell is shown within 5 points with 80% probability at "
     )
     assert result.exit_code == 0  # type: ignore[attr-defined]
     strict = unpaired(25, 25, 25, 25, margin=0.05, require_evidence=True)

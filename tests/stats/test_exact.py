@@ -136,7 +136,7 @@ def test_mcnemar_is_scipys_exact_binomial_test(b: int, c: int, alternative: str)
 def test_mcnemar_critical_values_are_exact_even_where_a_tail_equals_alpha(alpha: float) -> None:
     """Tails of Binom(d, ½) are multiples of 2⁻ᵈ: at α = ½ (d = 35, b = 18) scipy's isf route gave 19,
     one above the least b whose tail is at most α, computed here in exact fractions."""
-    critical = sample_size._mcnemar_critical(80, alpha)
+    critical = sample_size.mcnemar_critical(80, alpha)
     for d in range(1, 81):
         tails = [Fraction(sum(math.comb(d, k) for k in range(b, d + 1)), 2**d) for b in range(d + 1)]
         expected = next((b for b, tail in enumerate(tails) if tail <= Fraction(alpha)), d + 1)
