@@ -127,7 +127,6 @@ def test_the_paired_margin_test_keeps_its_size() -> None:
 # 3 ------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="issue 29: --stratified is parsed and dropped")
 def test_the_stratified_flag_does_what_its_config_key_does(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Observation 3: `--stratified` exited 0 where `stratified: true` in --config exited 1."""
     base = [r for i in range(48) for r in records.cell_runs(24, 25, scenario=f"s{i}")]
