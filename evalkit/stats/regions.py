@@ -13,7 +13,7 @@ a staircase, one number per row:
 
 A probability is then one sum over rows: Σ P(x₁) P(X₂ ≤ limit[x₁]) unpaired, and over the
 number of discordant pairs d, Σ P(d) P(Bin(d, θ) ≥ need[d]) paired (θ = p_lost / (p_lost +
-p_gained)). Rows whose probability is below about 10⁻³⁰ are skipped (a window of 12 standard
+p_gained)). Rows whose probability is below about 10⁻¹⁷ are skipped (a window of 9 standard
 deviations and 15 runs around the mean), so the cost per evaluation grows like √N at large N.
 
 Monotone regions have their largest probability over a composite null on its boundary (Röhmel &
@@ -55,15 +55,22 @@ def binomial_pmf(k: np.ndarray, n: int, p: np.ndarray) -> np.ndarray:
 def _window(n: int, p: np.ndarray) -> tuple[int, int]:
     """The counts [low, high] outside which Binomial(n, p) has negligible mass, for every p given."""
     sd = np.sqrt(n * p * (1 - p))
-    low = int(np.floor(np.min(n * p - 12 * sd))) - 15
-    high = int(np.ceil(np.max(n * p + 12 * sd))) + 15
+    low = int(np.floor(np.min(n * p - 9 * sd))) - 15
+    high = int(np.ceil(np.max(n * p + 9 * sd))) + 15
     return max(0, low), min(n, high)
 
 
-def _chunks(count: int, n: int, rows: int | None = None) -> list[slice]:
-    width = min(n + 1, int(12 * np.sqrt(n)) + 64)  # about a window's width at n runs
-    size = rows or max(1, _ENTRIES // width)
-    return [slice(i, min(count, i + size)) for i in range(0, count, size)]
+def _chunks(p: np.ndarray, n: int) -> list[slice]:
+    """Runs of the (sorted) rates whose means n·p lie within 3√n of each other, so that their
+    windows overlap, and no more than a chunk's worth of entries."""
+    width = min(n + 1, int(18 * np.sqrt(n / 4)) + 64)  # about a window's width at n runs
+    size, span = max(1, _ENTRIES // width), 3 * np.sqrt(n) + 1
+    out, start = [], 0
+    while start < p.size:
+        stop = min(p.size, start + size, int(np.searchsorted(p, p[start] + span / n, side="right")))
+        out.append(slice(start, max(stop, start + 1)))
+        start = out[-1].stop
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,7 +92,7 @@ class Staircase:
         pb, pc = (np.atleast_1d(np.asarray(v, dtype=float)) for v in np.broadcast_arrays(p_base, p_cand))
         out = np.empty(pb.size)
         order = np.argsort(pb, kind="stable")  # neighbouring rates share a window
-        for part in _chunks(pb.size, max(self.n_base, self.n_cand)):
+        for part in _chunks(pb[order], max(self.n_base, self.n_cand)):
             rows = order[part]
             out[rows] = self._chunk(pb[rows], pc[rows])
         return out.reshape(np.shape(pb))
@@ -234,13 +241,13 @@ def boundary_size(region: Staircase | PairStaircase, delta: float, *, level: flo
     """The region's largest probability on the boundary p₁ − p₂ = δ of the null p₁ − p₂ ≤ δ (the
     exact unconditional test's p-value, or its size). `level`: the caller only compares the result
     with it (`supremum`); a coarse grid above it decides at once."""
+    values = None
     if isinstance(region, Staircase):
         low, high = max(0.0, delta), min(1.0, 1.0 + delta)
 
         def at(t: np.ndarray) -> np.ndarray:
             return region.probability(t, t - delta)
 
-        values = None
         if max(region.n_base, region.n_cand) <= _CACHED_GRID:
             f1, cdf = _boundary_laws(region.n_base, region.n_cand, round(delta, 12))
             values = np.minimum(1.0, (f1 * cdf[:, region.limit + 1]).sum(axis=1))
@@ -250,9 +257,8 @@ def boundary_size(region: Staircase | PairStaircase, delta: float, *, level: flo
         def at(t: np.ndarray) -> np.ndarray:
             return region.probability(t + delta, t)
 
-        values = None
-        if level is not None and high > low:
-            coarse = at(np.linspace(low, high, (NUISANCE_GRID - 1) // 10 + 1))
-            if coarse.max() > level:
-                return float(coarse.max())
+    if values is None and level is not None and high > low:
+        coarse = at(np.linspace(low, high, (NUISANCE_GRID - 1) // 10 + 1))  # every tenth point of the grid
+        if coarse.max() > level:
+            return float(coarse.max())
     return supremum(at, low, high, values, level)

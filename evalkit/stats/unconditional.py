@@ -211,6 +211,7 @@ def ordering_region(order: Order, n1: int, n2: int, delta: float, z: float) -> R
 
 
 _CRITICAL: dict[tuple[Order, float, float], float] = {}
+_CLOSE = 1e-7
 
 
 @lru_cache(maxsize=256)
@@ -230,8 +231,10 @@ def rejection_region(order: Order, n1: int, n2: int, delta: float, alpha: float)
         low -= 2 * (high - low)  # even the looser threshold holds α: loosen further
     while size(high) > alpha and math.isfinite(ordering.least_inside(ordering.region(high))):
         high += 2 * (high - low)
-    # low: p > α (or nothing is looser); high: p ≤ α (or nothing is stricter). Bisect the values between.
-    while True:
+    # low: p > α (or nothing is looser); high: p ≤ α (or nothing is stricter). Bisect the values between,
+    # to _CLOSE: a table within it of the critical value may be left out (its probability is negligible,
+    # and leaving it out errs towards less power; below a few hundred runs no two values are so close)
+    while high - low > _CLOSE * max(1.0, abs(high)):
         middle = ordering.least_inside(ordering.region((low + high) / 2))
         if middle >= high:  # no value in [mid, high): try the greatest value below mid
             middle = ordering.greatest_outside(ordering.region((low + high) / 2))
