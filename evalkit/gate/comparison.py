@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalkit.errors import GateInputError
-from evalkit.gate.accounting import CellId, first_reason, infra_reason, partial_reasons
+from evalkit.gate.accounting import CellId, config_warning, first_reason, infra_reason, partial_reasons
 from evalkit.gate.config import GateConfig
 from evalkit.gate.evidence import runs_to_show
 from evalkit.gate.family import HolmFamily, floor_notes
@@ -214,6 +214,8 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
         PooledVerdict(name, cells, r, p, config.alpha) for (name, cells, r), p in zip(strata, holm.pooled, strict=True)
     )
     floors, warnings = floor_notes(final, config.alpha, len(pooled))
+    differs = config_warning(baseline, candidate, unjudged)
+    warnings = ([differs] if differs else []) + warnings
     if config.stratified and config.margin:
         warnings.append("--stratified is not run with --margin: the Cochran–Mantel–Haenszel test has no margin")
     notes = _model_notes(final) + notes + floors + power_notes(final, config, len(pooled))

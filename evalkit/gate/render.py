@@ -219,8 +219,9 @@ def junit_case(
     failure: tuple[str, str] | None = None,
     skipped: str | None = None,
     kind: str = "regression",
+    output: str | None = None,
 ) -> None:
-    """Add a test case; `failure` is (message, detail)."""
+    """Add a test case; `failure` is (message, detail); `output` goes to its system-out."""
     case = ET.SubElement(
         suite, "testcase", classname="evalkit.gate." + ".".join(name.split("/")[:3]), name=name, time="0"
     )
@@ -234,6 +235,8 @@ def junit_case(
     if skipped is not None:
         ET.SubElement(case, "skipped", message=skipped)
         suite.set("skipped", str(int(suite.get("skipped", "0")) + 1))
+    if output is not None:
+        ET.SubElement(case, "system-out").text = output
 
 
 def junit_text(suite: ET.Element) -> str:
@@ -246,8 +249,16 @@ def junit_text(suite: ET.Element) -> str:
 def render_junit(result: GateResult) -> str:
     """JUnit XML: one test case per cell, a failure element with the reasons for failed cells."""
     suite = junit_suite("evalkit gate", result.simulated)
+    short = set(map(id, result.short_of_evidence))
     for v in result.cells:
-        junit_case(suite, v.name, failure=("; ".join(v.reasons), f"{_cell_line(v)} ({v.where})") if v.failed else None)
+        if v.failed:
+            junit_case(suite, v.name, failure=("; ".join(v.reasons), f"{_cell_line(v)} ({v.where})"))
+        elif id(v) in short:
+            evidence = _evidence(v)
+            failure = (evidence, f"{_cell_line(v)} ({v.where})") if result.require_evidence else None
+            junit_case(suite, v.name, failure=failure, kind="not enough evidence", output=evidence)
+        else:
+            junit_case(suite, v.name, output=_evidence(v) if v.margin > 0 else None)
     for name, why in result.skipped:
         junit_case(suite, name, skipped=why)
     unjudged_cases(suite, result.unjudged, result.allow_unjudged)

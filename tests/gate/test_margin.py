@@ -85,3 +85,35 @@ def test_margin_in_a_gate_config(tmp_path: Path) -> None:
     path.write_text("margin: 0.05\nrequire_evidence: true\n", encoding="utf-8")
     config = load_gate_config(path)
     assert config.margin == 0.05 and config.require_evidence
+
+
+def test_one_run_count_per_question_in_every_output_from_plans_function() -> None:
+    """Issue 31: one gate output gave three counts ("need about 510 more runs each", "with about 294
+    runs per side", "about 52 runs per side"). Now each cell's count is `plan`'s runs_to_show_within
+    at its baseline rate, the same in the terminal, the markdown and the JUnit; the headline gives the
+    largest, the margin note the one at the median rate."""
+    import re
+    from xml.etree import ElementTree as ET
+
+    from evalkit.gate.plan import runs_to_show_within
+    from evalkit.gate.render import render_junit, render_markdown
+
+    base = [*records.cell_runs(45, 50, scenario="a"), *records.cell_runs(40, 50, scenario="b")]
+    cand = [*records.cell_runs(45, 50, scenario="a", seed=7), *records.cell_runs(40, 50, scenario="b", seed=7)]
+    result = compare(records.results(base), records.results(cand), GateConfig(margin=0.1))
+    expected = {v.name: runs_to_show_within(v.baseline.value, 0.1, 0.05, paired=False).runs for v in result.cells}
+    assert all(v.need_runs == expected[v.name] for v in result.cells) and len(set(expected.values())) == 2
+    count = re.compile(r"with 80% probability at ([\d,]+) runs per side")
+    text, markdown = render_text(result), render_markdown(result)
+    assert [int(n.replace(",", "")) for n in count.findall(text.splitlines()[0])] == [max(expected.values())]
+    for name, runs in expected.items():
+        row = next(line for line in markdown.splitlines() if line.startswith(f"| {name} |"))
+        assert count.findall(row) == [f"{runs:,}"]
+    suite = ET.fromstring(render_junit(result)).find("testsuite")
+    assert suite is not None
+    for case in suite.iter("testcase"):
+        out = case.find("system-out")
+        assert out is not None and count.findall(out.text or "") == [f"{expected[case.get('name', '')]:,}"]
+    note = next(n for n in result.notes if n.startswith("margin:"))
+    median = runs_to_show_within(0.85, 0.1, 0.05, paired=False).runs
+    assert count.findall(note) == [f"{median:,}"]
