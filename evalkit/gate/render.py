@@ -75,7 +75,7 @@ def _stratified_part(result: GateResult) -> str:
     where = "cells" if p.name == "all cells" else f"cells of {p.name}"
     return (
         f"stratified test: {_article(points)} {points}-point drop across {p.cells} {where} "
-        f"(Cochran–Mantel–Haenszel p = {p.result.p:.4g}, Holm {p.p_holm:.4g}); cells: "
+        f"(exact conditional p = {p.result.p:.4g}, Holm {p.p_holm:.4g}); cells: "
     )
 
 
@@ -118,7 +118,7 @@ def pooled_lines(result: GateResult) -> list[str]:
     return [
         f"{'FAIL' if p.failed else 'pass'} stratified, {p.name} ({p.cells} cells): Mantel–Haenszel change "
         f"{pts(p.result.difference)} pts, {1 - 2 * result.alpha:.0%} CI [{pts(p.result.low)}, {pts(p.result.high)}]; "
-        f"one-sided Cochran–Mantel–Haenszel p = {p.result.p:.4f}, Holm {p.p_holm:.4f}"
+        f"one-sided exact conditional p (Cochran–Mantel–Haenszel statistic) = {p.result.p:.4g}, Holm {p.p_holm:.4g}"
         for p in result.pooled
     ]
 
