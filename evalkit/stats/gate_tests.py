@@ -24,9 +24,8 @@ from scipy import special
 
 from evalkit.stats.exact import fisher_grid
 from evalkit.stats.proportions import Difference
-from evalkit.stats.pvalues import fisher, mcnemar
+from evalkit.stats.pvalues import fisher, mcnemar, mcnemar_critical
 from evalkit.stats.regions import PairStaircase, Staircase
-from evalkit.stats.sample_size import mcnemar_critical
 from evalkit.stats.score import fm_pvalue, score_interval, tango_pvalue
 from evalkit.stats.unconditional import (
     Order,

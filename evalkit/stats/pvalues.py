@@ -8,12 +8,15 @@ candidate); "greater" asks whether arm 1's rate is higher, i.e. whether the cand
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Literal
+
+import numpy as np
 
 from evalkit.stats.exact import binom_cdf, binom_sf, boschloo_table
 from evalkit.stats.proportions import _check_counts
 
-__all__ = ["Alternative", "boschloo", "fisher", "floor_pvalue", "holm", "mcnemar"]
+__all__ = ["Alternative", "boschloo", "fisher", "floor_pvalue", "holm", "mcnemar", "mcnemar_critical"]
 
 
 Alternative = Literal["greater", "less", "two-sided"]
@@ -78,3 +81,20 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * pvalues[i]))
         adjusted[i] = running
     return adjusted
+
+
+_TIE = 1e-9  # a tail within rounding of α counts as α
+
+
+@lru_cache(maxsize=64)
+def mcnemar_critical(n: int, alpha: float) -> np.ndarray:
+    """For d = 1..n discordant pairs, the least b with P(Binom(d, ½) ≥ b) ≤ α (d + 1: never), by a
+    bisection over b for every d at once (the tail falls as b rises). A tail within rounding of α
+    (they are multiples of 2⁻ᵈ: α = ½ meets one) counts as α."""
+    d = np.arange(1, n + 1)
+    low, high = np.zeros_like(d), d + 1  # P(X ≥ low) > α (low = 0: 1 > α); high rejects, or is "never"
+    while np.any(high - low > 1):
+        middle = (low + high) // 2
+        rejects = binom_sf(middle - 1, d, 0.5) <= alpha * (1 + _TIE)
+        low, high = np.where(rejects, low, middle), np.where(rejects, middle, high)
+    return high

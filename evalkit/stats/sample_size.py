@@ -7,70 +7,39 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
 
-import numpy as np
 from scipy import special
 
-from evalkit.stats.exact import TwoSampleTest, binom_pmf, binom_sf, boschloo_rejection, fisher_grid
-
-_TIE = 1e-9  # a tail within rounding of α counts as α
+from evalkit.stats.exact import TwoSampleTest
+from evalkit.stats.gate_tests import select
 
 __all__ = [
     "SampleSize",
     "approx_n",
     "detectable_rate",
-    "mcnemar_critical",
     "mcnemar_power",
     "n_needed",
     "two_sample_power",
 ]
 
 
-@lru_cache(maxsize=64)
-def _rejects(n: int, alpha: float, test: TwoSampleTest) -> np.ndarray:
-    """The rejection region as 0/1 floats, for the matrix products of `two_sample_power`."""
-    rejected = boschloo_rejection(n, n, alpha) if test == "boschloo" else fisher_grid(n, n) <= alpha
-    return rejected.astype(float)
-
-
 def two_sample_power(
     n: int, p_base: float, p_cand: float, *, alpha: float = 0.05, test: TwoSampleTest = "boschloo"
 ) -> tuple[float, bool]:
-    """Exact power of the one-sided unpaired test the gate runs, with n runs per arm (above
-    BOSCHLOO_MAX_TABLES that is Fisher's mid-p, as in `boschloo`); returns (power, exact=True).
-    Σ over tables of P(x₁) region[x₁, x₂] P(x₂), as two matrix-vector products."""
-    ks = np.arange(n + 1)
-    power = binom_pmf(ks, n, p_base) @ _rejects(n, alpha, test) @ binom_pmf(ks, n, p_cand)
-    return float(power), True
+    """Exact power of the one-sided unpaired test the gate runs with n runs per arm (`evalkit.stats.
+    gate_tests.select`: Boschloo's, or Fisher's, up to 1,000 a side); returns (power, exact=True).
+    The test's region is a staircase, so this costs memory in proportion to n, at any n."""
+    gate_test = select(False, 0.0, test, n, n)
+    return gate_test.power(n, n, p_base, p_cand, 0.0, alpha), True
 
 
 def mcnemar_power(n: int, p_base: float, p_cand: float, *, alpha: float = 0.05) -> float:
     """Exact power of the one-sided exact McNemar test on n pairs whose two outcomes are independent
     (the conservative case: pairing gains nothing beyond it unless outcomes correlate). A pair is
-    discordant "lost" with q₁ = p_base(1 − p_cand) and "gained" with q₂ = (1 − p_base)p_cand."""
-    lost, gained = p_base * (1 - p_cand), (1 - p_base) * p_cand
-    if lost + gained == 0:
-        return 0.0
-    d = np.arange(1, n + 1)
-    critical = mcnemar_critical(n, alpha)  # for d discordant pairs: reject when d_lost ≥ critical[d - 1]
-    reject = binom_sf(critical - 1, d, lost / (lost + gained))
-    return float((binom_pmf(d, n, lost + gained) * reject).sum())
-
-
-@lru_cache(maxsize=64)
-def mcnemar_critical(n: int, alpha: float) -> np.ndarray:
-    """For d = 1..n discordant pairs, the least b with P(Binom(d, ½) ≥ b) ≤ α (d + 1: never), by a
-    bisection over b for every d at once (the tail falls as b rises). A tail within rounding of α
-    (they are multiples of 2⁻ᵈ: α = ½ meets one) counts as α."""
-    d = np.arange(1, n + 1)
-    low, high = np.zeros_like(d), d + 1  # P(X ≥ low) > α (low = 0: 1 > α); high rejects, or is "never"
-    while np.any(high - low > 1):
-        middle = (low + high) // 2
-        rejects = binom_sf(middle - 1, d, 0.5) <= alpha * (1 + _TIE)
-        low, high = np.where(rejects, low, middle), np.where(rejects, middle, high)
-    return high
+    discordant "lost" with q₁ = p_base(1 − p_cand) and "gained" with q₂ = (1 − p_base)p_cand. Above
+    1,000 pairs, the gate's test there (`select`)."""
+    return select(True, 0.0, "boschloo", n, n).power(n, n, p_base, p_cand, 0.0, alpha)
 
 
 @dataclass(frozen=True)
