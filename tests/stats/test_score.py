@@ -108,3 +108,36 @@ def test_the_statistics_are_monotone_in_the_tables(d: float) -> None:
         z = np.where(b + c <= n, score.tango_z(b, c, n, d), np.nan)
         with np.errstate(invalid="ignore"):
             assert not (np.diff(z, axis=0) < -1e-9).any() and not (np.diff(z, axis=1) > 1e-9).any()
+
+
+def _fm_size(n: int, p_base: float, margin: float, alpha: float) -> float:
+    """P(Farrington–Manning's score test rejects) with the candidate exactly `margin` below, summed
+    over every table with scipy's binomial laws."""
+    x1, x2 = np.arange(n + 1)[:, None], np.arange(n + 1)[None, :]
+    rejects = score.fm_z(x1, n, x2, n, margin) >= sps.norm.isf(alpha)
+    law = sps.binom.pmf(x1, n, p_base) * sps.binom.pmf(x2, n, p_base - margin)
+    return float(law[rejects].sum())
+
+
+def _tango_size(n: int, p_base: float, margin: float, alpha: float) -> float:
+    """The same for Tango's paired score test, pairs with independent outcomes, over every
+    (lost, gained) of the trinomial law."""
+    p_cand = p_base - margin
+    lost, gained = np.arange(n + 1)[:, None], np.arange(n + 1)[None, :]
+    valid = lost + gained <= n
+    with np.errstate(invalid="ignore"):
+        rejects = valid & (score.tango_z(lost, gained, n, margin) >= sps.norm.isf(alpha))
+    probs = [p_base * (1 - p_cand), (1 - p_base) * p_cand]
+    total = 0.0
+    for b, c in zip(*np.nonzero(rejects), strict=True):
+        total += sps.multinomial.pmf([b, c, n - b - c], n, [*probs, 1 - sum(probs)])
+    return total
+
+
+def test_the_score_tests_alone_exceed_alpha_at_the_margin() -> None:
+    """Why the gate never decides by a score test alone (docs/gate.md, "The tests, and what is exact";
+    issue 29, observation 2): Farrington–Manning's rejects a cell exactly D down 0.070 of the time
+    at α = 0.05, six such cells 0.072 at α/6; Tango's six cells 0.084 at α/6."""
+    assert _fm_size(25, 0.95, 0.05, 0.05) == pytest.approx(0.070, abs=5e-4)
+    assert 1 - (1 - _fm_size(50, 0.95, 0.1, 0.05 / 6)) ** 6 == pytest.approx(0.072, abs=5e-4)
+    assert 1 - (1 - _tango_size(50, 0.95, 0.2, 0.05 / 6)) ** 6 == pytest.approx(0.084, abs=5e-4)
