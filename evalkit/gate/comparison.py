@@ -12,10 +12,12 @@ Runs are compared like with like. When every run pairs up by scenario, run index
 pairs counted on both sides are kept (an infra error on one side drops its pair) and the test is
 McNemar's. Otherwise a pooled cell keeps, per scenario, the same number of counted runs on both
 sides (the first by index), so infra errors cannot change a pooled cell's mix of scenarios; the test
-is Boschloo's (or Fisher's). Boschloo's p of one table is exact up to 1,000 runs a side; above, it
-is Fisher's mid-p and the cell's test is named "mid-p (Boschloo approximated)". A cell that cannot
-be compared is not judged, and said so (`evalkit.gate.accounting`). Differences are shown with a 1 −
-2α Newcombe interval: the two-sided interval that matches a one-sided test at α.
+is Boschloo's (or Fisher's); with a margin, Chan's exact test (unpaired) or the exact test on
+Tango's statistic (paired). The cell's test comes from the registry (`evalkit.stats.gate_tests.
+select`): exact up to 1,000 runs a side, and above, the exact test and its score test together. A
+cell that cannot be compared is not judged, and said so (`evalkit.gate.accounting`). Differences are
+shown with the 1 − 2α interval that inverts the cell's own test (paired for paired cells), so it
+agrees with the verdict.
 
 A cell fails when its rate dropped (one-sided exact test, Holm across all compared cells, at α) or
 when it is significantly under its floor (`floor`, or per-cell `floors`): a one-sided exact binomial
