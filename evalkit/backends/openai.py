@@ -97,6 +97,7 @@ class OpenAIBackend(HttpBackend):
     """An OpenAI-compatible Chat Completions endpoint."""
 
     kind = "openai"
+    key_env = "OPENAI_API_KEY"  # read at the default url (OpenAI's); a local server needs no key
     default_url = DEFAULT_URL
     features = _FEATURES
 
@@ -111,9 +112,12 @@ class OpenAIBackend(HttpBackend):
         except BackendError as exc:
             info["models_error"] = str(exc)
             return info
-        found = [m for m in listing.get("data") or [] if isinstance(m, dict) and m.get("id") == self.model]
+        models = [m for m in listing.get("data") or [] if isinstance(m, dict)]
+        found = [m for m in models if m.get("id") == self.model]
         if found:
             info["served_model"] = {k: found[0][k] for k in ("id", "owned_by", "created") if k in found[0]}
+        for model in found or models[:1]:  # the simulated server lists its profile, whatever `model` says
+            self._note_simulated(info, model)
         return info
 
     def payload(self, request: ChatRequest) -> tuple[dict[str, Any], bool]:

@@ -36,7 +36,7 @@ from evalkit.errors import BackendError, BackendUnusable
 from evalkit.results.secrets import public_url
 
 if TYPE_CHECKING:
-    from evalkit.backends.entry import BackendEntry
+    from evalkit.backends.settings import BackendSettings
 
 __all__ = ["MAX_FAULTS", "Endpoint", "PoolBackend", "run_capacity"]
 
@@ -72,16 +72,19 @@ def _refused(exc: BackendError) -> bool:
 class PoolBackend:
     """One backend entry served by several servers of the same kind and model."""
 
-    def __init__(self, entry: BackendEntry, endpoints: list[Endpoint]):
+    def __init__(self, entry: BackendSettings, endpoints: list[Endpoint]):
         if not endpoints:
             raise ValueError("a pool needs at least one endpoint")
         self.kind = entry.kind
         self.model = entry.model
-        self.simulated = all(e.backend.simulated for e in endpoints)
         self.endpoints = endpoints
         self._default_concurrency = entry.concurrency
         self._ready = asyncio.Condition()
         self._last: OrderedDict[str, Endpoint] = OrderedDict()
+
+    @property
+    def simulated(self) -> bool:  # read after describe(), which may learn it (`evalkit serve sim`)
+        return all(e.backend.simulated for e in self.endpoints)
 
     @property
     def capacity(self) -> int:
@@ -186,6 +189,8 @@ class PoolBackend:
 
 
 def run_capacity(backend: Backend, default: int) -> int:
-    """Runs the runner keeps in flight for an entry: a pool's live capacity, else the entry's concurrency."""
+    """Runs the runner keeps in flight for an entry: a pool's live capacity (or a served chain's
+    number of chains), else the entry's concurrency."""
     inner = getattr(backend, "inner", backend)  # a RecordingBackend wraps the pool
-    return inner.capacity if isinstance(inner, PoolBackend) else default
+    capacity = getattr(inner, "capacity", None)
+    return capacity if isinstance(capacity, int) else default

@@ -121,13 +121,16 @@ class RecordingBackend:
         self.inner = inner
         self.kind = inner.kind
         self.model = inner.model
-        self.simulated = inner.simulated
         self.directory = Path(directory)
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise output_error(self.directory, exc) from exc
         self._provenance_written = False
+
+    @property
+    def simulated(self) -> bool:  # the inner backend's, which its describe() may learn (`evalkit serve sim`)
+        return self.inner.simulated
 
     def supports(self, feature: Feature) -> bool:
         return self.inner.supports(feature)

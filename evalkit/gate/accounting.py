@@ -85,7 +85,7 @@ def config_warning(baseline: Results, candidate: Results, unjudged: Sequence[tup
     if not baseline.headers or not candidate.headers:
         return None
     base, cand = baseline.headers[0], candidate.headers[0]
-    fields = differing_fields(base.config, cand.config) if base.config_hash != cand.config_hash else []
+    fields = differing_fields(dict(base.config), dict(cand.config)) if base.config_hash != cand.config_hash else []
     if not fields:
         return None
     shown = ", ".join(fields[:_NAMED]) + (f" and {len(fields) - _NAMED} more" if len(fields) > _NAMED else "")

@@ -24,7 +24,12 @@ PASS_K = (1, 2, 3, 4, 5)
 
 @dataclass(frozen=True)
 class Cost:
-    """What a cell's counted runs spent: the other side of a deployer's trade-off."""
+    """What a cell's counted runs spent: the other side of a deployer's trade-off.
+
+    A run behind a guard proxy that evalkit served (`RunRecord.served`) costs what the model server
+    served it: its calls, tokens and time, counted in front of the model server, since the proxy's own
+    retries are hidden from evalkit's client. `calls_seen_mean` is what the client saw then.
+    """
 
     latency_mean_s: float
     latency_median_s: float
@@ -32,6 +37,8 @@ class Cost:
     model_calls_mean: float
     wasted_calls_mean: float  # model calls beyond the scenario's ideal path
     tokens_mean: float  # prompt + completion tokens per run
+    calls_seen_mean: float = 0.0  # model calls per run evalkit's client saw
+    served_runs: int = 0  # counted runs whose calls, tokens and latency are the model server's own count
 
 
 @dataclass(frozen=True)
@@ -79,9 +86,11 @@ class Tally:
     failures: Counter[str] = field(default_factory=Counter)  # category → counted runs that were not correct
     per_scenario: dict[str, list[int]] = field(default_factory=dict)  # scenario → [correct, counted]
     latency: list[float] = field(default_factory=list)
-    model_calls: int = 0
+    model_calls: int = 0  # served where the model server counted them, else seen (`Cost`)
     wasted_calls: int = 0
     tokens: int = 0
+    calls_seen: int = 0
+    served_runs: int = 0
     simulated: bool = False
 
     @property
@@ -106,11 +115,23 @@ class Tally:
             scenario = tally.per_scenario.setdefault(r.cell.scenario, [0, 0])
             scenario[0] += r.correct
             scenario[1] += 1
-            tally.latency.append(r.latency_s)
-            tally.model_calls += r.model_calls
-            tally.wasted_calls += r.wasted_calls
-            tally.tokens += r.usage.prompt_tokens + r.usage.completion_tokens
+            tally.add_cost(r)
         return tally
+
+    def add_cost(self, r: RunRecord) -> None:
+        self.calls_seen += r.model_calls
+        served = r.served
+        if served is None:
+            self.latency.append(r.latency_s)
+            self.model_calls += r.model_calls
+            self.wasted_calls += r.wasted_calls
+            self.tokens += r.usage.prompt_tokens + r.usage.completion_tokens
+            return
+        self.served_runs += 1
+        self.latency.append(served.latency_s)
+        self.model_calls += served.calls
+        self.wasted_calls += max(0, served.calls - r.ideal_iterations)
+        self.tokens += served.prompt_tokens + served.completion_tokens
 
     @classmethod
     def total(cls, parts: Sequence[Tally]) -> Tally:
@@ -140,6 +161,8 @@ _SUMMED = (
     "model_calls",
     "wasted_calls",
     "tokens",
+    "calls_seen",
+    "served_runs",
 )
 
 
@@ -155,6 +178,8 @@ def _cost(tally: Tally) -> Cost | None:
         model_calls_mean=tally.model_calls / n,
         wasted_calls_mean=tally.wasted_calls / n,
         tokens_mean=tally.tokens / n,
+        calls_seen_mean=tally.calls_seen / n,
+        served_runs=tally.served_runs,
     )
 
 

@@ -13,6 +13,7 @@ from evalkit.stats.rates import Rate
 __all__ = [
     "bfcl_notes",
     "bfcl_value",
+    "calls_text",
     "cost_text",
     "interval",
     "pct",
@@ -78,9 +79,15 @@ def cost_text(cost: Cost | None) -> str:
         return ""
     return (
         f"; latency median {cost.latency_median_s:.1f}s, p90 {cost.latency_p90_s:.1f}s; "
-        f"{cost.tokens_mean:.0f} tokens, {cost.model_calls_mean:.1f} model calls "
-        f"({cost.wasted_calls_mean:.1f} wasted) per run"
+        f"{cost.tokens_mean:.0f} tokens, {calls_text(cost)} ({cost.wasted_calls_mean:.1f} wasted) per run"
     )
+
+
+def calls_text(cost: Cost) -> str:
+    """Model calls per run: "4.0 model calls served (1.0 seen)" where a model server counted its own."""
+    if not cost.served_runs:
+        return f"{cost.model_calls_mean:.1f} model calls"
+    return f"{cost.model_calls_mean:.1f} model calls served ({cost.calls_seen_mean:.1f} seen)"
 
 
 def pvalue(p: float) -> str:

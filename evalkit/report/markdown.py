@@ -10,18 +10,14 @@ from evalkit.report.cells import CellStats
 from evalkit.report.data import PublishedTable, ReportData
 from evalkit.report.formats import bfcl_notes, bfcl_value, interval, pct, pvalue, signed, table_value
 from evalkit.report.provenance import BackendInfo
+from evalkit.results.escaping import markdown_cell
 
-__all__ = ["cell_text", "escape_cell", "render_markdown"]
+__all__ = ["cell_text", "render_markdown"]
 
 SIMULATED_NOTE = (
     "> **SIMULATED RESULTS.** Some or all runs come from evalkit's simulated backend; they do not "
     "describe any real model. Simulated columns are marked (SIM)."
 )
-
-
-def escape_cell(text: str) -> str:
-    """Make text safe inside a markdown table cell (and inert as inline HTML)."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
 
 
 def cell_text(stats: CellStats | None) -> str:
@@ -40,13 +36,37 @@ def cell_text(stats: CellStats | None) -> str:
 def _matrix(data: ReportData) -> list[str]:
     """Transposed against the HTML matrix (one line per strategy column) so it fits a CI summary."""
     rows = [r for r in data.rows if r.kind != "scenario"]
-    head = ["backend · model · mode", "strategy"] + [escape_cell(r.label) for r in rows]
+    head = ["backend · model · mode", "strategy"] + [markdown_cell(r.label) for r in rows]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for column in data.columns:
-        label = [escape_cell(column.group + (" (SIM)" if column.simulated else "")), escape_cell(column.strategy)]
-        cells = [escape_cell(cell_text(data.cell(row, column))) for row in rows]
+        label = [markdown_cell(column.group + (" (SIM)" if column.simulated else "")), markdown_cell(column.strategy)]
+        cells = [markdown_cell(cell_text(data.cell(row, column))) for row in rows]
         lines.append("| " + " | ".join(label + cells) + " |")
     return lines
+
+
+def _served(data: ReportData) -> list[str]:
+    """Cost per run where a model server behind a guard proxy counted what it served, beside what
+    evalkit's client saw (all scenarios); nothing when no run was counted so."""
+    costs = [(c, s.cost) for c in data.columns if (s := data.cell(data.rows[0], c)) and s.cost]
+    if not any(cost.served_runs for _, cost in costs):
+        return []
+    lines = [
+        "Cost per run behind a guard proxy: model calls seen by evalkit and served by the model server, "
+        "with the served tokens and latency:",
+        "",
+        "| backend · model · mode | strategy | calls seen | calls served | tokens | latency median |",
+        "|---|---|---|---|---|---|",
+    ]
+    for column, cost in costs:
+        if cost.served_runs:
+            group = markdown_cell(column.group + (" (SIM)" if column.simulated else ""))
+            calls = f"{cost.calls_seen_mean:.1f} | {cost.model_calls_mean:.1f}"
+            lines.append(
+                f"| {group} | {markdown_cell(column.strategy)} | {calls} | {cost.tokens_mean:.0f} "
+                f"| {cost.latency_median_s:.2f} s |"
+            )
+    return [*lines, ""]
 
 
 _COMPARED = {"strategy": "strategies", "model": "models"}
@@ -65,8 +85,8 @@ def _comparisons(data: ReportData) -> list[str]:
             "|---|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {_COMPARED[c.kind]} | {escape_cell(c.group)} | {escape_cell(c.scope)} | "
-            f"{escape_cell(c.a)} | {escape_cell(c.b)} | "
+            f"| {_COMPARED[c.kind]} | {markdown_cell(c.group)} | {markdown_cell(c.scope)} | "
+            f"{markdown_cell(c.a)} | {markdown_cell(c.b)} | "
             f"{signed(c.difference.estimate)} | [{signed(c.difference.low)}, {signed(c.difference.high)}] | "
             f"{pvalue(c.p_holm)} |"
             for c in significant
@@ -79,7 +99,7 @@ def _provenance(data: ReportData) -> list[str]:
     lines = [
         "- configs: "
         + ", ".join(
-            escape_cell(
+            markdown_cell(
                 f"{s.config_name} ({s.config_hash}, evalkit {s.evalkit_version}, "
                 f"git {s.git_sha or 'unknown'}, {s.started_at})"
             )
@@ -87,10 +107,10 @@ def _provenance(data: ReportData) -> list[str]:
         )
     ]
     backends = (f"{b.label}: {b.kind} {b.model}" + _sim_mark(b) for b in p.backends)
-    lines.append("- backends: " + ", ".join(escape_cell(b) for b in backends))
+    lines.append("- backends: " + ", ".join(markdown_cell(b) for b in backends))
     lines.append(f"- runs per cell: {', '.join(map(str, p.runs_per_cell))}; seeds: {', '.join(map(str, p.seeds))}")
     if p.stacks:
-        lines.append("- guard stacks: " + "; ".join(escape_cell(f"{label} = {text}") for label, text in p.stacks))
+        lines.append("- guard stacks: " + "; ".join(markdown_cell(f"{label} = {text}") for label, text in p.stacks))
     if data.generated_at:
         lines.append(f"- report generated at {data.generated_at}")
     return lines
@@ -105,20 +125,22 @@ def _sim_mark(b: BackendInfo) -> str:
 
 
 def _fitted_note(data: ReportData) -> list[str]:
-    return [f"> {escape_cell(b.label)}: {escape_cell(b.sim_label)}." for b in data.provenance.backends if b.fitted]
+    return [f"> {markdown_cell(b.label)}: {markdown_cell(b.sim_label)}." for b in data.provenance.backends if b.fitted]
 
 
 def _published(table: PublishedTable) -> list[str]:
     lines = [
-        f"**Published numbers beside measured ones.** Source: {escape_cell(table.source)}. Rows marked "
+        f"**Published numbers beside measured ones.** Source: {markdown_cell(table.source)}. Rows marked "
         f"*published* are typed in from it, not measured here; below each, this report's pooled family cells "
         f"for the same guard stack ({table.metric} rate, interval, x/n).",
         "",
-        "| row | " + " | ".join(escape_cell(f) for f in table.families) + " |",
+        "| row | " + " | ".join(markdown_cell(f) for f in table.families) + " |",
         "|---|" + "---|" * len(table.families),
     ]
     for row in table.rows:
-        label = ("*published* " if row.published else "") + escape_cell(row.label) + (" (SIM)" if row.simulated else "")
+        label = (
+            ("*published* " if row.published else "") + markdown_cell(row.label) + (" (SIM)" if row.simulated else "")
+        )
         lines.append(f"| {label} | " + " | ".join(table_value(v, row.published) for v in row.values) + " |")
     return lines
 
@@ -127,7 +149,7 @@ def _bfcl_score(score: BfclScore) -> list[str]:
     judge = f"bfcl-eval {score.bfcl_version}" if score.bfcl_version else score.bfcl_missing
     lines = [
         f"**BFCL score.** Per BFCL category, each column's accuracy by evalkit's checker and by BFCL's own "
-        f"checker ({escape_cell(judge or '')}) on the same final outputs, like a row of BFCL's leaderboard; the "
+        f"checker ({markdown_cell(judge or '')}) on the same final outputs, like a row of BFCL's leaderboard; the "
         "numbers are on this file's sample of each category, not BFCL's full category. *disagree*: runs the two "
         "checkers judged differently; runs BFCL's checker cannot judge are counted apart.",
         "",
@@ -139,14 +161,14 @@ def _bfcl_score(score: BfclScore) -> list[str]:
         for e in row.entries:
             notes = bfcl_notes(e)
             text = f"{bfcl_value(e, 'evalkit')} / {bfcl_value(e, 'bfcl', score.bfcl_missing)}" if e else "–"
-            cells.append(escape_cell(text + (f"; {notes}" if notes else "")))
-        label = escape_cell(row.label) + (" (SIM)" if row.simulated else "")
+            cells.append(markdown_cell(text + (f"; {notes}" if notes else "")))
+        label = markdown_cell(row.label) + (" (SIM)" if row.simulated else "")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
 
 
 def render_markdown(data: ReportData) -> str:
-    lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
+    lines = [f"# {markdown_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
     if data.simulated:
         lines += [SIMULATED_NOTE, *_fitted_note(data), ""]
     if data.incomplete:
@@ -154,14 +176,14 @@ def render_markdown(data: ReportData) -> str:
             "**Incomplete results**: this file is not a finished run; its findings and comparisons are "
             "provisional (finish it with `evalkit run CONFIG --resume`).",
             "",
-            *[f"- {escape_cell(why)}" for why in data.incomplete],
+            *[f"- {markdown_cell(why)}" for why in data.incomplete],
             "",
         ]
     if data.published is not None:
         lines += [*_published(data.published), ""]
     if data.findings:
         lines += ["**Findings** (best stack per model and family by correct; one-sided Holm tests against it):", ""]
-        lines += [f"- {escape_cell(f.sentence)}" for f in data.findings] + [""]
+        lines += [f"- {markdown_cell(f.sentence)}" for f in data.findings] + [""]
     if data.bfcl_score is not None:
         lines += [*_bfcl_score(data.bfcl_score), ""]
     lines += [*_provenance(data), ""]
@@ -170,7 +192,7 @@ def render_markdown(data: ReportData) -> str:
         f"[{data.confidence:.0%} {data.interval_method} interval], completed rate (c), mean retries (r):",
         "",
     ]
-    lines += [*_matrix(data), "", *_comparisons(data), ""]
+    lines += [*_matrix(data), "", *_served(data), *_comparisons(data), ""]
     if data.power is not None:
         lines += [f"**Power.** {data.power.summary}", ""]
     lines += [_not_counted(data), ""]

@@ -15,6 +15,7 @@ FAILURE_COLOURS: dict[str, str] = {
     "wrong_answer": "#b07aa1",
     "iteration_limit": "#ff9da7",
     "escalated": "#9c755f",
+    "guard_fatal": "#86412f",
     "degenerate_output": "#3b3b3b",
     "infra_error": "#bab0ac",
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from evalkit.report.provenance import fitted_labels
+from evalkit.results.escaping import one_line
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.proportions import wilson
 
@@ -60,6 +61,15 @@ def _stats(runs: list[RunRecord]) -> str:
     return text + (f"  +{infra} infra" if infra else "")
 
 
+def _served(runs: list[RunRecord]) -> str | None:
+    """Model calls per run seen by evalkit against those the model server served (behind a guard proxy)."""
+    served = [r.served.calls for r in runs if r.counted and r.served is not None]
+    if not served:
+        return None
+    seen = sum(r.model_calls for r in runs if r.counted and r.served is not None) / len(served)
+    return f"calls per run: {seen:.1f} seen, {sum(served) / len(served):.1f} served"
+
+
 def _line(label: str, stats: str, label_width: int) -> str:
     if len(label) <= label_width:
         return f"  {label:<{label_width}}  {stats}"
@@ -81,19 +91,25 @@ def summary_table(results: Results, width: int = WIDTH) -> str:
         if run.simulated:
             simulated.add(column)
         groups[(run.cell.family, column)].append(run)
-    labels = {c: c + (" [SIM]" if c in simulated else "") for c in columns}
+    labels = {c: one_line(c) + (" [SIM]" if c in simulated else "") for c in columns}
     stats = {key: _stats(runs) for key, runs in groups.items()}
     stats_width = max((len(v) for v in stats.values()), default=0)
     label_width = min(max((len(v) for v in labels.values()), default=10), width - 4 - stats_width)
     lines = []
     if simulated:
         lines.append("[SIM] marks SIMULATED results (the simulated backend, not a real model)")
-        lines += [f"[SIM] {backend}: {label}" for backend, label in sorted(fitted_labels(results).items())]
+        lines += [one_line(f"[SIM] {backend}: {label}") for backend, label in sorted(fitted_labels(results).items())]
     lines.append("correct x/N [95% Wilson interval]; completed = ended the expected way; r = mean retries")
+    if any(r.served is not None for r in results.runs):
+        lines.append("calls per run: seen by evalkit, and served by the model server behind a guard proxy")
     for family in sorted({family for family, _ in groups}):
         lines.append("")
-        lines.append(family)
-        lines += [_line(labels[c], stats[(family, c)], label_width) for c in columns if (family, c) in groups]
+        lines.append(one_line(family))
+        for c in columns:
+            if (family, c) in groups:
+                lines.append(_line(labels[c], stats[(family, c)], label_width))
+                served = _served(groups[(family, c)])
+                lines += [f"  {'':<{label_width}}  {served}"] if served else []
     infra = sum(r.outcome == "infra_error" for r in results.runs)
     unsupported = sum(r.outcome == "unsupported" for r in results.runs)
     if infra or unsupported:

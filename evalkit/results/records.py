@@ -14,28 +14,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Required
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator, field_validator
+from typing_extensions import TypedDict
 
 from evalkit._model import StrictModel
 from evalkit.chat import Completion, Message, Sampling, ToolMode, Usage
 
 __all__ = [
     "FAILURE_CATEGORIES",
+    "NOT_COUNTED",
     "Cell",
     "CheckItem",
     "Footer",
     "Header",
+    "HeaderBackend",
+    "HeaderConfig",
     "Intervention",
     "ItemKind",
     "ModelCall",
     "Results",
     "RunRecord",
     "Segment",
+    "Served",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: run records may carry `served` (a chain of server phases counted the model's calls)
 
 Outcome = Literal[
     "final_answer",  # the model's answer to the last user turn was accepted
@@ -43,6 +48,7 @@ Outcome = Literal[
     "iteration_limit",  # the scenario's model-call budget ran out
     "escalated",  # a guard handed the run back to a human (Cline's mistake limit)
     "failed",  # a guard ended the run with an explicit failure (retry budget spent)
+    "guard_fatal",  # a guard's error budget ran out and it declared the run lost (Forge's `fatal`)
     "infra_error",  # the backend stayed broken: excluded from rates, counted apart
     "unsupported",  # the backend cannot do what this cell's mode or strategy needs
 ]
@@ -58,9 +64,12 @@ FailureCategory = Literal[
     "degenerate_output",  # the reply is chat-template tokens or a loop of lines (evalkit.judge.degenerate)
     "iteration_limit",
     "escalated",
+    "guard_fatal",
     "infra_error",
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
+# outcomes that are no verdict on the model: never in a rate's denominator (`RunRecord.counted`)
+NOT_COUNTED: frozenset[Outcome] = frozenset({"infra_error", "unsupported"})
 
 
 class _Record(StrictModel):
@@ -140,6 +149,18 @@ class CheckItem(_Record):
     turn: int | None = None  # 0-based turn of a per-turn check; None for the run's own check
 
 
+class Served(_Record):
+    """What the model server behind a chain of server phases served one run, counted between it and
+    the guard proxy in front of it (evalkit/backends/passthrough.py): the model's calls (those answered
+    with an HTTP error among them), their tokens and the time the model server took."""
+
+    calls: int
+    errors: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
 class RunRecord(_Record):
     type: Literal["run"] = "run"
     run_id: str
@@ -166,6 +187,9 @@ class RunRecord(_Record):
     # a hash of the scenario as judged (`evalkit.run.matrix.scenario_hash`); None in files written
     # before records carried it, whose scenario version is unknown
     scenario_hash: str | None = None
+    # the model server's own count, for a backend served through a chain of phases (a guard proxy in
+    # front of the model); None elsewhere, and in files written before records carried it
+    served: Served | None = None
     check: list[CheckItem] = Field(default_factory=list)
     interventions: list[Intervention] = Field(default_factory=list)
     calls: list[ModelCall] = Field(default_factory=list)
@@ -174,13 +198,46 @@ class RunRecord(_Record):
     @property
     def counted(self) -> bool:
         """Whether the run counts in rate denominators (infra errors and unsupported cells do not)."""
-        return self.outcome not in ("infra_error", "unsupported")
+        return self.outcome not in NOT_COUNTED
+
+
+class HeaderBackend(TypedDict, total=False):
+    """A `backends:` entry of a header's config: its label is what the runs' cells name."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    label: Required[str]
+
+
+class HeaderConfig(TypedDict, total=False):
+    """The run config a header records, as the readers of a results file use it (the report's row and
+    column order, the guard stacks `rescore` and `plan --profile` rebuild): those keys are typed, so a
+    hand-edited `modes: null` is an error naming `config.modes`, not a crash where it is read. Every
+    other key is kept as written."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    name: str
+    backends: list[HeaderBackend]
+    modes: list[str]
+    strategies: dict[str, list[Any]]
+    sampling: dict[str, Any] | None
+    scenarios: list[str]
+    allow_state_modules: list[str]
+
+
+def _checked_as_written(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """The config checked as a `HeaderConfig`, and kept as written (its keys in their order), so that a
+    header copied by `merge` or `rescore` reads as the run wrote it."""
+    handler(value)
+    return value
 
 
 class Header(_Record):
     type: Literal["header"] = "header"
-    # 1: every file written so far. A reader refuses a file of a version it does not know rather than
-    # misread it; a version that changes the records adds its migration here.
+    # 1: files written before run records could carry `served`; 2: since. A reader refuses a file of a
+    # version it does not know rather than misread it; a version that changes the records adds its
+    # migration here (1 to 2 needs none: `served` is None).
     schema_version: int = SCHEMA_VERSION
 
     @field_validator("schema_version")
@@ -195,11 +252,14 @@ class Header(_Record):
     started_at: str
     config_name: str
     config_hash: str
-    config: dict[str, Any]
+    config: Annotated[HeaderConfig, WrapValidator(_checked_as_written)]
     seed: int
     runs_per_cell: int
     simulated: bool
     backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # the package behind a guard that runs someone else's code, by strategy name (forge: forge-guardrails'
+    # version, and its wheel's sha256 and origin when scripts/install-forge.sh installed it)
+    guards: dict[str, dict[str, Any]] = Field(default_factory=dict)
     resumed: bool = False
     rescored: dict[str, Any] | None = None  # set by `evalkit rescore`: when, evalkit version, git sha
     shard: str | None = None  # "i/n" when the run covered one shard of the plan (`run --shard`)
@@ -293,5 +353,9 @@ def _flat_row(run: RunRecord) -> dict[str, Any]:
     row.update({k: getattr(run, k) for k in keep})
     row["prompt_tokens"] = run.usage.prompt_tokens
     row["completion_tokens"] = run.usage.completion_tokens
+    served = run.served  # the model server's own count behind a guard proxy; None elsewhere
+    row["served_calls"] = served.calls if served else None
+    row["served_tokens"] = served.prompt_tokens + served.completion_tokens if served else None
+    row["served_latency_s"] = served.latency_s if served else None
     row["counted"] = run.counted
     return row

@@ -23,6 +23,7 @@ OPERATIONAL = {
     "backend": {"concurrency", "timeout_s", "retry"},
     "serve": {"startup_timeout_s"},
     "endpoint": {"concurrency"},
+    "phase": {"timeout_s", "port"},  # a serve phase's; its llama_server's startup_timeout_s too
 }
 
 
@@ -42,8 +43,19 @@ def _backend(entry: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in entry.items() if k not in OPERATIONAL["backend"]}
     if isinstance(out.get("serve"), dict):
         out["serve"] = {k: v for k, v in out["serve"].items() if k not in OPERATIONAL["serve"]}
+        if isinstance(out["serve"].get("phases"), list):
+            out["serve"]["phases"] = [_phase(p) for p in out["serve"]["phases"]]
     if isinstance(out.get("endpoints"), list):
         out["endpoints"] = [{k: v for k, v in e.items() if k not in OPERATIONAL["endpoint"]} for e in out["endpoints"]]
+    return out
+
+
+def _phase(phase: Any) -> Any:
+    if not isinstance(phase, dict):
+        return phase
+    out = {k: v for k, v in phase.items() if k not in OPERATIONAL["phase"]}
+    if isinstance(out.get("llama_server"), dict):
+        out["llama_server"] = {k: v for k, v in out["llama_server"].items() if k not in OPERATIONAL["serve"]}
     return out
 
 

@@ -84,6 +84,8 @@ class _Run:
             mode=mode,
             supports=backend.supports,
             mutating_tools=frozenset(t.name for t in scenario.tools if t.mutating),
+            terminal_tool=scenario.terminal_tool,
+            required_tools=tuple(c.name for c in scenario.check.calls.required) if scenario.check.calls else (),
         )
         self.rng = random.Random(seed)  # backoff jitter only
         self.turn = 0
@@ -144,24 +146,49 @@ class _Run:
             self.intervene(name, "retry", decision.reason)
         elif isinstance(decision, Stop):
             self.intervene(name, "stop", decision.reason)
-        elif isinstance(decision, (Execute, Accept)) and decision.note:
-            self.intervene(name, "strip" if isinstance(decision, Execute) else "accept", decision.note)
+        elif isinstance(decision, Execute) and decision.note:
+            self.intervene(name, "rescue" if decision.rescued else "strip", decision.note)
+        elif isinstance(decision, Accept) and decision.note:
+            self.intervene(name, "accept", decision.note)
+
+    def with_ids(self, calls: list[ToolCall]) -> list[ToolCall]:
+        index = len(self.state.calls)
+        return [c if c.id else c.model_copy(update={"id": f"call_{index}_{i}"}) for i, c in enumerate(calls)]
 
     def execute(self, reply: Completion, calls: list[ToolCall]) -> bool:
         """Run the calls; True when the terminal tool was reached."""
-        index = len(self.state.calls)
-        calls = [c if c.id else c.model_copy(update={"id": f"call_{index}_{i}"}) for i, c in enumerate(calls)]
+        calls = self.with_ids(calls)
         self.view.messages.append(Message(role="assistant", content=reply.text, tool_calls=calls, origin="model"))
         terminal = False
+        batch = []
         for call in calls:
             done = dataclasses.replace(execute_call(self.scenario, call, self.mocks), turn=self.turn)
-            self.view.executed.append(done)
+            batch.append(done)
             self.view.messages.append(
                 Message(role="tool", content=result_text(done), tool_call_id=call.id, name=call.name, origin="mock")
             )
             valid = done.known_tool and not call.malformed
             terminal = terminal or (valid and call.name == self.scenario.terminal_tool)
+        self.view.executed.extend(batch)
+        for strategy in self.strategies:
+            after_execute = getattr(strategy, "after_execute", None)  # optional: plugins may lack it
+            if after_execute is not None:
+                after_execute(batch, self.view)
         return terminal
+
+    def reject(self, reply: Completion, decision: Retry) -> None:
+        """Append the rejected reply and the correction, on the channel the decision names."""
+        if decision.role == "tool" and reply.tool_calls:
+            calls = self.with_ids(reply.tool_calls)
+            self.view.messages.append(Message(role="assistant", content=reply.text, tool_calls=calls, origin="model"))
+            for call in calls:
+                self.view.messages.append(
+                    Message(role="tool", content=decision.message, tool_call_id=call.id, name=call.name, origin="guard")
+                )
+            return
+        shown = reply.text or _calls_as_text(reply.tool_calls)
+        self.view.messages.append(Message(role="assistant", content=shown, origin="model"))
+        self.view.messages.append(Message(role="user", content=decision.message, origin="guard"))
 
     def apply(self, reply: Completion, decision: Decision) -> str:
         """Carry out a decision; returns 'next' (call again), 'turn_done' or 'run_done'."""
@@ -177,9 +204,7 @@ class _Run:
             return "turn_done"
         if isinstance(decision, Retry):
             self.state.retries += 1
-            shown = reply.text or _calls_as_text(reply.tool_calls)
-            self.view.messages.append(Message(role="assistant", content=shown, origin="model"))
-            self.view.messages.append(Message(role="user", content=decision.message, origin="guard"))
+            self.reject(reply, decision)
             return "next"
         assert isinstance(decision, Stop)
         self.state.outcome = decision.outcome

@@ -143,7 +143,7 @@ def _anchored(delta: float, margin: float, rejected: bool, *, below: bool) -> fl
 
 def _score_region(test: GateTest, n_base: int, n_cand: int, margin: float, alpha: float) -> Region:
     order: Order = "tango" if test.paired else "fm"
-    return ordering_region(order, n_base, n_cand, margin, float(special.ndtri(1 - alpha)))
+    return ordering_region(order, n_base, n_cand, margin, -float(special.ndtri(alpha)))
 
 
 @lru_cache(maxsize=256)
@@ -165,7 +165,7 @@ def _within_region(test: GateTest, n_base: int, n_cand: int, margin: float, alph
     if not test.large:
         return exact
     order: Order = "tango" if test.paired else "fm"
-    return exact.intersect(ordering_region(order, n_cand, n_base, -margin, float(special.ndtri(1 - alpha))))  # type: ignore[arg-type]
+    return exact.intersect(ordering_region(order, n_cand, n_base, -margin, -float(special.ndtri(alpha))))  # type: ignore[arg-type]
 
 
 REGISTRY: dict[GateKind, GateTest] = {

@@ -1,5 +1,5 @@
-"""A rate: x of n runs, with a confidence interval for the proportion. The report's cells and the
-gate's verdicts both carry one, so it lives here, below both (the gate does not import the report)."""
+"""A rate as the report and the gate show it: x of n runs, with a confidence interval for the
+proportion. It sits with the statistics, not the report, so that the gate reads it from here."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ class Rate:
 
 
 def rate(x: int, n: int, confidence: float = 0.95, method: IntervalMethod = "wilson") -> Rate | None:
+    """x of n with its interval (Wilson's by default); None for no runs."""
     if n == 0:
         return None
     interval = proportion_interval(x, n, confidence, method)

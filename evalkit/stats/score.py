@@ -93,7 +93,7 @@ def score_interval(paired: bool, x1: int, n1: int, x2: int, n2: int, alpha: floa
     Miettinen–Nurminen interval without its N/(N − 1); paired, n1 pairs of which x1 won by side 1
     and x2 by side 2: Tango's interval): the margins δ whose one-sided score test in either direction
     does not reject at α. The statistic falls as δ rises, so each end is a bisection over δ."""
-    critical = float(special.ndtri(1 - alpha))
+    critical = -float(special.ndtri(alpha))
 
     def z(delta: float) -> float:
         return float(tango_z(x1, x2, n1, delta) if paired else fm_z(x1, n1, x2, n2, delta))

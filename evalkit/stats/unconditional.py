@@ -221,7 +221,7 @@ def rejection_region(order: Order, n1: int, n2: int, delta: float, alpha: float)
     ordering = _Ordering(order, n1, n2, delta if order in ("fm", "tango") else 0.0)
     start = _CRITICAL.get((order, round(delta, 12), alpha))  # the last critical value, for another size
     if start is None:
-        start = -math.log(alpha) if order in ("fisher", "mcnemar") else float(special.ndtri(1 - alpha))
+        start = -math.log(alpha) if order in ("fisher", "mcnemar") else -float(special.ndtri(alpha))
     low, high = start - 0.05, start + 0.05
 
     def size(z: float) -> float:

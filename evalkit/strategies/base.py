@@ -7,7 +7,9 @@ reply (rescued calls, say) and lets the rest of the stack judge the new one. A r
 claims is taken at face value: tool calls are executed, text is accepted as the answer (that is
 `trust_text`).
 
-Strategy instances are built fresh for every run, so they may keep per-run counters on `self`.
+Strategy instances are built fresh for every run, so they may keep per-run counters on `self`. A
+strategy that keeps track of what ran (Forge's `Guardrails.record`) may define `after_execute`, which
+the loop calls with each batch of executed calls; it is optional, so plugins need not define it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ class Execute:
 
     calls: list[ToolCall]
     note: str | None = None  # set when a guard changed what the model did (a rescue, a strip)
+    rescued: bool = False  # the calls were read out of the reply's text: recorded as a rescue, not a strip
 
 
 @dataclass(frozen=True)
@@ -40,10 +43,16 @@ class Accept:
 
 @dataclass(frozen=True)
 class Retry:
-    """Reject the reply: append it, then a corrective user `message`, and call again."""
+    """Reject the reply: append it, then the corrective `message`, and call again.
+
+    `role` is the channel of the correction: `user`, a user message after the reply (as text); `tool`,
+    the reply's calls as made, each answered by a tool result that carries `message` (Forge's channel
+    for a call of an unknown tool or with malformed arguments; a reply without calls falls back to `user`).
+    """
 
     message: str
     reason: str
+    role: Literal["user", "tool"] = "user"
 
 
 @dataclass(frozen=True)
@@ -59,9 +68,10 @@ class Rewrite:
 
 @dataclass(frozen=True)
 class Stop:
-    """End the run now: `escalated` (handed back to a human) or `failed` (an explicit failure)."""
+    """End the run now: `escalated` (handed back to a human), `failed` (an explicit failure) or
+    `guard_fatal` (the guard's error budget ran out and it declared the run lost: Forge's `fatal`)."""
 
-    outcome: Literal["escalated", "failed"]
+    outcome: Literal["escalated", "failed", "guard_fatal"]
     reason: str
 
 
@@ -82,6 +92,10 @@ class TurnView:
     # the tools of the request as the whole stack prepared it (scenario tools plus e.g. `respond`);
     # set by the loop before each call, so `judge` knows what was really offered
     offered: list[ToolSpec] = field(default_factory=list)
+    # what the agent's author would declare of the workflow (Forge's `terminal_tool`, `required_steps`):
+    # the scenario's terminal tool and the tools its check requires, in the check's order
+    terminal_tool: str | None = None
+    required_tools: tuple[str, ...] = ()
 
     @property
     def user_message(self) -> str:
@@ -125,3 +139,6 @@ class BaseStrategy:
 
     def judge(self, reply: Completion, view: TurnView) -> Decision | None:
         return None
+
+    def after_execute(self, executed: list[ExecutedCall], view: TurnView) -> None:
+        """Called after each batch of calls ran against the mocks (optional in the protocol)."""

@@ -7,7 +7,10 @@ import gc
 import json
 import random
 import re
+import subprocess
+import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -218,8 +221,46 @@ def test_broken_json_anywhere_in_a_run_line_is_an_error(tmp_path: Path) -> None:
         scan_results([path])
 
 
-def test_rows_held_hides_what_is_alive_from_the_collector_until_the_command_ends() -> None:
-    before = gc.get_freeze_count()
-    with rows_held():
-        assert gc.get_freeze_count() > before
-    assert gc.get_freeze_count() == before  # a caller in the same process keeps its collector
+def _full_passes(work: Callable[[], None]) -> int:
+    """How many passes of the cyclic collector over its oldest generation `work` sets off."""
+    passes: list[int] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and info["generation"] == 2:
+            passes.append(1)
+
+    gc.callbacks.append(seen)
+    try:
+        work()
+    finally:
+        gc.callbacks.remove(seen)
+    return len(passes)
+
+
+def _keep_containers(kept: list[object]) -> None:
+    kept.extend([i] for i in range(50_000))  # long-lived containers: what sets off full passes
+
+
+def test_rows_held_keeps_the_full_passes_off_while_the_command_works() -> None:
+    thresholds = gc.get_threshold()
+    gc.set_threshold(100, 2, 2)  # a caller's eager collector: full passes come often
+    try:
+        assert _full_passes(lambda: _keep_containers([])) > 0  # the measure can see them
+        with rows_held():
+            assert _full_passes(lambda: _keep_containers([])) == 0
+        assert gc.get_threshold() == (100, 2, 2)  # the caller's collector is back
+    finally:
+        gc.set_threshold(*thresholds)
+
+
+def test_rows_held_leaves_what_the_caller_froze_frozen() -> None:
+    # a caller that froze its own objects; CPython 3.12 is one: it starts with the immortal tuples of
+    # its static types in the permanent generation. A child process, so this one's collector is untouched.
+    code = (
+        "import gc; from evalkit.results.scan import rows_held\n"
+        "gc.freeze(); before = gc.get_freeze_count()\n"
+        "with rows_held(): pass\n"
+        "assert gc.get_freeze_count() == before > 0, (gc.get_freeze_count(), before)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -26,7 +26,8 @@ __all__ = ["Executor", "Phase"]
 class Phase(Protocol):
     """Backends opened for a phase: whether any is simulated, their provenance, and the runs."""
 
-    simulated: bool
+    @property
+    def simulated(self) -> bool: ...  # final once describe() has run
 
     async def describe(self) -> dict[str, dict[str, Any]]: ...
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -26,6 +27,9 @@ from evalkit.errors import BackendError
 from evalkit.results.records import RunRecord
 from evalkit.run.config import RunConfig
 from evalkit.run.matrix import PlannedRun, execute_run
+
+if TYPE_CHECKING:
+    from evalkit.backends.chain import ChainBackend
 
 __all__ = ["LocalExecutor", "LocalPhase", "OpenBackends"]
 
@@ -41,24 +45,31 @@ async def _describe(backend: Backend) -> dict[str, Any]:
 
 class OpenBackends:
     """One backend per config entry (and an httpx client where it speaks HTTP), optionally recording
-    every call. An entry with `serve:` gets its own llama-server(s), started here, stopped by `aclose`."""
+    every call. An entry with `serve:` gets its own llama-server(s), or with `serve.phases` its chains
+    of server phases (`evalkit.backends.chain`), started here, stopped by `aclose`."""
 
     def __init__(self) -> None:
         self.clients: dict[str, httpx.AsyncClient] = {}
         self.backends: dict[str, Backend] = {}
         self.servers: dict[str, list[LlamaServer]] = {}
+        self.chains: dict[str, ChainBackend] = {}
 
     @classmethod
     async def open(cls, config: RunConfig, entries: list[BackendEntry], record_dir: Path | None) -> OpenBackends:
         pool = cls()
         try:
             for entry in entries:
-                if entry.serve is not None:
+                if entry.serve is not None and entry.serve.phases is None:
                     entry = pool._serve(config, entry)
                 client = None
                 if needs_http_client(entry.kind):  # the simulated and replay backends never use one
                     client = pool.clients[entry.label] = http_client(entry)
-                backend = create_backend(entry, client)
+                backend: Backend
+                if entry.serve is not None and entry.serve.phases is not None:
+                    assert client is not None  # BackendEntry refuses phases for sim and replay
+                    backend = await pool._chains(config, entry, client)
+                else:
+                    backend = create_backend(entry, client)
                 if record_dir is not None:
                     from evalkit.backends.recording import RecordingBackend
 
@@ -82,8 +93,20 @@ class OpenBackends:
         urls = [server.url for server in servers]  # several: one pool (backends/pool.py)
         return entry.model_copy(update={"url": urls[0]} if len(urls) == 1 else {"urls": urls})
 
+    async def _chains(self, config: RunConfig, entry: BackendEntry, client: httpx.AsyncClient) -> ChainBackend:
+        from evalkit.backends.chain import ChainBackend, ServedChains  # aiohttp: served chains only
+
+        base_dir = Path(config.base_dir or ".")
+        config_file = str(Path(config.source).resolve()) if config.source else ""
+        served = ServedChains(entry, base_dir, config_file, chains=entry.concurrency)
+        await served.start()  # in this thread, as `_serve`: the parent-death signal follows it
+        chain = self.chains[entry.label] = ChainBackend.build(entry, served, client, create_backend)
+        return chain
+
     async def describe(self) -> dict[str, dict[str, Any]]:
         provenance = {label: await _describe(b) for label, b in self.backends.items()}
+        for label, chain in self.chains.items():
+            provenance[label]["started_by_evalkit"] = await chain.served.provenance()
         for label, servers in self.servers.items():
             started = [await asyncio.to_thread(server.provenance) for server in servers]
             provenance[label]["started_by_evalkit"] = started[0] if len(started) == 1 else started
@@ -97,6 +120,8 @@ class OpenBackends:
         for servers in self.servers.values():
             for server in servers:
                 await asyncio.to_thread(server.stop)
+        for chain in self.chains.values():
+            await chain.served.stop()
 
 
 class LocalPhase:
@@ -106,7 +131,10 @@ class LocalPhase:
         self.config = config
         self.entries = entries
         self.pool = pool
-        self.simulated = any(b.simulated for b in pool.backends.values())
+
+    @property
+    def simulated(self) -> bool:  # after describe(): an HTTP backend may learn it is `evalkit serve sim`
+        return any(b.simulated for b in self.pool.backends.values())
 
     async def describe(self) -> dict[str, dict[str, Any]]:
         return await self.pool.describe()
@@ -120,15 +148,17 @@ class LocalPhase:
         capacity = self.capacity()
         queue: asyncio.Queue[object] = asyncio.Queue(maxsize=max(1, sum(capacity.values())))
 
-        async def work(specs: Iterator[PlannedRun], backend: Backend) -> None:
+        async def work(specs: Iterator[PlannedRun], backend: Backend, chain: ChainBackend | None, slot: int) -> None:
             for spec in specs:  # shared by the entry's workers: each run is taken once
-                await queue.put(await execute_run(spec, backend, self.config))
+                run = functools.partial(execute_run, spec, backend, self.config)
+                # a served chain per worker: the run's served calls are that chain's count over the run
+                await queue.put(await (chain.measured(slot, spec.run_id, run) if chain else run()))
                 await asyncio.sleep(0)  # a simulated run never waits: let signals and other workers in
 
         workers = [
-            asyncio.ensure_future(work(specs, self.pool.backends[label]))
+            asyncio.ensure_future(work(specs, self.pool.backends[label], self.pool.chains.get(label), slot))
             for label, specs in pending.items()
-            for _ in range(max(1, capacity.get(label, 1)))
+            for slot in range(max(1, capacity.get(label, 1)))
         ]
 
         async def finish() -> None:

@@ -1,0 +1,181 @@
+"""`evalkit serve sim`: the simulated backend served over HTTP, as OpenAI's and Anthropic's APIs.
+
+    GET  /health               {"status": "ok", "simulated": true, "label": "SIMULATED", "profile": {...}}
+    GET  /v1/models            the profile as the one model (`"simulated": true` on it)
+    GET  /props                llama-server's description, enough for `kind: llama-server` and guard proxies
+    POST /v1/chat/completions  OpenAI's chat completions (tools, tool_choice, response_format, grammar)
+    POST /v1/messages          Anthropic's Messages API (tools, tool_choice)
+
+Each request is answered by `SimulatedBackend.complete` with the call context that
+`evalkit.backends.sim_wire` reads from the conversation, so an external harness or a guard proxy in
+front of it meets the same simulated model as evalkit's runs in process, offline and fast. Every
+answer carries the header `X-Evalkit-Simulated` (the profile's label), and `/health`, `/v1/models` and
+`/props` say `"simulated": true`, so whatever reads results through it can label them SIMULATED.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from aiohttp import web
+
+from evalkit.backends.entry import BackendEntry
+from evalkit.backends.sim import SimulatedBackend
+from evalkit.backends.sim_wire import KnownScenario, ScenarioIndex, SimCall, anthropic_call, openai_call
+from evalkit.chat import Completion, ToolCall
+
+__all__ = ["SIMULATED_HEADER", "SimServer"]
+
+SIMULATED_HEADER = "X-Evalkit-Simulated"
+SCENARIO_HEADER = "X-Evalkit-Scenario"
+_STOP_REASON = {"tool_calls": "tool_use", "length": "max_tokens"}
+Reader = Callable[[dict[str, Any], dict[str, str], ScenarioIndex], SimCall]
+
+
+def _arguments(call: ToolCall) -> str:
+    # a malformed call goes out as the model wrote it, as an OpenAI-compatible server sends it
+    return call.raw_arguments or "" if call.arguments is None else json.dumps(call.arguments)
+
+
+def openai_reply(completion: Completion, model: str, call_id: str) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": completion.text or None}
+    if completion.tool_calls:
+        message["tool_calls"] = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _arguments(c)}}
+            for c in completion.tool_calls
+        ]
+    usage = completion.usage
+    return {
+        "id": f"chatcmpl-{call_id}",
+        "object": "chat.completion",
+        "model": model,
+        "system_fingerprint": "evalkit-sim",
+        "choices": [{"index": 0, "message": message, "finish_reason": completion.finish_reason}],
+        "usage": {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+        },
+    }
+
+
+def anthropic_reply(completion: Completion, model: str, call_id: str) -> dict[str, Any]:
+    content: list[dict[str, Any]] = [{"type": "text", "text": completion.text}] if completion.text else []
+    # `input` must be an object in this protocol: a call whose arguments never parsed goes out empty
+    content += [
+        {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments or {}} for c in completion.tool_calls
+    ]
+    return {
+        "id": f"msg_{call_id}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": _STOP_REASON.get(completion.finish_reason, "end_turn"),
+        "stop_sequence": None,
+        "usage": {"input_tokens": completion.usage.prompt_tokens, "output_tokens": completion.usage.completion_tokens},
+    }
+
+
+class SimServer:
+    """The aiohttp application around one simulated profile and the scenarios it knows."""
+
+    def __init__(self, profile: str, scenarios: Sequence[KnownScenario] = ()):
+        self.profile = profile
+        self.backend = SimulatedBackend(entry=BackendEntry(label="sim", kind="sim", model=profile))
+        self.label = self.backend.profile.label()
+        self.index = ScenarioIndex(scenarios)
+        self.requests = 0
+        self._unknown: set[str] = set()
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._label_every_answer], client_max_size=64 * 1024 * 1024)
+        app.router.add_get("/health", self._health)
+        app.router.add_get("/v1/health", self._health)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/models", self._models)
+        app.router.add_get("/props", self._props)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_post("/chat/completions", self._chat)
+        app.router.add_post("/v1/messages", self._messages)
+        return app
+
+    @web.middleware
+    async def _label_every_answer(
+        self, request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+    ) -> web.StreamResponse:
+        try:
+            response = await handler(request)
+        except web.HTTPException as exc:
+            exc.headers[SIMULATED_HEADER] = self.label
+            raise
+        response.headers[SIMULATED_HEADER] = self.label
+        return response
+
+    def description(self) -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "simulated": True,
+            "label": self.label,
+            "model": self.profile,
+            "scenarios": len(self.index),
+            "profile": self.backend.profile.model_dump(exclude_none=True),
+        }
+
+    async def _health(self, request: web.Request) -> web.Response:
+        return web.json_response(self.description())
+
+    async def _models(self, request: web.Request) -> web.Response:
+        model = {"id": self.profile, "object": "model", "owned_by": "evalkit-sim", "simulated": True}
+        return web.json_response({"object": "list", "data": [{**model, "label": self.label}]})
+
+    async def _props(self, request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "simulated": True,
+                "label": self.label,
+                "model_alias": self.profile,
+                "total_slots": 64,
+                "chat_template_caps": {"supports_tools": True},
+                "default_generation_settings": {"n_ctx": 1 << 20},
+            }
+        )
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        return await self._answer(request, openai_call, openai_reply)
+
+    async def _messages(self, request: web.Request) -> web.Response:
+        return await self._answer(request, anthropic_call, anthropic_reply)
+
+    async def _answer(
+        self, request: web.Request, read: Reader, write: Callable[[Completion, str, str], dict[str, Any]]
+    ) -> web.Response:
+        try:
+            body = await request.json()
+        except ValueError as exc:
+            return _error(400, f"the body is not JSON: {exc}")
+        if not isinstance(body, dict):
+            return _error(400, "the body is not a JSON object")
+        if body.get("stream"):
+            return _error(400, "streaming is not supported by evalkit's simulated server: send stream=false")
+        call = read(body, {k.lower(): v for k, v in request.headers.items()}, self.index)
+        self.requests += 1
+        if call.scenario is None and len(self.index):
+            self._warn_unknown(call)
+        completion = await self.backend.complete(call.request, call.context)
+        model = body.get("model") if isinstance(body.get("model"), str) else self.profile
+        reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}")
+        return web.json_response(reply, headers={SCENARIO_HEADER: call.scenario or "unknown"})
+
+    def _warn_unknown(self, call: SimCall) -> None:
+        first = next((m.content for m in call.request.messages if m.role == "user"), "")
+        if first not in self._unknown:
+            self._unknown.add(first)
+            print(f"evalkit serve sim: no known scenario opens with {first[:60]!r}: answering as chat", file=sys.stderr)
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": {"message": message, "type": "invalid_request_error"}}, status=status)

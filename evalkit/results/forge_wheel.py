@@ -1,0 +1,69 @@
+"""Which Forge (PyPI `forge-guardrails`) a run used: the record `scripts/install-forge.sh` writes.
+
+Each venv the script makes, `.forge/<version>/`, holds `forge-wheel.json`:
+
+    {"package": "forge-guardrails", "version": "0.10.0",
+     "wheel": "forge_guardrails-0.10.0-py3-none-any.whl", "sha256": "<64 hex digits>",
+     "url": "https://files.pythonhosted.org/.../forge_guardrails-0.10.0-py3-none-any.whl",
+     "requires_python": ">=3.12", "python": "3.12.1"}
+
+`sha256` is the wheel's, as downloaded into `.forge/wheels/` and installed from there; `url` is where
+pip found it (null when it came from a local folder: no path of the machine is kept). A results header
+names the version and the hash through `provenance()` (docs/guards.md, "Forge").
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, dataclass
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from evalkit.errors import ConfigError
+
+__all__ = ["PACKAGE", "WHEEL_RECORD", "ForgeWheel", "installed_forge", "read_wheel_record"]
+
+PACKAGE = "forge-guardrails"
+WHEEL_RECORD = "forge-wheel.json"
+
+
+@dataclass(frozen=True)
+class ForgeWheel:
+    package: str
+    version: str
+    wheel: str
+    sha256: str
+    url: str | None
+    requires_python: str | None
+    python: str
+
+    def provenance(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def read_wheel_record(venv: str | Path) -> ForgeWheel | None:
+    """The record in `venv` (a `.forge/<version>/` folder), or None when it has none."""
+    path = Path(venv) / WHEEL_RECORD
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        return ForgeWheel(**{name: data[name] for name in ForgeWheel.__dataclass_fields__})
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ConfigError(f"{path}: not a forge-wheel record ({type(exc).__name__}: {exc})") from exc
+
+
+def installed_forge() -> dict[str, Any]:
+    """What this interpreter runs: forge-guardrails' version and, in a venv that install-forge.sh made
+    for that version, the wheel's sha256 and origin. Empty when forge-guardrails is not installed."""
+    try:
+        installed = version(PACKAGE)
+    except PackageNotFoundError:
+        return {}
+    record = read_wheel_record(sys.prefix)
+    if record is not None and record.version == installed:
+        return record.provenance()
+    python = ".".join(map(str, sys.version_info[:3]))
+    return {"package": PACKAGE, "version": installed, "sha256": None, "python": python}

@@ -1,0 +1,40 @@
+"""`evalkit serve sim`'s application on a loopback port in a background thread, for tests in this process."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from aiohttp import web
+
+from evalkit.backends.sim_server import SimServer
+
+__all__ = ["sim_http"]
+
+
+@contextmanager
+def sim_http(server: SimServer) -> Iterator[str]:
+    """The server's root URL (`http://127.0.0.1:PORT`) while the block runs."""
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(server.app(), access_log=None)
+    started = threading.Event()
+    stop = asyncio.Event()
+
+    async def serve() -> None:
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        started.set()
+        await stop.wait()
+        await runner.cleanup()
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    started.wait(10)
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(10)
+        loop.close()
