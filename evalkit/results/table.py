@@ -63,6 +63,7 @@ class RunTable(Sequence[RunRecord]):
         self._times = array("d")
         self._refs = array("i")  # sampling, prepare choices
         self._ids: dict[int, str] = {}  # row → run id, where it is not the writer's own
+        self._served: dict[int, Any] = {}  # row → `Served`, for the runs behind a chain of server phases
         self._rows = 0
 
     # --- building ------------------------------------------------------------------------------
@@ -94,6 +95,8 @@ class RunTable(Sequence[RunRecord]):
         self._refs.append(self._choices(run.interventions))
         if run.run_id != _writers_id(cell, run.index):
             self._ids[self._rows] = run.run_id
+        if run.served is not None:
+            self._served[self._rows] = run.served
         self._rows += 1
 
     def _choices(self, interventions: list[Intervention]) -> int:
@@ -141,6 +144,7 @@ class RunTable(Sequence[RunRecord]):
         self._tokens, self._times, self._refs = (_select(a, rows, 2) for a in (self._tokens, self._times, self._refs))
         moved = {old: new for new, old in enumerate(rows)}
         self._ids = {moved[row]: run_id for row, run_id in self._ids.items() if row in moved}
+        self._served = {moved[row]: served for row, served in self._served.items() if row in moved}
         self._rows = len(rows)
 
     # --- reading -------------------------------------------------------------------------------
@@ -233,6 +237,7 @@ class RunRow:
     wasted_calls = property(lambda self: self._t._counters[self._i * 6 + 5])
     latency_s = property(lambda self: self._t._times[self._i * 2])
     wall_s = property(lambda self: self._t._times[self._i * 2 + 1])
+    served = property(lambda self: self._t._served.get(self._i))
     calls = property(lambda self: _EMPTY)
     messages = property(lambda self: _EMPTY)
     check = property(lambda self: _EMPTY)
