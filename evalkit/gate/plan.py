@@ -96,7 +96,7 @@ def _normal_runs(p_base: float, p_cand: float, margin: float, alpha: float) -> i
     """A first guess: the normal approximation's runs per side for the drop beyond the margin."""
     variance = max(p_base * (1 - p_base) + p_cand * (1 - p_cand), 0.02)
     beyond = max(p_base - p_cand - margin, 1e-3)
-    z = float(special.ndtri(1 - alpha)) + float(special.ndtri(POWER))
+    z = -float(special.ndtri(alpha)) + float(special.ndtri(POWER))
     return max(2, math.ceil(z * z * variance / beyond**2))
 
 
@@ -104,7 +104,7 @@ def _score_power(n: int, p_base: float, p_cand: float, margin: float, alpha: flo
     """The power of the score test the exact test orders its tables by, at its normal critical value:
     no supremum to take, so cheap, and close to the exact power (a guess for where to look)."""
     order: Order = "tango" if paired else "fm"
-    region = ordering_region(order, n, n, margin, float(special.ndtri(1 - alpha)))
+    region = ordering_region(order, n, n, margin, -float(special.ndtri(alpha)))
     if isinstance(region, PairStaircase):
         return float(region.probability(p_base * (1 - p_cand), (1 - p_base) * p_cand)[0])
     return float(region.probability(p_base, p_cand)[0])
