@@ -83,7 +83,9 @@ def test_an_option_out_of_range_is_one_line_exit_2_before_anything_is_read(
     assert main(argv) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1, captured.err
-    assert captured.err.startswith(f"evalkit {' '.join(argv[:2] if argv[0] in ('sim', 'serve') else argv[:1])}: error: {says}")
+    assert captured.err.startswith(
+        f"evalkit {' '.join(argv[:2] if argv[0] in ('sim', 'serve') else argv[:1])}: error: {says}"
+    )
     assert list(tmp_path.iterdir()) == []
 
 
