@@ -1,5 +1,11 @@
 """Calibrate the regression gate: false alarms when nothing changed, power at real drops, runs saved.
 
+0. ASSERTED (the script exits 1 when one fails; `--quick` runs only these, on a smaller grid, and
+   tests/gate/test_calibration.py runs `--quick` in CI): every test the gate can run keeps its size
+   at every grid point (its rejection region summed with scipy's laws on the null's boundary), and
+   `evalkit plan`'s runs reach 80% power for the test that will run in every mode
+   (`benchmarks/calibration_checks.py` says how, and which grid).
+
 Prints, at α = 0.05 and the default N = 25 runs per cell:
 
 1. Family-wise false alarm of the fixed-N gate (Holm across m scenario cells) and of `--sequential`
@@ -21,10 +27,11 @@ Prints, at α = 0.05 and the default N = 25 runs per cell:
    with nothing changed and at drops of 15, 30 and 45 points, and its power beside that test's.
 
 6. One Holm family: the family-wise false alarm with `--floor` and with `--margin 0.05` at 6, 48
-   and 170 cells (exact at N = 25).
+   and 170 cells (exact at N = 25; the margin test is Chan's exact test).
 7. Power for a single-cell drop 0.95 → 0.80 and a uniform 5-point drop at N = 25 and 100, per cell
    and with `--stratified` (Cochran–Mantel–Haenszel, simulated).
-8. The share of unchanged cells with "not enough evidence" under `--margin` 0.05 and 0.1 (exact).
+8. The share of unchanged cells with "not enough evidence" under `--margin` 0.05 and 0.1 (exact:
+   the within test's own region).
 9. `evalkit plan`'s runs per side for a 10-point drop over the default matrix's 187 cells, and the
    gate's exact power there.
 10. A fitted profile as a realistic model: SmolLM2's cells of `results/compare-models.jsonl`, their
@@ -34,7 +41,7 @@ Prints, at α = 0.05 and the default N = 25 runs per cell:
 
     python benchmarks/gate_calibration.py [--quick] [--seeds 12] [--infra-seeds 2] [--reps 20000] [--seed 20261123]
 
-`--quick` skips sections 1–3 (the simulations and end-to-end runs): about 30 s.
+`--quick` runs section 0 only, on its quick grid (about a minute on two idle cores).
 
 SIMULATED model outcomes throughout. About three minutes on two busy cores at the defaults (each
 end-to-end seed runs 850 simulated runs per side).
@@ -43,6 +50,7 @@ end-to-end seed runs 850 simulated runs per side).
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -58,13 +66,14 @@ from evalkit.results.reader import load_results
 from evalkit.results.records import Results
 from evalkit.run.config import RunConfig, load_config
 from evalkit.run.runner import run_config
-from evalkit.stats import intervals
+from evalkit.stats import proportions, pvalues, sample_size
 from evalkit.stats.exact import unpaired_pvalues
-from evalkit.stats.gate_power import gate_power, unpaired_rejection
-from evalkit.stats.intervals import newcombe
-from evalkit.stats.margin import fm_power
+from evalkit.stats.gate_tests import REGISTRY, select
 from evalkit.stats.stopping_rule import CellRule, cell_rule, decide, operating_characteristics
 from evalkit.stats.stratified import cmh
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibration_checks import GRIDS, SizeRow, plan_rows, size_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 N, ALPHA, MAX_RUNS, BATCH = 25, 0.05, 50, 5
@@ -78,7 +87,7 @@ def mcnemar_table(n: int) -> np.ndarray:
     table = np.ones((n + 1, n + 1))
     for b in range(n + 1):
         for c in range(n + 1 - b):
-            table[b, c] = intervals.mcnemar(b, c)
+            table[b, c] = pvalues.mcnemar(b, c)
     return table
 
 
@@ -88,8 +97,8 @@ def mcnemar_table(n: int) -> np.ndarray:
 def fixed_cell_size(p: float, m: int, paired: bool) -> float:
     """P(a cell's one-sided p ≤ α/m) with nothing changed: Holm flags any cell only then."""
     if paired:
-        return intervals.mcnemar_power(N, p, p, alpha=ALPHA / m)
-    return intervals.two_sample_power(N, p, p, alpha=ALPHA / m)[0]
+        return sample_size.mcnemar_power(N, p, p, alpha=ALPHA / m)
+    return sample_size.two_sample_power(N, p, p, alpha=ALPHA / m)[0]
 
 
 def simulated_fixed(p: float, m: int, reps: int, rng: np.random.Generator, tables: dict[str, np.ndarray]) -> float:
@@ -168,7 +177,7 @@ def run_column(config: RunConfig, seed: int, folder: Path) -> Results:
 
 
 def holm_fails(result_p: list[float], m: int) -> bool:
-    return min(intervals.holm(result_p + [1.0] * (m - len(result_p)))) <= ALPHA
+    return min(pvalues.holm(result_p + [1.0] * (m - len(result_p)))) <= ALPHA
 
 
 def with_infra(results: Results, scenario: str) -> Results:
@@ -202,7 +211,7 @@ def end_to_end(seeds: int, infra_seeds: int, seed: int) -> list[str]:
             caught += holm_fails([v.p for v in compare(base, cand).cells], MATRIX_CELLS)
             if k < infra_seeds:
                 infra_fail += infra_failures(base, run_column(base_cfg, seed + k + 10_000, Path(tmp)))
-    low, high = (intervals.wilson(caught, seeds).low, intervals.wilson(caught, seeds).high)
+    low, high = (proportions.wilson(caught, seeds).low, proportions.wilson(caught, seeds).high)
     return [
         f"2. max_retries: 1 candidate, default gate (scenario cells, correct, Holm across {MATRIX_CELLS}): "
         f"caught in {caught} of {seeds} seeds = {caught / seeds:.2f} (95% Wilson [{low:.2f}, {high:.2f}])",
@@ -216,11 +225,11 @@ def end_to_end(seeds: int, infra_seeds: int, seed: int) -> list[str]:
 
 
 def exact_power_line() -> str:
-    power, _ = intervals.two_sample_power(343, 0.95, 0.9)
-    needed = intervals.n_needed(0.95, 0.9)
+    power, _ = sample_size.two_sample_power(343, 0.95, 0.9)
+    needed = sample_size.n_needed(0.95, 0.9)
     return (
         f"4. 0.95 → 0.9, Boschloo one-sided at α = {ALPHA}: exact power at N = 343 is {power:.3f} (the normal "
-        f"approximation's N = {intervals.approx_n(0.95, 0.9)} claims 0.80); {needed.n} runs per side reach "
+        f"approximation's N = {sample_size.approx_n(0.95, 0.9)} claims 0.80); {needed.n} runs per side reach "
         f"{needed.power:.3f}"
     )
 
@@ -266,11 +275,12 @@ def family_lines() -> list[str]:
         cells = []
         for m in CELLS:
             k = 2 * m  # each cell's drop test and its floor test (floor = the true rate)
-            drop = unpaired_rejection(N, N, ALPHA / k, "boschloo")
-            floor = np.array([intervals.floor_pvalue(x, N, p) <= ALPHA / k for x in range(N + 1)], dtype=float)
+            limit = REGISTRY["boschloo"].region(N, N, 0.0, ALPHA / k).limit  # type: ignore[union-attr]
+            drop = (np.arange(N + 1)[None, :] <= limit[:, None]).astype(float)
+            floor = np.array([pvalues.floor_pvalue(x, N, p) <= ALPHA / k for x in range(N + 1)], dtype=float)
             either = np.maximum(drop, floor[None, :])
             q_floor = float(_pmf(p) @ either @ _pmf(p))
-            q_margin = fm_power(N, N, p, p - 0.05, 0.05, ALPHA / m)  # a cell exactly 5 points down
+            q_margin = REGISTRY["chan"].power(N, N, p, p - 0.05, 0.05, ALPHA / m)  # a cell exactly 5 points down
             cells.append(f"m = {m}: --floor {1 - (1 - q_floor) ** m:.3f}, --margin 0.05 {1 - (1 - q_margin) ** m:.3f}")
         lines.append(f"  rate {p:.0%}: " + "; ".join(cells))
     return lines
@@ -279,9 +289,9 @@ def family_lines() -> list[str]:
 def power_lines() -> list[str]:
     lines = []
     for n in (N, 100):
-        single = gate_power("boschloo", n, n, 0.95, 0.80, ALPHA / 48)
-        paired = gate_power("mcnemar", n, n, 0.95, 0.80, ALPHA / 48)
-        uniform = 1 - (1 - gate_power("boschloo", n, n, 0.95, 0.90, ALPHA / 48)) ** 48
+        single = REGISTRY["boschloo"].power(n, n, 0.95, 0.80, 0.0, ALPHA / 48)
+        paired = REGISTRY["mcnemar"].power(n, n, 0.95, 0.80, 0.0, ALPHA / 48)
+        uniform = 1 - (1 - REGISTRY["boschloo"].power(n, n, 0.95, 0.90, 0.0, ALPHA / 48)) ** 48
         lines.append(
             f"  N = {n}: one cell 95% → 80% among 48: Boschloo {single:.3f}, McNemar {paired:.3f}; "
             f"5 points down in every one of 48 cells (any flagged): {uniform:.3f}; "
@@ -306,13 +316,8 @@ def evidence_lines() -> list[str]:
     """P(an unchanged cell is shown within the margin), exact over every table at N = 25."""
     lines = []
     for margin in (0.05, 0.1):
-        shares = []
-        for p in RATES:
-            shown = np.array(
-                [[newcombe(xc, N, xb, N, 1 - 2 * ALPHA).low > -margin for xc in range(N + 1)] for xb in range(N + 1)],
-                dtype=float,
-            )
-            shares.append(f"{p:.0%}: {1 - float(_pmf(p) @ shown @ _pmf(p)):.2f}")
+        test = select(False, margin, "boschloo", N, N)
+        shares = [f"{p:.0%}: {1 - test.within_power(N, N, p, p, margin, ALPHA):.2f}" for p in RATES]
         lines.append(
             f"  margin {margin:.0%}, share of unchanged cells with not enough evidence at rate " + ", ".join(shares)
         )
@@ -322,8 +327,8 @@ def evidence_lines() -> list[str]:
 def plan_lines() -> list[str]:
     lines = []
     for p in (0.8, 0.9, 0.95):
-        n, power = plan_runs(p, 0.1, ALPHA / MATRIX_CELLS, exact_max=1000)  # the CLI checks up to 400 a side
-        exact = f"{power:.3f}" if power is not None else "-"
+        planned = plan_runs(p, 0.1, ALPHA / MATRIX_CELLS, paired=False)
+        n, exact = planned.runs, f"{planned.power:.3f}" if planned.power is not None else "-"
         lines.append(
             f"  rate {p:.0%} → {p - 0.1:.0%}: plan says {n} runs per side; the gate's exact power there {exact}"
         )
@@ -341,7 +346,8 @@ def fitted_lines(seed: int) -> list[str]:
     scenarios = {s.id: s for s in load_scenarios(sorted((root / "scenarios").rglob("*.yaml")))}
     profile = load_profile("fitted/smollm2")
     sim = simulate_rates(baseline, profile, scenarios, header_settings(baseline), experiments=40, seed=seed)
-    region = unpaired_rejection(N, N, ALPHA / sim.cells, "boschloo")
+    limit = REGISTRY["boschloo"].region(N, N, 0.0, ALPHA / sim.cells).limit  # type: ignore[union-attr]
+    region = (np.arange(N + 1)[None, :] <= limit[:, None]).astype(float)
     pmf = binom_pmf(np.arange(N + 1)[None, :], N, sim.rates[:, :, None])  # experiments x cells x tables
     size = np.einsum("eci,ij,ecj->ec", pmf, region, pmf)  # each cell's false alarm, unchanged
     family = 1 - (1 - size).prod(axis=1)
@@ -364,30 +370,73 @@ def timed(label: str, action: Callable[[], list[str]]) -> list[str]:
     return [*lines, f"({label}: {time.monotonic() - started:.0f} s)"]
 
 
-def main() -> None:
+def asserted(name: str) -> bool:
+    """Section 0: the sizes and the plan's powers; prints them, and whether each holds."""
+    grid = GRIDS[name]
+    print(
+        f"0. ASSERTED ({name} grid): N {list(grid.runs)}, rates {grid.rates[0]}–{grid.rates[-1]} "
+        f"({len(grid.rates)}), margins {list(grid.margins)}, levels α/m for m in {list(grid.cells)}"
+    )
+    started = time.monotonic()
+    sizes = size_rows(grid)
+    worst: dict[str, SizeRow] = {}
+    for row in sizes:
+        if row.test not in worst or row.size / row.level > worst[row.test].size / worst[row.test].level:
+            worst[row.test] = row
+    for test, row in worst.items():
+        count = sum(r.test == test for r in sizes)
+        print(
+            f"  size, {test}: worst {row.size:.4g} at level {row.level:.4g} ({row.size / row.level:.3f} × the level; "
+            f"N {row.runs}, margin {row.margin:g}, rate {row.at:.3g}) over {count} cases"
+            + ("" if row.holds else "  ABOVE ITS LEVEL")
+        )
+    plans = plan_rows(grid)
+    for mode in dict.fromkeys(r.mode for r in plans):
+        rows = [r for r in plans if r.mode == mode and r.power is not None]
+        low = min(rows, key=lambda r: r.power or 0.0, default=None)
+        none = [r for r in plans if r.mode == mode and r.runs is None]
+        if low is not None:
+            print(
+                f"  plan, {mode}: least power at the planned runs {low.power:.3f} ({low.rate:.0%} → "
+                f"{low.rate - low.drop:.0%}, m = {low.cells}, {low.runs} runs) over {len(rows)} plans"
+                + (f"; {len(none)} with no plan ({none[0].why_not})" if none else "")
+            )
+    failed = [r for r in sizes if not r.holds] + [r for r in plans if not r.holds]
+    for row in failed:
+        print(f"  FAILED: {row}")
+    print(f"  {'all hold' if not failed else f'{len(failed)} FAIL'} ({time.monotonic() - started:.0f} s)\n")
+    return not failed
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=12, help="config seeds of the end-to-end power check")
     parser.add_argument("--infra-seeds", type=int, default=2, help="config seeds of the infra-error check")
     parser.add_argument("--reps", type=int, default=20_000, help="Bernoulli repetitions of the false-alarm check")
     parser.add_argument("--seed", type=int, default=20261123)
-    parser.add_argument("--quick", action="store_true", help="skip the end-to-end runs and the simulations")
+    parser.add_argument("--quick", action="store_true", help="only the asserted checks, on the quick grid")
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
-    print(f"Gate calibration (SIMULATED outcomes): α = {ALPHA}, N = {N} runs per cell, seed {args.seed}\n")
-    if not args.quick:
-        print("1. Family-wise false alarm with every cell unchanged (exact; simulated beside)")
-        print("\n".join(timed("false alarms", lambda: false_alarms(args.reps, rng))))
-        print()
-        print("\n".join(timed("end to end", lambda: end_to_end(args.seeds, args.infra_seeds, args.seed))))
-        print()
+    print(f"Gate calibration (SIMULATED outcomes): α = {ALPHA}, seed {args.seed}\n")
+    held = asserted("quick" if args.quick else "full")
+    if args.quick:
+        return 0 if held else 1
+    print(f"Sections 1–10 at N = {N} runs per cell\n")
+    print("1. Family-wise false alarm with every cell unchanged (exact; simulated beside)")
+    print("\n".join(timed("false alarms", lambda: false_alarms(args.reps, rng))))
+    print()
+    print("\n".join(timed("end to end", lambda: end_to_end(args.seeds, args.infra_seeds, args.seed))))
+    print()
     print("6. One Holm family: family-wise false alarm with --floor (every cell at its floor) and --margin")
-    print("   (every cell exactly 0.05 below its baseline, Farrington–Manning at α/m), exact at N = 25")
+    print("   (every cell exactly 0.05 below its baseline, Chan's exact test at α/m), exact at N = 25")
     print("\n".join(timed("one family", family_lines)))
     print("\n7. Power at α/48 (Holm's first step), exact for the test the gate runs")
     print("\n".join(timed("power", power_lines)))
     print("\n8. Not enough evidence (--margin): unchanged cells not shown within the margin, exact at N = 25")
     print("\n".join(timed("evidence", evidence_lines)))
-    print(f"\n9. evalkit plan --margin 0.1 over {MATRIX_CELLS} cells: runs per side, and the gate's exact power there")
+    print(
+        f"\n9. evalkit plan --drop 0.1 over {MATRIX_CELLS} cells, unpaired: runs per side, and the gate's power there"
+    )
     print("\n".join(timed("plan", plan_lines)))
     print("\n10. A fitted profile as the model (null and alternative), exact given each posterior draw")
     print("\n".join(timed("fitted", lambda: fitted_lines(args.seed))))
@@ -399,7 +448,8 @@ def main() -> None:
         "average runs per cell to a verdict, exact; ratio = runs / the fixed-N test's 50"
     )
     print("\n".join(timed("sequential", sequential_lines)))
+    return 0 if held else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

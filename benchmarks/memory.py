@@ -12,6 +12,14 @@ of its plots) and with all its plots drawn in one process, as on a machine with 
     python benchmarks/memory.py                 # N = 25 and 100
     python benchmarks/memory.py --large         # also N = 400 (81,600 runs, ~400 MB; several minutes)
     python benchmarks/memory.py --sizes 25 50
+    python benchmarks/memory.py --huge          # 1,000,000 records of the default matrix, in /tmp
+
+`--huge` writes 1,000,000 run records of the default matrix (204 cells × 4,902 runs) to a file under
+/tmp, made from one real run of the matrix (5 runs a cell, the simulated backend) whose records are
+repeated with new run indices (running a million simulated runs would take an hour and measure the
+runner, not the readers). It prints the peak RSS and the wall time of `report` and `gate` (the file
+against itself), a `json.loads` pass over the file, and the ratios; the goal (issue 30) is each
+under 500 MB and under 3 × the `json.loads` pass. The file is deleted afterwards.
 """
 
 from __future__ import annotations
@@ -29,7 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "default.yaml"
 LARGE = 400
-TIMEOUT_S = 900  # one command; a bound, not an expectation
+HUGE = 1_000_000  # run records
+TIMEOUT_S = 1800  # one command; a bound, not an expectation
+GOAL_MB, GOAL_RATIO = 500, 3.0
 
 
 @dataclass(frozen=True)
@@ -119,11 +129,69 @@ def _line(row: Row, first: Row | None) -> str:
     )
 
 
+def write_huge(folder: Path, records: int = HUGE) -> tuple[Path, int]:
+    """A results file of `records` runs of the default matrix (see the module's docstring)."""
+    seed_file = folder / "seed.jsonl"
+    _child(["run", str(CONFIG), "-n", "5", "-o", str(seed_file), "--no-progress"], folder)
+    lines = seed_file.read_text(encoding="utf-8").splitlines()
+    header, runs = json.loads(lines[0]), [json.loads(line) for line in lines[1:-1]]
+    cells: dict[str, list[dict[str, object]]] = {}
+    for run in runs:
+        cells.setdefault(str(run["run_id"]).rsplit("/", 1)[0], []).append(run)
+    per_cell = -(-records // len(cells))
+    header["runs_per_cell"] = per_cell
+    path = folder / "huge.jsonl"
+    written = 0
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(json.dumps(header, separators=(",", ":")) + "\n")
+        for prefix, runs_of_cell in cells.items():
+            # each run's line, with its run id and index as markers to replace
+            templates = [
+                json.dumps(run | {"run_id": "@RUN@", "index": -999_999_991}, separators=(",", ":"))
+                for run in runs_of_cell
+            ]
+            for i in range(per_cell):
+                line = templates[i % len(templates)].replace('"@RUN@"', json.dumps(f"{prefix}/{i}"))
+                out.write(line.replace("-999999991", str(i), 1) + "\n")
+            written += per_cell
+        footer = json.loads(lines[-1]) | {"runs_written": written}
+        out.write(json.dumps(footer, separators=(",", ":")) + "\n")
+    seed_file.unlink()
+    return path, written
+
+
+def huge() -> int:
+    with tempfile.TemporaryDirectory(prefix="evalkit-huge-", dir="/tmp") as tmp:
+        folder = Path(tmp)
+        started = time.perf_counter()
+        path, runs = write_huge(folder)
+        print(
+            f"wrote {runs:,} run records ({path.stat().st_size / 1e9:.2f} GB) in {time.perf_counter() - started:.0f} s"
+        )
+        json_s = _json_pass(path)
+        report = _child(["report", str(path), "-o", str(folder / "huge.html")], folder)
+        gate = _child(["gate", "--baseline", str(path), "--candidate", str(path)], folder)
+    print(f"json.loads pass over the file: {json_s:.1f} s")
+    ok = True
+    for name, m in (("report", report), ("gate", gate)):
+        ratio = m.wall_s / json_s
+        meets = m.peak_mb < GOAL_MB and ratio < GOAL_RATIO
+        ok &= meets
+        print(
+            f"{name}: peak {m.peak_mb:.0f} MB, {m.wall_s:.1f} s = {ratio:.2f} × the json.loads pass "
+            f"(goal: < {GOAL_MB} MB and < {GOAL_RATIO:g} ×): {'met' if meets else 'NOT MET'}"
+        )
+    return 0 if ok else 1
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[25, 100], help="runs per cell (default 25 100)")
     parser.add_argument("--large", action="store_true", help=f"also N = {LARGE} (several minutes, ~400 MB of disk)")
+    parser.add_argument("--huge", action="store_true", help=f"only {HUGE:,} records (about 5 GB of disk in /tmp)")
     args = parser.parse_args()
+    if args.huge:
+        return huge()
     sizes = sorted(set(args.sizes) | ({LARGE} if args.large else set()))
     print("default matrix, simulated backend (SIMULATED results); peak RSS of each command's own process")
     if LARGE not in sizes:

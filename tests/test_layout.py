@@ -21,14 +21,14 @@ def test_the_layout_rules_hold() -> None:
 
 def test_an_upward_import_is_found(tmp_path: Path) -> None:
     """The checker sees a function-level import that points up a layer (and the circle it makes)."""
-    module = ROOT / "evalkit" / "stats" / "intervals.py"
+    module = ROOT / "evalkit" / "stats" / "proportions.py"
     source = module.read_text(encoding="utf-8")
-    probe = tmp_path / "intervals.py"
+    probe = tmp_path / "proportions.py"
     probe.write_text(source + "\n\ndef _up() -> None:\n    from evalkit.gate.comparison import compare  # noqa\n")
     known = check_layout.modules()
-    found = check_layout.imports(probe, known, name="evalkit.stats.intervals")
+    found = check_layout.imports(probe, known, name="evalkit.stats.proportions")
     assert "evalkit.gate.comparison" in found
-    assert check_layout.layer("evalkit.gate.comparison") > check_layout.layer("evalkit.stats.intervals")
+    assert check_layout.layer("evalkit.gate.comparison") > check_layout.layer("evalkit.stats.proportions")
 
 
 def test_a_circle_is_found() -> None:
@@ -52,7 +52,7 @@ def test_a_name_taken_through_a_reexport_is_found(tmp_path: Path) -> None:
     assert found == [
         "1: load_results taken from evalkit.results; import it from evalkit.results.reader",
         "3: ExecutedCall taken from evalkit.strategies.base; import it from evalkit.chat",
-        "5: wilson taken from evalkit.stats; import it from evalkit.stats.intervals",
+        "5: wilson taken from evalkit.stats; import it from evalkit.stats.proportions",
     ]
 
 

@@ -28,7 +28,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         required=True,
         help="candidate results file(s); with --sequential, the candidate's run config",
     )
-    p.add_argument("--config", type=PATH, help="gate settings (YAML): alpha, floor, floors, level, pairing, ...")
+    p.add_argument(
+        "--config",
+        type=PATH,
+        help="gate settings (YAML): each option below by its name (max_infra_error_rate, ...), and floors: per-cell "
+        "floor rules; options given here override it",
+    )
     p.add_argument("--alpha", type=ALPHA, help="family-wise significance level (default 0.05)")
     p.add_argument(
         "--metric",
@@ -66,6 +71,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         default=None,
         help="add a Cochran–Mantel–Haenszel test over all cells (and per family) to the Holm family",
+    )
+    p.add_argument(
+        "--match-model",
+        action="store_true",
+        default=None,
+        help="match cells by model too (a model change makes its cells not judged instead of compared)",
     )
     p.add_argument(
         "--allow-unjudged",

@@ -20,18 +20,11 @@ from evalkit.results.scan import rows_held
 
 __all__ = ["run_gate"]
 
-_OVERRIDES = (
-    "alpha",
-    "metric",
-    "floor",
-    "max_infra_error_rate",
-    "test",
-    "pairing",
-    "level",
-    "allow_unjudged",
-    "margin",
-    "require_evidence",
-)
+# every setting of the gate config has its option of the same name (`floors`, a list of rules, and
+# `sequential`, whose keys have options of their own, are the exceptions): read from the model, so
+# that a new setting cannot be parsed and then dropped, as `--stratified` once was
+CONFIG_ONLY = ("floors", "sequential")
+_OVERRIDES = tuple(k for k in GateConfig.model_fields if k not in CONFIG_ONLY)
 _SEQUENTIAL = ("futility", "batch", "max_runs")
 
 

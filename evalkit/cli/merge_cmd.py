@@ -27,9 +27,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"merged {len(report.inputs)} files{shards} into {report.output}: {report.runs} runs")
     if report.superseded:
         print(f"{report.superseded} infra_error records are superseded by a real record of the same run")
-    if report.missing:
+    if report.missing_count:
         shown = ", ".join(report.missing[:_SHOW_MISSING])
-        more = f" and {len(report.missing) - _SHOW_MISSING} more" if len(report.missing) > _SHOW_MISSING else ""
-        print(f"{len(report.missing)} runs of the plan are missing: {shown}{more}")
+        more = report.missing_count - min(_SHOW_MISSING, len(report.missing))
+        print(f"{report.missing_count} runs of the plan are missing: {shown}" + (f" and {more} more" if more else ""))
         print(f"(run them with: evalkit run CONFIG --resume -o {report.output})")
     return 0

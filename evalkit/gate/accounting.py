@@ -15,8 +15,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from evalkit.results.records import Results, RunRecord
+from evalkit.run.config_diff import differing_fields
 
-__all__ = ["CellId", "cell_id", "first_reason", "infra_reason", "partial_reasons"]
+__all__ = ["CellId", "cell_id", "config_warning", "first_reason", "infra_reason", "partial_reasons"]
 
 CellId = tuple[str, str, str, str, str]  # backend, mode, strategy, family, scenario
 
@@ -73,3 +74,29 @@ def first_reason(runs: Sequence[RunRecord], partial: dict[CellId, str]) -> str |
         if key in partial:
             return f"{'/'.join(key[3:])}: {partial[key]}" if len({cell_id(r) for r in runs}) > 1 else partial[key]
     return None
+
+
+_NAMED = 5  # cells named per side; the rest are counted
+
+
+def config_warning(baseline: Results, candidate: Results, unjudged: Sequence[tuple[str, str]]) -> str | None:
+    """A gate compares one config run on two versions of the code. When the two files' headers hold
+    different configs, say so, with the fields that differ and the cells only one side has."""
+    if not baseline.headers or not candidate.headers:
+        return None
+    base, cand = baseline.headers[0], candidate.headers[0]
+    fields = differing_fields(dict(base.config), dict(cand.config)) if base.config_hash != cand.config_hash else []
+    if not fields:
+        return None
+    shown = ", ".join(fields[:_NAMED]) + (f" and {len(fields) - _NAMED} more" if len(fields) > _NAMED else "")
+    sides = []
+    for reason, side in (("missing in the candidate", "baseline"), ("not in the baseline", "candidate")):
+        cells = [name for name, why in unjudged if why == reason]
+        if cells:
+            more = f" and {len(cells) - _NAMED} more" if len(cells) > _NAMED else ""
+            sides.append(f"{len(cells)} only in the {side} ({', '.join(cells[:_NAMED])}{more})")
+    cells_text = "; cells not shared: " + "; ".join(sides) if sides else "; every cell is on both sides"
+    return (
+        f"the baseline and the candidate come from different configs ({base.config_name} and "
+        f"{cand.config_name}; they differ in {shown}){cells_text}"
+    )

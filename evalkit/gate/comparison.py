@@ -12,10 +12,12 @@ Runs are compared like with like. When every run pairs up by scenario, run index
 pairs counted on both sides are kept (an infra error on one side drops its pair) and the test is
 McNemar's. Otherwise a pooled cell keeps, per scenario, the same number of counted runs on both
 sides (the first by index), so infra errors cannot change a pooled cell's mix of scenarios; the test
-is Boschloo's (or Fisher's). Boschloo's p of one table is exact up to 1,000 runs a side; above, it
-is Fisher's mid-p and the cell's test is named "mid-p (Boschloo approximated)". A cell that cannot
-be compared is not judged, and said so (`evalkit.gate.accounting`). Differences are shown with a 1 −
-2α Newcombe interval: the two-sided interval that matches a one-sided test at α.
+is Boschloo's (or Fisher's); with a margin, Chan's exact test (unpaired) or the exact test on
+Tango's statistic (paired). The cell's test comes from the registry (`evalkit.stats.gate_tests.
+select`): exact up to 1,000 runs a side, and above, the exact test and its score test together. A
+cell that cannot be compared is not judged, and said so (`evalkit.gate.accounting`). Differences are
+shown with the 1 − 2α interval that inverts the cell's own test (paired for paired cells), so it
+agrees with the verdict.
 
 A cell fails when its rate dropped (one-sided exact test, Holm across all compared cells, at α) or
 when it is significantly under its floor (`floor`, or per-cell `floors`): a one-sided exact binomial
@@ -28,22 +30,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from evalkit.errors import GateInputError
-from evalkit.gate.accounting import CellId, first_reason, infra_reason, partial_reasons
+from evalkit.gate.accounting import CellId, config_warning, first_reason, infra_reason, partial_reasons
 from evalkit.gate.config import GateConfig
-from evalkit.gate.evidence import runs_needed, within
-from evalkit.gate.family import adjust, floor_notes, pts_abs
+from evalkit.gate.evidence import runs_to_show
+from evalkit.gate.family import HolmFamily, floor_notes
 from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismatch
 from evalkit.gate.outcome import CellVerdict, GateResult, PooledVerdict
 from evalkit.gate.power_notes import power_notes
 from evalkit.gate.stratify import stratified_tests
 from evalkit.results.records import Results, RunRecord
-from evalkit.stats.exact import boschloo_one
-from evalkit.stats.gate_power import GateTest
-from evalkit.stats.intervals import fisher, floor_pvalue, mcnemar, newcombe
-from evalkit.stats.margin import fm_pvalue, tango_pvalue
-from evalkit.stats.rates import Rate, rate
+from evalkit.stats.gate_tests import Counts, select
+from evalkit.stats.pvalues import floor_pvalue
+from evalkit.stats.rates import rate
 
 __all__ = ["compare"]
 
@@ -73,22 +74,17 @@ def _check_sides(base: dict[Key, list[RunRecord]], cand: dict[Key, list[RunRecor
         raise GateInputError(f"the {'baseline' if not base else 'candidate'} has no runs")
 
 
-def _test(m: Matched, b: Rate, c: Rate, config: GateConfig) -> tuple[str, float, GateTest]:
-    """(the label printed, the one-sided p, which test that is)."""
-    d = config.margin
-    if m.paired:
-        lost = sum(x and not y for x, y in zip(m.base_outcomes, m.cand_outcomes, strict=True))
-        gained = sum(y and not x for x, y in zip(m.base_outcomes, m.cand_outcomes, strict=True))
-        if d > 0:
-            label = f"Tango score, paired, margin {pts_abs(d)} pts ({lost} lost, {gained} gained)"
-            return label, tango_pvalue(lost, gained, len(m.base_outcomes), d), "tango"
-        return f"McNemar exact, paired ({lost} lost, {gained} gained)", mcnemar(lost, gained), "mcnemar"
-    if d > 0:
-        return f"Farrington–Manning score, margin {pts_abs(d)} pts", fm_pvalue(b.x, b.n, c.x, c.n, d), "fm"
-    if config.test == "fisher":
-        return "Fisher exact", fisher(b.x, b.n, c.x, c.n), "fisher"
-    p, is_exact = boschloo_one(b.x, b.n, c.x, c.n)
-    return ("Boschloo exact" if is_exact else "mid-p (Boschloo approximated)"), p, "boschloo"
+def _counts(m: Matched) -> Counts:
+    pairs = list(zip(m.base_outcomes, m.cand_outcomes, strict=True)) if m.paired else []
+    return Counts(
+        sum(m.base_outcomes),
+        len(m.base_outcomes),
+        sum(m.cand_outcomes),
+        len(m.cand_outcomes),
+        lost=sum(x and not y for x, y in pairs),
+        gained=sum(y and not x for x, y in pairs),
+        paired=m.paired,
+    )
 
 
 def _worst_scenarios(m: Matched, limit: int = 3) -> tuple[str, ...]:
@@ -105,44 +101,40 @@ def _worst_scenarios(m: Matched, limit: int = 3) -> tuple[str, ...]:
     )
 
 
-def _verdict(key: Key, m: Matched, config: GateConfig) -> CellVerdict:
-    b = rate(sum(m.base_outcomes), len(m.base_outcomes))
-    c = rate(sum(m.cand_outcomes), len(m.cand_outcomes))
+def _measure(key: Key, m: Matched, config: GateConfig) -> dict[str, Any]:
+    """Every field of the cell's verdict but the Holm-adjusted ones, which need every cell's p."""
+    counts = _counts(m)
+    b, c = rate(counts.base_x, counts.base_n), rate(counts.cand_x, counts.cand_n)
     assert b is not None and c is not None  # match_runs returns counted runs on both sides
-    test, p, kind = _test(m, b, c, config)
+    test = select(counts.paired, config.margin, config.test, counts.base_n, counts.cand_n)
     floors = [f for f in {config.floor_for(r.cell) for r in m.cand} if f is not None]
     floor = max(floors, default=None)  # pooled cells: the strictest
-    floor_p = None if floor is None else floor_pvalue(c.x, c.n, floor)
-    scenario = key[4] if config.level == "scenario" else ""
-    family = key[3] if config.level != "cell" else ""
     confidence = 1 - 2 * config.alpha
-    worst = _worst_scenarios(m) if config.level != "scenario" else ()
-    difference = newcombe(c.x, c.n, b.x, b.n, confidence)
-    return CellVerdict(
-        key[0],
-        key[1],
-        key[2],
-        family,
-        scenario,
-        (m.base[0].cell.model, m.cand[0].cell.model),
-        config.metric,
-        b,
-        c,
-        difference,
-        confidence,
-        test,
-        p,
-        p,
-        floor,
-        floor_p,
-        floor_p,
-        (),
-        worst,
-        config.margin,
-        within(difference, config.margin),
-        None if within(difference, config.margin) else runs_needed(b, c, config.margin, confidence),
-        kind,
-    )
+    within = config.margin > 0 and test.within_pvalue(counts, config.margin) <= config.alpha
+    return {
+        "backend": key[0],
+        "mode": key[1],
+        "strategy": key[2],
+        "family": key[3] if config.level != "cell" else "",
+        "scenario": key[4] if config.level == "scenario" else "",
+        "models": (m.base[0].cell.model, m.cand[0].cell.model),
+        "metric": config.metric,
+        "baseline": b,
+        "candidate": c,
+        "counts": counts,
+        "kind": test.kind,
+        "test": test.describe(counts, config.margin),
+        "p": test.pvalue(counts, config.margin),
+        "alpha": config.alpha,
+        "difference": test.interval(counts, config.margin, config.alpha),
+        "confidence": confidence,
+        "margin": config.margin,
+        "within_margin": within,
+        "need_runs": None if within or config.margin <= 0 else runs_to_show(b, counts.paired, config),
+        "floor": floor,
+        "floor_p": None if floor is None else floor_pvalue(c.x, c.n, floor),
+        "worst": _worst_scenarios(m) if config.level != "scenario" else (),
+    }
 
 
 def _model_notes(verdicts: Sequence[CellVerdict]) -> list[str]:
@@ -170,8 +162,8 @@ def _not_judged(key: Key, base: list[RunRecord], cand: list[RunRecord], config: 
 
 def _compare_cell(
     key: Key, base: list[RunRecord], cand: list[RunRecord], config: GateConfig, notes: list[str], partial: Partial
-) -> CellVerdict | tuple[str, bool]:
-    """A verdict, or (why the cell was not compared, whether that leaves it unjudged)."""
+) -> dict[str, Any] | tuple[str, bool]:
+    """The cell's measured fields, or (why the cell was not compared, whether that leaves it unjudged)."""
     name = _name(key, config)
     unsupported = [bool(runs) and all(r.outcome == "unsupported" for r in runs) for runs in (base, cand)]
     if all(unsupported):
@@ -186,7 +178,7 @@ def _compare_cell(
     notes += matched.notes
     if not matched.base:
         return matched.why_empty, True
-    return _verdict(key, matched, config)
+    return _measure(key, matched, config)
 
 
 def compare(baseline: Results, candidate: Results, config: GateConfig | None = None) -> GateResult:
@@ -198,37 +190,49 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
     check_infra(baseline.runs, "baseline", config)
     check_infra(candidate.runs, "candidate", config)
     partial = {"baseline": partial_reasons(baseline, "baseline"), "candidate": partial_reasons(candidate, "candidate")}
-    verdicts: list[CellVerdict] = []
+    measured: list[dict[str, Any]] = []
     skipped: list[tuple[str, str]] = []
     unjudged: list[tuple[str, str]] = []
     notes: list[str] = []
     for key in sorted(base.keys() | cand.keys()):
         outcome = _compare_cell(key, base.get(key, []), cand.get(key, []), config, notes, partial)
-        if isinstance(outcome, CellVerdict):
-            verdicts.append(outcome)
+        if isinstance(outcome, dict):
+            measured.append(outcome)
         else:
             (unjudged if outcome[1] else skipped).append((_name(key, config), outcome[0]))
-    strata = stratified_tests(verdicts, 1 - 2 * config.alpha) if config.stratified and not config.margin else []
-    final, pooled_holm = adjust(verdicts, config.alpha, config.margin, [r.p for _, _, r in strata])
-    pooled = tuple(
-        PooledVerdict(name, cells, r, p, config.alpha) for (name, cells, r), p in zip(strata, pooled_holm, strict=True)
+    strata = (
+        stratified_tests(
+            [(f["family"], f["scenario"], f["baseline"], f["candidate"]) for f in measured], 1 - 2 * config.alpha
+        )
+        if config.stratified and not config.margin
+        else []
     )
-    floors, warnings = floor_notes(final, config.alpha)
+    holm = HolmFamily([f["p"] for f in measured], [f["floor_p"] for f in measured], [r.p for _, _, r in strata])
+    final = [
+        CellVerdict(**fields, p_holm=p, floor_p_holm=floor_p)
+        for fields, p, floor_p in zip(measured, holm.drops, holm.floors, strict=True)
+    ]
+    pooled = tuple(
+        PooledVerdict(name, cells, r, p, config.alpha) for (name, cells, r), p in zip(strata, holm.pooled, strict=True)
+    )
+    floors, warnings = floor_notes(final, config.alpha, len(pooled))
+    differs = config_warning(baseline, candidate, unjudged)
+    warnings = ([differs] if differs else []) + warnings
     if config.stratified and config.margin:
         warnings.append("--stratified is not run with --margin: the Cochran–Mantel–Haenszel test has no margin")
     notes = _model_notes(final) + notes + floors + power_notes(final, config, len(pooled))
     return GateResult(
-        tuple(final),
-        tuple(skipped),
-        tuple(notes),
-        tuple(warnings),
-        config.alpha,
-        config.level,
-        config.metric,
-        baseline.simulated or candidate.simulated,
-        tuple(unjudged),
-        config.allow_unjudged,
-        config.margin,
-        config.require_evidence,
-        pooled,
+        cells=tuple(final),
+        skipped=tuple(skipped),
+        notes=tuple(notes),
+        warnings=tuple(warnings),
+        alpha=config.alpha,
+        level=config.level,
+        metric=config.metric,
+        simulated=baseline.simulated or candidate.simulated,
+        unjudged=tuple(unjudged),
+        allow_unjudged=config.allow_unjudged,
+        margin=config.margin,
+        require_evidence=config.require_evidence,
+        pooled=pooled,
     )

@@ -1,18 +1,30 @@
-"""What the gate concludes about a cell and about the whole comparison (fixed-N mode)."""
+"""What the gate concludes about a cell and about the whole comparison (fixed-N mode), and how a
+verdict says it (`pts`: a change in whole points, the one formatter every gate text uses)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalkit.stats.gate_power import GateTest
-from evalkit.stats.intervals import Difference
+from evalkit.stats.gate_tests import Counts, GateKind
+from evalkit.stats.proportions import Difference
 from evalkit.stats.rates import Rate
 from evalkit.stats.stratified import Stratified
 
-__all__ = ["CellVerdict", "GateResult", "PooledVerdict"]
+__all__ = ["CellVerdict", "GateResult", "PooledVerdict", "pts", "pts_abs"]
 
 
-@dataclass(frozen=True)
+def pts(value: float) -> str:
+    """A change in whole points with its sign ("+3", "-12", "0")."""
+    points = round(value * 100)
+    return f"{points:+d}" if points else "0"
+
+
+def pts_abs(value: float) -> str:
+    """A margin or a size in points, without a sign ("5", "2.5")."""
+    return f"{round(value * 100, 2):g}"
+
+
+@dataclass(frozen=True, kw_only=True)
 class CellVerdict:
     backend: str
     mode: str
@@ -23,20 +35,21 @@ class CellVerdict:
     metric: str
     baseline: Rate
     candidate: Rate
-    difference: Difference  # candidate − baseline, Newcombe interval at `confidence`
-    confidence: float
-    test: str
+    counts: Counts  # what the test read (paired: the discordant pairs)
+    kind: GateKind  # the test that produced `p` (`evalkit.stats.gate_tests.REGISTRY`)
+    test: str  # its label
     p: float
     p_holm: float
-    floor: float | None
-    floor_p: float | None  # one-sided exact binomial p of "rate ≥ floor"
-    floor_p_holm: float | None
-    reasons: tuple[str, ...]  # empty when the cell passes
-    worst: tuple[str, ...] = ()  # pooled cells: the scenarios that lost the most runs
+    alpha: float
+    difference: Difference  # candidate − baseline, the test's own interval at `confidence`
+    confidence: float
     margin: float = 0.0
-    within_margin: bool = False  # the interval's lower end is above −margin (margin > 0 only)
-    need_runs: int | None = None  # runs per side at which the observed rates would show the margin
-    kind: GateTest = "boschloo"  # the test that produced `p` (`test` is its label)
+    within_margin: bool = False  # shown within the margin: the test in the other direction rejects
+    need_runs: int | None = None  # runs per side at which an unchanged cell at this rate is shown within
+    floor: float | None = None
+    floor_p: float | None = None  # one-sided exact binomial p of "rate ≥ floor"
+    floor_p_holm: float | None = None
+    worst: tuple[str, ...] = ()  # pooled cells: the scenarios that lost the most runs
 
     @property
     def name(self) -> str:
@@ -53,8 +66,38 @@ class CellVerdict:
         )
 
     @property
+    def dropped(self) -> bool:
+        """The drop test rejected after Holm's adjustment."""
+        return self.p_holm <= self.alpha and self.difference.estimate < 0
+
+    @property
+    def under_floor(self) -> bool:
+        return self.floor_p_holm is not None and self.floor_p_holm <= self.alpha
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Why the cell fails (empty when it passes)."""
+        out = []
+        if self.dropped:
+            d = self.difference
+            beyond = f" by more than the margin of {pts_abs(self.margin)} pts" if self.margin > 0 else ""
+            out.append(
+                f"{self.metric} rate dropped{beyond} {self.baseline.value:.0%} → {self.candidate.value:.0%} "
+                f"({pts(d.estimate)} pts, {self.confidence:.0%} CI [{pts(d.low)}, {pts(d.high)}]); "
+                f"one-sided {self.test} p = {self.p:.4f}, Holm-adjusted {self.p_holm:.4f} ≤ α = {self.alpha}"
+                + (f"; largest drops: {', '.join(self.worst)}" if self.worst else "")
+            )
+        if self.under_floor and self.floor is not None:
+            out.append(
+                f"{self.metric} rate {self.candidate.x}/{self.candidate.n} is under the floor {self.floor:.0%}: "
+                f"one-sided exact binomial p = {self.floor_p:.4f}, Holm-adjusted {self.floor_p_holm:.4f} "
+                f"≤ α = {self.alpha}"
+            )
+        return tuple(out)
+
+    @property
     def failed(self) -> bool:
-        return bool(self.reasons)
+        return self.dropped or self.under_floor
 
 
 @dataclass(frozen=True)
@@ -72,7 +115,7 @@ class PooledVerdict:
         return self.p_holm <= self.alpha and self.result.difference < 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class GateResult:
     cells: tuple[CellVerdict, ...]
     skipped: tuple[tuple[str, str], ...]  # (cell, why): unsupported on both sides, nothing to judge
@@ -93,9 +136,13 @@ class GateResult:
         return tuple(c for c in self.cells if c.failed)
 
     @property
+    def failed_pooled(self) -> tuple[PooledVerdict, ...]:
+        return tuple(p for p in self.pooled if p.failed)
+
+    @property
     def regressed(self) -> bool:
         """A cell, or a stratified view across cells, regressed."""
-        return bool(self.failed) or any(p.failed for p in self.pooled)
+        return bool(self.failed) or bool(self.failed_pooled)
 
     @property
     def short_of_evidence(self) -> tuple[CellVerdict, ...]:

@@ -1,7 +1,8 @@
-"""What a verdict could have missed: for each cell size the gate met, the drop it catches with 80%
-probability at the Holm level of its first step (α over the whole family), computed exactly for the
-test it ran (`evalkit.stats.gate_power`), from the cells' median baseline rate; and, with a margin,
-about how many runs per side an unchanged cell needs to be shown within it. docs/gate.md, "Power"."""
+"""What a verdict could have missed: for each cell size and test the gate met, the drop it catches
+with 80% probability at the Holm level of its first step (α over the whole family), computed exactly
+for the test it ran (`evalkit.stats.gate_tests`), from the cells' median baseline rate rounded to a
+whole percent; and, with a margin, the runs per side at which an unchanged cell at that rate is
+shown within it with 80% probability (`evalkit.gate.plan.runs_to_show_within`). docs/gate.md, "Power"."""
 
 from __future__ import annotations
 
@@ -10,36 +11,35 @@ from collections.abc import Sequence
 from statistics import median
 
 from evalkit.gate.config import GateConfig
-from evalkit.gate.evidence import runs_needed
 from evalkit.gate.family import family_size
-from evalkit.gate.outcome import CellVerdict
-from evalkit.stats.gate_power import GateTest, detectable_drop
-from evalkit.stats.rates import rate
+from evalkit.gate.outcome import CellVerdict, pts_abs
+from evalkit.gate.plan import runs_to_show_within
+from evalkit.stats.gate_tests import REGISTRY, GateKind, detectable_drop
 
-__all__ = ["TEST_NAMES", "power_notes"]
+__all__ = ["power_notes"]
 
-TEST_NAMES: dict[GateTest, str] = {
-    "mcnemar": "McNemar on pairs",
-    "boschloo": "Boschloo",
-    "fisher": "Fisher",
-    "fm": "Farrington–Manning",
-    "tango": "Tango on pairs",
-}
 _GROUPS = 4  # cell sizes described; the rest are counted
+
+
+def _median_rate(cells: Sequence[CellVerdict]) -> float:
+    return round(median(c.baseline.value for c in cells) * 100) / 100  # whole percent, rounded
 
 
 def _group_note(cells: Sequence[CellVerdict], alpha: float, margin: float) -> str:
     v = cells[0]
-    base = int(median(c.baseline.value for c in cells) * 100) / 100  # whole percent, rounded down
-    caught = detectable_drop(v.kind, v.baseline.n, v.candidate.n, base, alpha, margin)
+    test = REGISTRY[v.kind]
+    base = _median_rate(cells)
+    caught = detectable_drop(test, v.baseline.n, v.candidate.n, base, alpha, margin)
     seen = f"to {caught:.0%} or lower" if caught is not None else "not even to 0%"
     sides = (
-        f"{v.baseline.n} runs per side"
+        f"{v.baseline.n} pairs"
+        if test.paired
+        else f"{v.baseline.n} runs per side"
         if v.baseline.n == v.candidate.n
-        else (f"{v.baseline.n} baseline and {v.candidate.n} candidate runs")
+        else f"{v.baseline.n} baseline and {v.candidate.n} candidate runs"
     )
     return (
-        f"power: {len(cells)} cell(s) with {sides} ({TEST_NAMES[v.kind]}, α/m = {alpha:.2g}, the first Holm step): "
+        f"power: {len(cells)} cell(s) with {sides} ({test.name}, α/m = {alpha:.2g}, the first Holm step): "
         f"a drop from {base:.0%} {seen} is caught with 80% probability (exact)"
     )
 
@@ -47,14 +47,15 @@ def _group_note(cells: Sequence[CellVerdict], alpha: float, margin: float) -> st
 def _margin_note(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[str]:
     if config.margin <= 0:
         return []
-    base = int(median(c.baseline.value for c in verdicts) * 100) / 100
-    steady = rate(round(base * 1000), 1000)
-    assert steady is not None
-    n = runs_needed(steady, steady, config.margin, 1 - 2 * config.alpha)
-    need = f"about {n} runs per side" if n is not None else "more than 100,000 runs per side"
+    base = _median_rate(verdicts)
+    paired = sum(v.counts.paired for v in verdicts) * 2 >= len(verdicts)
+    planned = runs_to_show_within(base, config.margin, config.alpha, paired=paired, test=config.test)
+    side = "pairs" if paired else "runs per side"
+    need = f"at {planned.runs:,} {side}" if planned.runs is not None else f"not within {planned.why_not}"
     return [
-        f"margin: an unchanged cell at {base:.0%} is shown within {round(config.margin * 100):g} points "
-        f"(its {1 - 2 * config.alpha:.0%} interval above −{round(config.margin * 100):g}) with {need}"
+        f"margin: an unchanged cell at {base:.0%} (the cells' median) is shown within {pts_abs(config.margin)} "
+        f"points (its {1 - 2 * config.alpha:.0%} interval above −{pts_abs(config.margin)}) with 80% probability "
+        f"{need} (exact)"
     ]
 
 
@@ -62,7 +63,7 @@ def power_notes(verdicts: Sequence[CellVerdict], config: GateConfig, pooled: int
     """One line per cell size and test (the most common first), then the margin's runs."""
     if not verdicts:
         return []
-    groups: dict[tuple[int, int, GateTest], list[CellVerdict]] = defaultdict(list)
+    groups: dict[tuple[int, int, GateKind], list[CellVerdict]] = defaultdict(list)
     for v in verdicts:
         groups[(v.baseline.n, v.candidate.n, v.kind)].append(v)
     alpha = config.alpha / family_size(verdicts, pooled)

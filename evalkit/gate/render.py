@@ -10,9 +10,9 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
-from evalkit.gate.evidence import evidence_summary
+from evalkit.gate.evidence import evidence_summary, need_text
 from evalkit.gate.family import family_size
-from evalkit.gate.outcome import CellVerdict, GateResult
+from evalkit.gate.outcome import CellVerdict, GateResult, pts, pts_abs
 from evalkit.results.escaping import markdown_cell, one_line, xml_text
 
 if TYPE_CHECKING:
@@ -24,7 +24,6 @@ __all__ = [
     "error_markdown",
     "junit_suite",
     "md",
-    "pts",
     "render_junit",
     "render_markdown",
     "render_sequential",
@@ -37,11 +36,6 @@ __all__ = [
 ]
 
 SIMULATED = "SIMULATED results: at least one side comes from the simulated backend, not a real model."
-
-
-def pts(value: float) -> str:
-    points = round(value * 100)
-    return f"{points:+d}" if points else "0"
 
 
 def md(text: str) -> str:
@@ -70,12 +64,29 @@ def _family(result: GateResult) -> str:
     return f"one Holm family of {tests} tests over {len(result.cells)} cells"
 
 
+def _article(points: int) -> str:
+    return "an" if str(points).startswith("8") or points in (11, 18) else "a"
+
+
+def _stratified_part(result: GateResult) -> str:
+    """The stratified test that failed, named first: a cell-by-cell tally alone would read as a pass."""
+    if not result.failed_pooled:
+        return ""
+    p = result.failed_pooled[0]
+    points = abs(round(p.result.difference * 100))
+    where = "cells" if p.name == "all cells" else f"cells of {p.name}"
+    return (
+        f"stratified test: {_article(points)} {points}-point drop across {p.cells} {where} "
+        f"(exact conditional p = {p.result.p:.4g}, Holm {p.p_holm:.4g}); cells: "
+    )
+
+
 def _headline(result: GateResult) -> str:
     verdict = verdict_word(result.regressed, len(result.unjudged), result.allow_unjudged)
     if verdict == "PASS" and result.require_evidence and result.short_of_evidence:
         verdict = "NOT ENOUGH EVIDENCE"
     return (
-        f"evalkit gate: {verdict} — {evidence_summary(result.cells, result.margin)}"
+        f"evalkit gate: {verdict} — {_stratified_part(result)}{evidence_summary(result.cells, result.margin)}"
         f"{_unjudged_part(len(result.unjudged), result.allow_unjudged)} "
         f"(metric {result.metric}; level {result.level}; α = {result.alpha}, {_family(result)})"
     )
@@ -109,7 +120,7 @@ def pooled_lines(result: GateResult) -> list[str]:
     return [
         f"{'FAIL' if p.failed else 'pass'} stratified, {p.name} ({p.cells} cells): Mantel–Haenszel change "
         f"{pts(p.result.difference)} pts, {1 - 2 * result.alpha:.0%} CI [{pts(p.result.low)}, {pts(p.result.high)}]; "
-        f"one-sided Cochran–Mantel–Haenszel p = {p.result.p:.4f}, Holm {p.p_holm:.4f}"
+        f"one-sided exact conditional p (Cochran–Mantel–Haenszel statistic) = {p.result.p:.4g}, Holm {p.p_holm:.4g}"
         for p in result.pooled
     ]
 
@@ -144,8 +155,8 @@ def _evidence(v: CellVerdict) -> str:
     if v.margin <= 0:
         return "not shown worse"
     if v.within_margin:
-        return f"shown within {round(v.margin * 100):g} points"
-    return "not enough evidence" + (f" (about {v.need_runs} runs per side)" if v.need_runs else "")
+        return f"shown within {pts_abs(v.margin)} points"
+    return f"not enough evidence ({need_text(v.need_runs, v.margin, v.counts.paired)})"
 
 
 def _passed_row(v: CellVerdict) -> str:
@@ -209,9 +220,11 @@ def junit_case(
     failure: tuple[str, str] | None = None,
     skipped: str | None = None,
     kind: str = "regression",
+    output: str | None = None,
 ) -> None:
-    """Add a test case; `failure` is (message, detail). Every text is made XML-safe here (names from
-    results files may hold any character: an ESC byte made the file unparseable)."""
+    """Add a test case; `failure` is (message, detail); `output` goes to its system-out. Every text is
+    made XML-safe here (names from results files may hold any character: an ESC byte made the file
+    unparseable)."""
     name = xml_text(one_line(name))
     case = ET.SubElement(
         suite, "testcase", classname="evalkit.gate." + ".".join(name.split("/")[:3]), name=name, time="0"
@@ -226,6 +239,8 @@ def junit_case(
     if skipped is not None:
         ET.SubElement(case, "skipped", message=xml_text(one_line(skipped)))
         suite.set("skipped", str(int(suite.get("skipped", "0")) + 1))
+    if output is not None:
+        ET.SubElement(case, "system-out").text = xml_text(output)
 
 
 def junit_text(suite: ET.Element) -> str:
@@ -238,8 +253,16 @@ def junit_text(suite: ET.Element) -> str:
 def render_junit(result: GateResult) -> str:
     """JUnit XML: one test case per cell, a failure element with the reasons for failed cells."""
     suite = junit_suite("evalkit gate", result.simulated)
+    short = set(map(id, result.short_of_evidence))
     for v in result.cells:
-        junit_case(suite, v.name, failure=("; ".join(v.reasons), f"{_cell_line(v)} ({v.where})") if v.failed else None)
+        if v.failed:
+            junit_case(suite, v.name, failure=("; ".join(v.reasons), f"{_cell_line(v)} ({v.where})"))
+        elif id(v) in short:
+            evidence = _evidence(v)
+            failure = (evidence, f"{_cell_line(v)} ({v.where})") if result.require_evidence else None
+            junit_case(suite, v.name, failure=failure, kind="not enough evidence", output=evidence)
+        else:
+            junit_case(suite, v.name, output=_evidence(v) if v.margin > 0 else None)
     for name, why in result.skipped:
         junit_case(suite, name, skipped=why)
     unjudged_cases(suite, result.unjudged, result.allow_unjudged)

@@ -10,8 +10,9 @@ as the model's parameters make them (a lower `tool_step.correct` lowers every to
 The drop: the candidate is the same model with each correct run turned into a failure with
 probability D / p̄, where p̄ is the cell's mean simulated rate: its rate is p (1 - D / p̄), on
 average D lower, in every experiment. (A cell whose p̄ is below D cannot drop by D.) The gate's test
-is the analytic plan's: Boschloo, one-sided, at α/m over all m baseline cells (Holm's first step),
-n runs a side. Given an experiment's rates the test's power is exact (`gate_power`), so the
+is the analytic plan's (`evalkit.stats.gate_tests.select`: paired or not, with the margin or not),
+one-sided, at α/m over all m baseline cells (Holm's first step), n runs a side. Given an
+experiment's rates the test's power is exact (its region's probability), so the
 simulated power at n is its mean over the experiments: it holds the rates' uncertainty (the
 posterior's, and the noise of `sim_runs` runs per draw, which errs on the wide side) but no
 sampling noise of the test itself. Across cells, the chance that the gate catches every cell's drop
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -34,8 +35,8 @@ from evalkit.results.records import Results, RunRecord
 from evalkit.run.config import recorded_stacks
 from evalkit.scenario.model import Scenario
 from evalkit.simfit.simulate import SimCell, simulate_cells
-from evalkit.stats.exact import binom_pmf
-from evalkit.stats.gate_power import unpaired_rejection
+from evalkit.stats.gate_tests import select
+from evalkit.stats.regions import PairStaircase
 
 __all__ = ["SimCellPlan", "SimPlan", "SimRates", "header_settings", "simulate_plan", "simulate_rates"]
 
@@ -60,28 +61,36 @@ class SimPlan:
     left_out: list[str]  # baseline cells not simulated, with why
 
 
-def _power(rates: np.ndarray, drop: float, mean: float, n: int, level: float) -> np.ndarray:
-    """Per experiment, the exact power of Boschloo at `level` with n runs a side, baseline rate p and
-    candidate rate p (1 - drop/mean)."""
+@dataclass(frozen=True)
+class _Design:
+    level: float  # α/m
+    margin: float
+    paired: bool
+    test: Literal["boschloo", "fisher"]
+
+
+def _power(rates: np.ndarray, drop: float, mean: float, n: int, design: _Design) -> np.ndarray:
+    """Per experiment, the exact power of the gate's test at α/m with n runs a side (pairs with
+    independent outcomes), baseline rate p and candidate rate p (1 - drop/mean)."""
     cand = rates * (1 - drop / mean)
-    ks = np.arange(n + 1)[None, :]
-    base_pmf = binom_pmf(ks, n, rates[:, None])
-    cand_pmf = binom_pmf(ks, n, cand[:, None])
-    region = unpaired_rejection(n, n, level, "boschloo")
-    return np.asarray(((base_pmf @ region) * cand_pmf).sum(axis=1))
+    test = select(design.paired, design.margin, design.test, n, n)
+    region = test.region(n, n, design.margin, design.level)
+    if isinstance(region, PairStaircase):
+        return region.probability(rates * (1 - cand), (1 - rates) * cand)
+    return region.probability(rates, cand)
 
 
-def _runs_needed(rates: np.ndarray, drop: float, mean: float, level: float, start: int) -> int | None:
+def _runs_needed(rates: np.ndarray, drop: float, mean: float, design: _Design, start: int) -> int | None:
     """The fewest runs a side whose mean simulated power reaches 80%: doubling from `start`, then
     halving the bracket (exact power is a sawtooth in n, so this is "about", as the analytic plan says)."""
     low, high = 1, max(2, start)
-    while _power(rates, drop, mean, high, level).mean() < _TARGET:
+    while _power(rates, drop, mean, high, design).mean() < _TARGET:
         if high >= _MAX_RUNS:
             return None
         low, high = high, min(_MAX_RUNS, high * 2)
     while high - low > max(1, low // 50):  # to 2%, the analytic plan's step
         mid = (low + high) // 2
-        if _power(rates, drop, mean, mid, level).mean() >= _TARGET:
+        if _power(rates, drop, mean, mid, design).mean() >= _TARGET:
             high = mid
         else:
             low = mid
@@ -155,9 +164,18 @@ def simulate_rates(
     return SimRates([name for name, _ in chosen], counts / sim_runs, m, left_out)
 
 
-def simulate_plan(simulated: SimRates, drop: float, planned: dict[str, int | None], *, alpha: float = 0.05) -> SimPlan:
+def simulate_plan(
+    simulated: SimRates,
+    drop: float,
+    planned: dict[str, int | None],
+    *,
+    alpha: float = 0.05,
+    margin: float = 0.0,
+    paired: bool = True,
+    test: Literal["boschloo", "fisher"] = "boschloo",
+) -> SimPlan:
     """Power at the `planned` runs per cell (by name) and the runs for 80%, from the simulated rates."""
-    level = alpha / max(1, simulated.cells)
+    design = _Design(alpha / max(1, simulated.cells), margin, paired, test)
     rates = simulated.rates
     out: dict[str, SimCellPlan] = {}
     at_planned: list[np.ndarray] = []
@@ -167,10 +185,10 @@ def simulate_plan(simulated: SimRates, drop: float, planned: dict[str, int | Non
             out[name] = SimCellPlan(name, mean, None, None)
             continue
         n = planned.get(name)
-        power = _power(rates[:, j], drop, mean, n, level) if n is not None else None
+        power = _power(rates[:, j], drop, mean, n, design) if n is not None else None
         if power is not None:
             at_planned.append(power)
-        needed = _runs_needed(rates[:, j], drop, mean, level, n or 10)
+        needed = _runs_needed(rates[:, j], drop, mean, design, n or 10)
         out[name] = SimCellPlan(name, mean, float(power.mean()) if power is not None else None, needed)
     every = independent = None
     if at_planned:

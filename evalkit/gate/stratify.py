@@ -8,24 +8,27 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from evalkit.gate.outcome import CellVerdict
+from evalkit.stats.rates import Rate
 from evalkit.stats.stratified import Stratified, cmh
 
 __all__ = ["stratified_tests"]
 
 
-def stratified_tests(verdicts: Sequence[CellVerdict], confidence: float) -> list[tuple[str, int, Stratified]]:
+Cell = tuple[str, str, Rate, Rate]  # family, scenario, baseline, candidate
+
+
+def stratified_tests(cells: Sequence[Cell], confidence: float) -> list[tuple[str, int, Stratified]]:
     """(name, cells, result) for all cells and, when cells carry families, for each family."""
-    groups: dict[str, list[CellVerdict]] = defaultdict(list)
-    for v in verdicts:
-        groups["all cells"].append(v)
-        if v.family and v.scenario:
-            groups[f"family {v.family}"].append(v)
+    groups: dict[str, list[Cell]] = defaultdict(list)
+    for cell in cells:
+        groups["all cells"].append(cell)
+        if cell[0] and cell[1]:
+            groups[f"family {cell[0]}"].append(cell)
     out = []
-    for name, cells in sorted(groups.items(), key=lambda g: (g[0] != "all cells", g[0])):
-        if name != "all cells" and len(cells) == len(verdicts):
+    for name, members in sorted(groups.items(), key=lambda g: (g[0] != "all cells", g[0])):
+        if name != "all cells" and len(members) == len(cells):
             continue  # one family holds every cell: the same test twice
-        result = cmh([(v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n) for v in cells], confidence)
+        result = cmh([(b.x, b.n, c.x, c.n) for _, _, b, c in members], confidence)
         if result is not None:
-            out.append((name, len(cells), result))
+            out.append((name, len(members), result))
     return out

@@ -160,7 +160,7 @@ class EvalkitSession:
         return None
 
     def rate(self, cell: str) -> str:
-        from evalkit.stats.intervals import wilson
+        from evalkit.stats.proportions import wilson
 
         assert self._results is not None
         counted = [r for r in self._results.runs if _cell_name(r.cell) == cell and r.counted]

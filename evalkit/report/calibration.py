@@ -19,7 +19,7 @@ from evalkit import __version__
 from evalkit.report.html import environment
 from evalkit.report.plots import _to_svg, plot_text
 from evalkit.simfit.check import CellFit, CheckResult
-from evalkit.stats.intervals import Interval, wilson
+from evalkit.stats.proportions import Interval, wilson
 
 __all__ = ["CalibrationPoint", "calibration_svg", "render_calibration"]
 

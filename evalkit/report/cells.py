@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evalkit.results.records import RunRecord
-from evalkit.stats.intervals import Interval, IntervalMethod, bootstrap_mean, pass_hat_k
+from evalkit.stats.averages import bootstrap_mean, pass_hat_k
+from evalkit.stats.proportions import Interval, IntervalMethod
 from evalkit.stats.rates import Rate, rate
 
 __all__ = ["PASS_K", "CellStats", "Cost", "Tally", "cell_stats"]

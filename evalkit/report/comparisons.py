@@ -17,7 +17,8 @@ from itertools import combinations
 from typing import Literal
 
 from evalkit.results.records import RunRecord
-from evalkit.stats.intervals import Difference, boschloo, holm, mcnemar, newcombe
+from evalkit.stats.proportions import Difference, newcombe
+from evalkit.stats.pvalues import boschloo, holm, mcnemar
 from evalkit.stats.rates import Rate, rate
 
 __all__ = ["Comparison", "ComparisonKind", "DiscordantPairs", "Metric", "compare", "paired_outcomes"]

@@ -26,7 +26,7 @@ from evalkit.report.terminal import configured_order
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
 from evalkit.results.integrity import incompleteness
 from evalkit.results.records import Results, RunRecord
-from evalkit.stats.intervals import IntervalMethod
+from evalkit.stats.proportions import IntervalMethod
 from evalkit.stats.rates import Rate
 
 __all__ = ["Column", "Drilldown", "NotCounted", "ReportData", "Row", "build_report"]

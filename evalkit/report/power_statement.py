@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalkit.stats.intervals import SampleSize, detectable_rate, n_needed
+from evalkit.stats.sample_size import SampleSize, detectable_rate, n_needed
 
 __all__ = ["DetectableLine", "NeededLine", "PowerStatement", "power_statement"]
 

@@ -13,7 +13,7 @@ from collections import defaultdict
 from evalkit.report.provenance import fitted_labels
 from evalkit.results.escaping import one_line
 from evalkit.results.records import Results, RunRecord
-from evalkit.stats.intervals import wilson
+from evalkit.stats.proportions import wilson
 
 __all__ = ["WIDTH", "configured_order", "summary_table"]
 

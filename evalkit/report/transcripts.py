@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from evalkit.chat import Message, ToolCall
 from evalkit.results.records import RunRecord
-from evalkit.results.scan import RunSummary
+from evalkit.results.table import RunRow
 
 __all__ = [
     "RequestSent",
@@ -94,7 +94,7 @@ def _message(message: Message) -> TranscriptMessage:
 
 
 def transcript(run: RunRecord) -> Transcript:
-    if isinstance(run, RunSummary):  # an empty transcript would pass for a run with no messages
+    if isinstance(run, RunRow):  # an empty transcript would pass for a run with no messages
         raise ValueError(f"{run.run_id}: a summary row has no transcript; take it from `Results.whole`")
     return Transcript(
         run_id=run.run_id,

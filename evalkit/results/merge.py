@@ -39,7 +39,7 @@ from evalkit.results.scan import scan_results
 from evalkit.results.shards import Shard, parse_shard
 from evalkit.results.writer import Opener, ResultsWriter
 
-__all__ = ["MergeReport", "expected_run_ids", "merge_results"]
+__all__ = ["MISSING_NAMED", "MergeReport", "merge_results", "missing_runs"]
 
 
 @dataclass
@@ -50,7 +50,8 @@ class MergeReport:
     inputs: list[Path]
     runs: int = 0  # distinct run ids in the merged file
     superseded: int = 0  # infra_error records that a real record of another input replaces
-    missing: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)  # the first MISSING_NAMED missing run ids, in plan order
+    missing_count: int = 0  # every run of the plan no input holds
     shards: list[str] = field(default_factory=list)
 
 
@@ -114,8 +115,15 @@ def _take(scan: _Scan, at: int, path: Path, paths: Sequence[Path], record: RunRe
     scan.real[record.run_id] = at
 
 
-def expected_run_ids(header: Header, scenarios: Iterable[str]) -> set[str]:
-    """The plan's run ids, from the config in `header` and the scenario ids the runs name.
+MISSING_NAMED = 20
+
+
+def missing_runs(header: Header, scenarios: Iterable[str], present: set[str]) -> tuple[int, list[str]]:
+    """(How many runs of the plan no input holds, the first MISSING_NAMED of them in the plan's order).
+    The plan
+    is the header's config (backends, modes, strategies) times the scenario ids the runs name times
+    its `runs_per_cell`, counted cell by cell, never listed whole: a header that claims 100,000,000
+    runs a cell costs no more than one that claims 5.
 
     Scenario files are not read (the shards may come from other machines), so a scenario with no
     run in any input is not counted as missing.
@@ -124,14 +132,21 @@ def expected_run_ids(header: Header, scenarios: Iterable[str]) -> set[str]:
     labels = [str(b["label"]) for b in config.get("backends", [])]
     modes = [str(m) for m in config.get("modes", [])]
     strategies = [str(s) for s in config.get("strategies", {})]
-    return {
-        f"{label}/{mode}/{strategy}/{scenario}/{i}"
-        for label in labels
-        for mode in modes
-        for strategy in strategies
-        for scenario in scenarios
-        for i in range(header.runs_per_cell)
-    }
+    held: dict[str, set[int]] = {}
+    for run_id in present:
+        prefix, _, index = run_id.rpartition("/")
+        if index.isdigit():
+            held.setdefault(prefix, set()).add(int(index))
+    count, named = 0, list[str]()
+    for cell in (f"{a}/{b}/{c}/{d}" for a in labels for b in modes for c in strategies for d in sorted(scenarios)):
+        have = {i for i in held.get(cell, set()) if i < header.runs_per_cell}
+        count += header.runs_per_cell - len(have)
+        i = 0  # the first missing indices: at most len(have) + MISSING_NAMED steps
+        while len(named) < MISSING_NAMED and i < header.runs_per_cell and len(named) < count:
+            if i not in have:
+                named.append(f"{cell}/{i}")
+            i += 1
+    return count, named
 
 
 def merge_results(paths: Sequence[str | Path], output: str | Path, *, opener: Opener | None = None) -> MergeReport:
@@ -154,8 +169,8 @@ def merge_results(paths: Sequence[str | Path], output: str | Path, *, opener: Op
             runs=len(present),
             shards=sorted(scan.shards),
             superseded=sum(1 for run_id in scan.infra if run_id in scan.real),
-            missing=sorted(expected_run_ids(scan.header, scan.scenarios) - present),
         )
+        report.missing_count, report.missing = missing_runs(scan.header, scan.scenarios, present)
         _copy(inputs, out.resolve(), opener)
     return report
 

@@ -7,7 +7,7 @@ resume and `merge` ask too.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -97,13 +97,17 @@ def _verdict(run: RunRecord) -> tuple[str, bool, bool, str | None]:
 
 
 class RunReader(Protocol):
-    """How `load_results` reads run lines and what it stores of them (`evalkit.results.scan`)."""
+    """How `load_results` reads run lines and stores them (`evalkit.results.scan`): it takes every
+    run it reads, in order, and resolves repeated run ids itself (with `supersedes`)."""
 
     def parse(self, path: str, lineno: int, line: str) -> RunRecord:
         """A run line as the writer wrote it; may raise `ValidationError` (then the line is read whole)."""
 
-    def keep(self, run: RunRecord) -> RunRecord:
-        """Given each record that takes a place in `runs` (from `parse` or read whole): what is stored."""
+    def store(self, run: RunRecord) -> None:
+        """Each run record read (from `parse`, or read whole)."""
+
+    def finish(self) -> tuple[Sequence[RunRecord], int, list[str]]:
+        """The runs kept, the repeats left out, and the repeats whose verdict differed."""
 
 
 def supersedes(kept_outcome: str | None) -> bool:
@@ -123,6 +127,7 @@ def load_results(paths: Iterable[str | Path], reader: RunReader | None = None) -
     """
     results = Results()
     seen: dict[str, int] = {}
+    runs: list[RunRecord] = []
     for path in paths:
         results.paths.append(str(path))
         segment: Segment | None = None
@@ -136,19 +141,26 @@ def load_results(paths: Iterable[str | Path], reader: RunReader | None = None) -
                 if segment is not None:
                     segment.footer = record
                     segment = None
-            elif isinstance(record, RunRecord):
+            else:  # a run record, or the head of one that the reader parsed
                 if segment is not None:
                     segment.runs_present += 1
+                if reader is not None:
+                    reader.store(record)  # type: ignore[arg-type]
+                    continue
+                assert isinstance(record, RunRecord)
                 at = seen.get(record.run_id)
                 if at is None:
-                    seen[record.run_id] = len(results.runs)
-                    results.runs.append(reader.keep(record) if reader else record)
-                elif supersedes(results.runs[at].outcome):
-                    results.runs[at] = reader.keep(record) if reader else record
+                    seen[record.run_id] = len(runs)
+                    runs.append(record)
+                elif supersedes(runs[at].outcome):
+                    runs[at] = record
                 else:
                     results.duplicates += 1
-                    if _verdict(results.runs[at]) != _verdict(record):
-                        results.conflicts.append(f"{record.run_id} ({results.runs[at].outcome} then {record.outcome})")
+                    if _verdict(runs[at]) != _verdict(record):
+                        results.conflicts.append(f"{record.run_id} ({runs[at].outcome} then {record.outcome})")
+    results.runs = runs
+    if reader is not None:
+        results.runs, results.duplicates, results.conflicts = reader.finish()
     if not results.headers:
         raise ResultsError(f"{', '.join(results.paths)}: no header record: not an evalkit results file")
     return results

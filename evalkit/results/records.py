@@ -12,6 +12,7 @@ Everything a report, a statistic or the gate shows is rebuilt from these records
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Required
 
@@ -291,7 +292,7 @@ class Results:
     """
 
     headers: list[Header] = field(default_factory=list)
-    runs: list[RunRecord] = field(default_factory=list)
+    runs: Sequence[RunRecord] = field(default_factory=list)  # a list, or a `RunTable` (scan)
     footers: list[Footer] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     segments: list[Segment] = field(default_factory=list)
@@ -302,7 +303,10 @@ class Results:
 
     @property
     def simulated(self) -> bool:
-        return any(h.simulated for h in self.headers) or any(r.simulated for r in self.runs)
+        if any(h.simulated for h in self.headers):
+            return True
+        table_says = getattr(self.runs, "any_simulated", None)  # a RunTable answers from its columns
+        return bool(table_says) if table_says is not None else any(r.simulated for r in self.runs)
 
     def whole(self, runs: list[RunRecord], failed: int) -> list[RunRecord]:
         """The records of one cell's `runs` with their transcripts: all of them, or the sample kept,

@@ -1,91 +1,51 @@
 """Reading results files for a report or the gate in memory that does not grow with the transcripts.
 
 `scan_results` reads each file once, line by line, through `load_results` (so integrity sees every
-record: segment counts, duplicates, conflicting verdicts, footers), and stores each run as a
-`RunSummary`: a `RunRecord` without its transcript (no calls, messages or check items; of the
-interventions only the `prepare` choices the report tallies), about 0.7 KB instead of about 35 KB.
-Per cell it keeps whole only the records a report's drill-down can show: the first passing run, the
-first failing run of each failure category and the first `transcripts` failing runs (by run
-index), which are exactly the runs `pick_passing` and `pick_failed` choose from all of them.
+record: segment counts, repeats, conflicting verdicts, footers), and stores the runs in a
+`RunTable` (`evalkit.results.table`): columns of about 80 bytes a run, without transcripts (no
+calls, messages or check items; of the interventions only the `prepare` choices the report
+tallies), read back as `RunRow` views. A file of a million runs (several gigabytes with their
+transcripts) is read in a few hundred megabytes. Per cell it keeps whole only the records a report's
+drill-down can show: the first passing run, the first failing run of each failure category and the
+first `transcripts` failing runs (by run index), which are exactly the runs `pick_passing` and
+`pick_failed` choose from all of them.
 
 A run line is validated through a model of the record without its transcript fields (faster than
 `json.loads`: they are skipped by the JSON parser and never become Python objects), whatever the
-order of its fields; the lines kept whole are validated whole, so a malformed transcript is an error
-where it would be shown. A transcript field that is valid JSON but not a valid transcript, in a run
-no drill-down shows, goes unseen by a report or the gate (`load_results`, as `rescore` reads, sees it).
+order of its fields; the lines kept whole are validated whole, so a malformed transcript is an
+error where it would be shown. A transcript field that is valid JSON but not a valid transcript, in a run no
+drill-down shows, goes unseen by a report or the gate (`load_results`, as `rescore` reads, sees it).
 """
 
 from __future__ import annotations
 
 import gc
 import heapq
-import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import ConfigDict, create_model
 
-from evalkit.chat import Sampling, Usage
 from evalkit.results.reader import load_results, parse_record
-from evalkit.results.records import Cell, Intervention, Results, RunRecord
+from evalkit.results.records import Results, RunRecord
+from evalkit.results.table import RunTable
 
-__all__ = ["RunSummary", "rows_held", "scan_results"]
+__all__ = ["rows_held", "scan_results"]
 
 Key = tuple[str, ...]
 # (run index, arrival order): the order `pick_failed` and `pick_passing` rank runs in
 Rank = tuple[int, int]
 
 
-class RunSummary(RunRecord):
-    """A run record without its transcript: every field a statistic reads, with `calls`, `messages`
-    and `check` empty and `interventions` holding only the `prepare` choices. Read-only: the
-    empty lists and the cell, sampling and usage objects are shared between rows."""
-
-
-_FIELDS_SET = set(RunRecord.model_fields)  # shared by every row, which is read-only
-_EMPTY: list[Any] = []
 _TRANSCRIPT = ("calls", "messages", "check")
-_HEAD_FIELDS = tuple(name for name in RunRecord.model_fields if name not in _TRANSCRIPT)
 # a run record without its transcript fields, which it ignores unread
 _RunHead = create_model(
     "_RunHead",
     __config__=ConfigDict(extra="ignore"),
     **{name: (info.annotation, info) for name, info in RunRecord.model_fields.items() if name not in _TRANSCRIPT},
 )  # type: ignore[call-overload]
-
-
-class _Rows:
-    """Builds `RunSummary` rows sharing what repeats: cells, sampling settings, token counts."""
-
-    def __init__(self) -> None:
-        self._cells: dict[Key, Cell] = {}
-        self._sampling: dict[tuple[float, int | None, int], Sampling] = {}
-        self._usage: dict[tuple[int, int], Usage] = {}
-
-    def summary(self, run: Any) -> RunSummary:
-        """The row of a `RunRecord` or a `_RunHead` (both validated: built without validating again)."""
-        s, u, cell = run.sampling, run.usage, run.cell
-        values = {name: getattr(run, name) for name in _HEAD_FIELDS}
-        values.update(
-            cell=self._cells.setdefault(cell.key(), cell),
-            sampling=self._sampling.setdefault((s.temperature, s.seed, s.max_tokens), s),
-            usage=self._usage.setdefault((u.prompt_tokens, u.completion_tokens), u),
-            outcome=sys.intern(run.outcome),
-            failure=None if run.failure is None else sys.intern(run.failure),
-            interventions=_prepare_choices(run.interventions),
-            calls=_EMPTY,
-            messages=_EMPTY,
-            check=_EMPTY,
-        )
-        return RunSummary.model_construct(_FIELDS_SET, **values)
-
-
-def _prepare_choices(interventions: list[Intervention]) -> list[Intervention]:
-    kept = [i for i in interventions if i.action == "prepare"]
-    return kept or _EMPTY
 
 
 @dataclass
@@ -132,32 +92,36 @@ class _CellSample:
 
 
 class _Scanner:
-    """The `RunReader` of `scan_results`: rows from run heads, whole records for the samples."""
+    """The `RunReader` of `scan_results`: runs into a `RunTable`, whole records for the samples."""
 
     def __init__(self, transcripts: int) -> None:
         self.transcripts = transcripts
-        self.rows = _Rows()
+        self.table = RunTable()
         self.samples: dict[Key, _CellSample] = {}
         self.arrivals = 0
-        self._line: tuple[str, int, str] = ("", 0, "")  # the line `parse` read last, for `keep`
+        self._line: tuple[str, int, str] | None = None  # the line `parse` read last, for `store`
 
     def parse(self, path: str, lineno: int, line: str) -> RunRecord:
         head = _RunHead.model_validate_json(line)  # the transcript's fields are skipped, never built
         self._line = (path, lineno, line)
-        return self.rows.summary(head)
+        return head  # type: ignore[return-value]  # a head of a run record: `store` reads its fields
 
-    def keep(self, run: RunRecord) -> RunRecord:
+    def store(self, run: RunRecord) -> None:
         self.arrivals += 1
+        self.table.append(run)
         key = run.cell.key()
         sample = self.samples.get(key)
         if sample is None:
             sample = self.samples[key] = _CellSample(self.transcripts)
-        if isinstance(run, RunSummary):  # from `parse`, which read the line just before
-            line = self._line
-            sample.offer(run, self.arrivals, lambda: _whole(*line))
-            return run
-        sample.offer(run, self.arrivals, lambda: run)
-        return self.rows.summary(run)
+        line, self._line = self._line, None
+        if isinstance(run, RunRecord):  # read whole (not by `parse`)
+            sample.offer(self.table[-1], self.arrivals, lambda: run)
+        elif line is not None:
+            sample.offer(self.table[-1], self.arrivals, lambda: _whole(*line))
+
+    def finish(self) -> tuple[Sequence[RunRecord], int, list[str]]:
+        repeats, conflicts = self.table.resolve_repeats()
+        return self.table, repeats, conflicts
 
 
 def _whole(path: str, lineno: int, line: str) -> RunRecord:
@@ -199,7 +163,7 @@ def rows_held() -> Iterator[None]:
 
 
 def scan_results(paths: Iterable[str | Path], transcripts: int = 3) -> Results:
-    """`load_results` with `RunSummary` rows in `runs` and, in `Results.transcripts`, the whole
+    """`load_results` with a `RunTable` in `runs` and, in `Results.transcripts`, the whole
     records a drill-down showing up to `transcripts` failed runs per cell picks from."""
     if transcripts < 0:
         raise ValueError(f"transcripts must be at least 0, not {transcripts}")

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from evalkit.results.secrets import public_config
 from evalkit.run.config import RunConfig, parse_strategy_specs
 
-__all__ = ["OPERATIONAL", "changed_fields", "run_defining"]
+__all__ = ["OPERATIONAL", "changed_fields", "differing_fields", "run_defining"]
 
 # Fields that change how a run is carried out, never what it answers.
 OPERATIONAL = {
@@ -69,6 +69,17 @@ def changed_fields(stored: dict[str, Any], config: RunConfig) -> list[str]:
         old = stored
     new = config.model_dump(mode="json")
     return _diff(run_defining(public_config(old)), run_defining(public_config(new)), "")
+
+
+def differing_fields(first: dict[str, Any], second: dict[str, Any]) -> list[str]:
+    """The run-defining fields in which two stored configs (results headers') differ."""
+    sides = []
+    for stored in (first, second):
+        try:
+            sides.append(RunConfig.model_validate(stored).model_dump(mode="json"))
+        except ValidationError:
+            sides.append(stored)
+    return _diff(run_defining(public_config(sides[0])), run_defining(public_config(sides[1])), "")
 
 
 def _diff(old: Any, new: Any, path: str) -> list[str]:

@@ -17,7 +17,8 @@ from evalkit.backends.sim_profile import SimProfile
 from evalkit.chat import ToolMode
 from evalkit.scenario.model import Scenario
 from evalkit.simfit.simulate import SimCell, simulate_cells
-from evalkit.stats.intervals import Interval, boschloo, wilson
+from evalkit.stats.proportions import Interval, wilson
+from evalkit.stats.pvalues import boschloo
 
 __all__ = ["PowerEstimate", "estimate_power"]
 

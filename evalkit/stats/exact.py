@@ -1,6 +1,6 @@
 """Exact one-sided tests for two independent binomial arms: Fisher, Fisher mid-p and Boschloo.
 
-Orientation as in `evalkit.stats.intervals`: arm 1 is the reference (the baseline), and the one-sided
+Orientation as in `evalkit.stats.pvalues`: arm 1 is the reference (the baseline), and the one-sided
 alternative is that arm 1's rate is higher (the candidate dropped). Tables are indexed (x₁, x₂).
 
 Boschloo's p-value is the supremum over the common rate π of P_π(Fisher p ≤ the observed Fisher p).
@@ -26,13 +26,10 @@ from scipy import special
 
 __all__ = [
     "BOSCHLOO_MAX_TABLES",
-    "BOSCHLOO_ONE_TABLE_MAX",
     "binom_cdf",
     "binom_pmf",
     "binom_sf",
-    "boschloo_one",
     "boschloo_pvalues",
-    "boschloo_rejection",
     "boschloo_table",
     "fisher_grid",
     "midp",
@@ -163,41 +160,6 @@ def boschloo_table(x1: int, n1: int, x2: int, n2: int) -> float:
     if (n1 + 1) * (n2 + 1) > BOSCHLOO_MAX_TABLES:
         return midp(x1, n1, x2, n2)
     return _sup_tail(n1, n2, _region(n1, n2, float(fisher_grid(n1, n2)[x1, x2])))
-
-
-BOSCHLOO_ONE_TABLE_MAX = 1001 * 1001  # one table's exact p costs under a second up to 1,000 runs per arm
-
-
-def boschloo_one(x1: int, n1: int, x2: int, n2: int) -> tuple[float, bool]:
-    """One table's one-sided p and whether it is Boschloo's exact p (True) or Fisher's mid-p (False).
-    A single table is exact far beyond BOSCHLOO_MAX_TABLES (the limit of whole grids): its region
-    and one matrix product over the π grid cost 0.5 s at 600 runs per arm. Above
-    BOSCHLOO_ONE_TABLE_MAX it is the mid-p, and the caller must say so."""
-    if (n1 + 1) * (n2 + 1) <= BOSCHLOO_MAX_TABLES:
-        return boschloo_table(x1, n1, x2, n2), True
-    if (n1 + 1) * (n2 + 1) <= BOSCHLOO_ONE_TABLE_MAX:
-        return _sup_tail(n1, n2, _region(n1, n2, float(fisher_grid(n1, n2)[x1, x2]))), True
-    return midp(x1, n1, x2, n2), False
-
-
-@lru_cache(maxsize=64)
-def boschloo_rejection(n1: int, n2: int, alpha: float, *, max_tables: int = BOSCHLOO_MAX_TABLES) -> np.ndarray:
-    """The tables Boschloo's test rejects at α (a boolean grid): its p-value grows with the Fisher
-    p-value, so the region is {Fisher p ≤ t*}, t* found by bisection over the distinct Fisher p-values.
-    Above `max_tables` tables, Fisher's mid-p region stands in for it."""
-    if (n1 + 1) * (n2 + 1) > max_tables:
-        mid: np.ndarray = midp_grid(n1, n2) <= alpha
-        return mid
-    values = np.unique(fisher_grid(n1, n2))
-    low, high = -1, values.size - 1  # values[low] rejects (−1: none), values[high + 1] does not
-    while low < high:
-        middle = (low + high + 1) // 2
-        if _sup_tail(n1, n2, _region(n1, n2, float(values[middle]))) <= alpha:
-            low = middle
-        else:
-            high = middle - 1
-    rejected: np.ndarray = fisher_grid(n1, n2) <= (values[low] * (1 + _TIE) if low >= 0 else -1.0)
-    return rejected
 
 
 @lru_cache(maxsize=64)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalkit.stats.intervals import IntervalMethod, proportion_interval
+from evalkit.stats.proportions import IntervalMethod, proportion_interval
 
 __all__ = ["Rate", "rate"]
 

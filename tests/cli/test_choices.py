@@ -13,7 +13,7 @@ import pytest
 from evalkit.cli import build_parser
 from evalkit.gate.config import Level, Metric, Pairing, UnpairedTest
 from evalkit.stats.exact import TwoSampleTest
-from evalkit.stats.intervals import IntervalMethod
+from evalkit.stats.proportions import IntervalMethod
 
 
 def _choices(command: str, dest: str) -> set[Any]:

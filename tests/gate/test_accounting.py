@@ -142,3 +142,25 @@ def test_sequential_names_baseline_cells_the_candidate_does_not_run(
     assert "pass sim/native/retry_nudge/greet-hi" in out
     # the sequential verdict states its power too
     assert "note: power: 1 cell(s) with a baseline of 12/25 (boschloo, α/m = 0.05): a drop to " in out
+
+
+def test_a_gate_between_two_configs_warns_and_names_the_cells_they_do_not_share() -> None:
+    """Issue 31: default against adr013 said only "228 cells not judged", no word that the configs differ."""
+    base = records.results(records.cell_runs(25, 25, strategy="a") + records.cell_runs(25, 25, strategy="b"))
+    cand = records.results(records.cell_runs(25, 25, strategy="a") + records.cell_runs(25, 25, strategy="c"))
+    base.headers[0] = base.headers[0].model_copy(
+        update={"config_name": "default", "config_hash": "aaaa", "config": {"strategies": {"a": ["x"], "b": ["y"]}}}
+    )
+    cand.headers[0] = cand.headers[0].model_copy(
+        update={"config_name": "other", "config_hash": "bbbb", "config": {"strategies": {"a": ["x"], "c": ["z"]}}}
+    )
+    result = compare(base, cand)
+    (warning,) = [w for w in result.warnings if "different configs" in w]
+    assert warning == (
+        "the baseline and the candidate come from different configs (default and other; they differ in "
+        "strategies.b, strategies.c); cells not shared: 1 only in the baseline (sim/native/b/s1); "
+        "1 only in the candidate (sim/native/c/s1)"
+    )
+    assert f"warning: {warning}" in render_text(result)
+    same = compare(records.results(records.cell_runs(25, 25)), records.results(records.cell_runs(25, 25)))
+    assert not any("different configs" in w for w in same.warnings)

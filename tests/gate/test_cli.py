@@ -81,7 +81,8 @@ def test_a_degraded_candidate_exits_1_and_says_which_cells_and_why(
     assert (code, err) == (1, "")
     lines = out.splitlines()
     assert lines[0].startswith(
-        "evalkit gate: FAIL — 2 regressed, 0 passed (no margin set: a pass means not shown worse) (metric completed; "
+        "evalkit gate: FAIL — 2 regressed (McNemar exact, paired), 0 passed (no margin set: a pass means not shown "
+        "worse) (metric completed; "
         "level cell;"
     )
     assert "note: model changed: small-local → small-local-degraded (sim)" in lines

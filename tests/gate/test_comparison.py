@@ -21,8 +21,8 @@ from evalkit.gate.render import render_junit, render_markdown, render_text
 from evalkit.results.reader import load_results
 from evalkit.results.records import Results, RunRecord
 from evalkit.run.runner import run_config
-from evalkit.stats import intervals
-from evalkit.stats.gate_power import detectable_drop, gate_power
+from evalkit.stats import pvalues
+from evalkit.stats.gate_tests import REGISTRY, detectable_drop
 from tests.report import records
 from tests.report.test_report_data import sim_config
 
@@ -125,21 +125,23 @@ def test_a_degraded_candidate_fails_and_says_which_cells_and_why(sims: Sims) -> 
     assert result.notes[0] == "model changed: small-local → small-local-degraded (sim)"
     failed = {v.name: v for v in result.failed}
     assert set(failed) == {"sim/native/trust_text", "sim/native/retry_nudge"}
-    adjusted = intervals.holm([v.p for v in result.cells])
+    adjusted = pvalues.holm([v.p for v in result.cells])
     for i, v in enumerate(result.cells):
         lost, gained = pairs(base, cand, v.name.split("/")[-1])
         assert lost > gained
         assert v.test == f"McNemar exact, paired ({lost} lost, {gained} gained)"
-        assert v.p == pytest.approx(intervals.mcnemar(lost, gained))
+        assert v.p == pytest.approx(pvalues.mcnemar(lost, gained))
         assert v.p_holm == pytest.approx(adjusted[i]) and v.p_holm <= 0.05
         (reason,) = v.reasons
         assert reason.startswith(f"completed rate dropped {v.baseline.value:.0%} → {v.candidate.value:.0%}")
         assert "90% CI" in reason  # the two-sided interval that matches a one-sided test at α = 0.05
         assert f"p = {v.p:.4f}, Holm-adjusted {v.p_holm:.4f} ≤ α = 0.05" in reason
         assert "largest drops: " in reason and v.worst and all(" → " in w for w in v.worst)
-        assert v.difference == intervals.newcombe(v.candidate.x, v.candidate.n, v.baseline.x, v.baseline.n, 0.9)
+        # the paired interval the test itself gives, which excludes 0 since the cell failed
+        assert v.difference.estimate == pytest.approx(v.candidate.value - v.baseline.value)
+        assert v.difference.low <= v.difference.estimate <= v.difference.high < 0
     text = render_text(result)
-    assert text.startswith("evalkit gate: FAIL — 2 regressed, 0 passed")
+    assert text.startswith("evalkit gate: FAIL — 2 regressed (McNemar exact, paired), 0 passed")
     for name, v in failed.items():
         assert (
             f"FAIL {name} (family all, scenario all scenarios pooled, model small-local → small-local-degraded, "
@@ -151,7 +153,7 @@ def test_scenario_level_compares_each_scenario_and_holm_spares_a_lone_drop(sims:
     result = compare(load(sims.baseline), load(sims.degraded), GateConfig(level="scenario", metric="completed"))
     assert len(result.cells) == len(GATE_SCENARIOS) * len(GATE_STRATEGIES)
     assert all(v.name.count("/") == 3 and v.worst == () for v in result.cells)
-    assert [v.p_holm for v in result.cells] == pytest.approx(intervals.holm([v.p for v in result.cells]))
+    assert [v.p_holm for v in result.cells] == pytest.approx(pvalues.holm([v.p for v in result.cells]))
     # at least one scenario is significant on its own and not after Holm's correction over 8 cells
     spared = [v for v in result.cells if v.p <= 0.05 < v.p_holm]
     assert spared and not any(v.failed for v in spared)
@@ -164,10 +166,10 @@ def test_unpaired_runs_use_boschloo_or_fisher(sims: Sims) -> None:
     assert result.passed
     for v in result.cells:
         assert v.test == "Boschloo exact"
-        assert v.p == pytest.approx(intervals.boschloo(v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n))
+        assert v.p == pytest.approx(pvalues.boschloo(v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n))
     for v in compare(base, other, GateConfig(test="fisher")).cells:
         assert v.test == "Fisher exact"
-        assert v.p == pytest.approx(intervals.fisher(v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n))
+        assert v.p == pytest.approx(pvalues.fisher(v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n))
     forced = compare(base, load(sims.degraded), GateConfig(pairing="unpaired"))
     assert {v.test for v in forced.cells} == {"Boschloo exact"}  # pairs exist, but were not asked for
     with pytest.raises(GateInputError, match="do not pair up by scenario, index and seed"):
@@ -193,7 +195,7 @@ def test_holm_across_cells_decides_not_the_raw_p() -> None:
     drop = {"a": (25, 25)}, {"a": (20, 25)}  # unpaired Boschloo one-sided p = 0.0164
     alone = gate(cells(drop[0]), cells(drop[1], seed=7))
     (v,) = alone.cells
-    assert v.p == pytest.approx(intervals.boschloo(25, 25, 20, 25)) and v.p == pytest.approx(0.0164, abs=2e-4)
+    assert v.p == pytest.approx(pvalues.boschloo(25, 25, 20, 25)) and v.p == pytest.approx(0.0164, abs=2e-4)
     assert v.failed
     steady = {"b": (25, 25), "c": (25, 25), "d": (25, 25)}
     among = gate(cells(drop[0] | steady), cells(drop[1] | steady, seed=7))
@@ -233,7 +235,7 @@ def test_floor_is_a_one_sided_exact_binomial_test_holm_across_cells() -> None:
 @pytest.mark.parametrize("floor", [0.5, 0.8, 0.9, 0.95])
 def test_a_cell_at_its_floor_fails_at_most_alpha_of_the_time(n: int, floor: float) -> None:
     """The false-failure rate of the floor rule, exactly: P(reject | true rate = floor) ≤ α."""
-    rejected = [x for x in range(n + 1) if intervals.floor_pvalue(x, n, floor) <= 0.05]
+    rejected = [x for x in range(n + 1) if pvalues.floor_pvalue(x, n, floor) <= 0.05]
     assert sps.binom.pmf(rejected, n, floor).sum() <= 0.05
     below = floor - 0.3
     assert rejected and sps.binom.pmf(rejected, n, below).sum() > 0.05  # and it has power below the floor
@@ -315,7 +317,8 @@ def test_infra_errors_in_one_scenario_do_not_change_the_mix(infra_side: str, lev
         assert result.passed
         (v,) = result.cells
         assert (v.baseline.x, v.baseline.n, v.candidate.x, v.candidate.n) == (225, 225, 225, 225)
-        assert result.notes[-1].startswith("power: 1 cell(s) with 225 runs per side")  # large N: stated too
+        sides = "225 runs per side" if seed is not None else "225 pairs"
+        assert result.notes[-1].startswith(f"power: 1 cell(s) with {sides}")  # large N: stated too
         assert result.notes[:-1] == (
             f"{v.name}: compared 225 runs per side, like with like; left out "
             f"{25 * (infra_side == 'candidate')} baseline and {25 * (infra_side == 'baseline')} "
@@ -407,11 +410,13 @@ def test_markdown_summary_lists_failed_cells_first(sims: Sims) -> None:
 def test_the_power_note_uses_the_test_the_gate_ran(seed: int | None, test: str, name: str) -> None:
     base = cells({"a": (25, 25), "b": (25, 25)})
     result = gate(base, cells({"a": (25, 25), "b": (25, 25)}, seed=seed))
-    rate = detectable_drop(test, 25, 25, 1.0, 0.025)  # type: ignore[arg-type]
+    kind = REGISTRY[test]  # type: ignore[index]
+    rate = detectable_drop(kind, 25, 25, 1.0, 0.025)
     assert rate is not None
-    assert gate_power(test, 25, 25, 1.0, rate, 0.025) >= 0.8 > gate_power(test, 25, 25, 1.0, rate + 0.01, 0.025)  # type: ignore[arg-type]
+    assert kind.power(25, 25, 1.0, rate, 0.0, 0.025) >= 0.8 > kind.power(25, 25, 1.0, rate + 0.01, 0.0, 0.025)
+    sides = "25 pairs" if kind.paired else "25 runs per side"
     assert (
-        f"power: 2 cell(s) with 25 runs per side ({name}, α/m = 0.025, the first Holm step): a drop "
+        f"power: 2 cell(s) with {sides} ({name}, α/m = 0.025, the first Holm step): a drop "
         f"from 100% to {rate:.0%} or lower is caught with 80% probability (exact)"
     ) in result.notes
 

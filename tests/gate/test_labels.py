@@ -10,6 +10,8 @@ from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
 from evalkit.gate.render import render_markdown, render_text
 from evalkit.stats import exact
+from evalkit.stats.score import fm_pvalue
+from evalkit.stats.unconditional import Table, exact_pvalue
 from tests.report import records
 
 
@@ -47,9 +49,13 @@ def test_600_a_side_is_boschloo_exact_not_the_mid_p() -> None:
     assert exact.midp(600, 600, 596, 600) == pytest.approx(0.0311, abs=5e-4)
 
 
-def test_above_the_exact_limit_the_label_says_mid_p() -> None:
+def test_above_the_exact_limit_the_label_says_so_and_the_p_keeps_alpha() -> None:
+    """Above 1,000 runs a side the mid-p (0.031 at 600/600 → 596/600, liberal) is not used: the cell's p
+    is the larger of Suissa and Shuster's exact unconditional test and the pooled score test, so the
+    cell fails only where both do (a sub-region of an exact test's: its size stays ≤ α)."""
     n = 1100
-    assert (n + 1) ** 2 > exact.BOSCHLOO_ONE_TABLE_MAX
     test, p, _ = unpaired(n, n, n - 4, n)
-    assert test == "mid-p (Boschloo approximated)"
-    assert p == pytest.approx(exact.midp(n, n, n - 4, n), rel=1e-12)
+    assert test == "exact and score test (Farrington–Manning score, above 1,000 runs a side)"
+    table = Table(n, n, n - 4, n)
+    assert p == pytest.approx(max(exact_pvalue("fm", table, 0.0), fm_pvalue(n, n, n - 4, n, 0.0)), rel=1e-12)
+    assert p >= exact_pvalue("fm", table, 0.0) != exact.midp(n, n, n - 4, n)

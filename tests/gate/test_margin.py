@@ -11,8 +11,8 @@ from evalkit.cli import main
 from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig, load_gate_config
 from evalkit.gate.render import render_text
-from evalkit.stats import margin as mg
-from evalkit.stats.intervals import newcombe
+from evalkit.stats.proportions import newcombe
+from evalkit.stats.unconditional import Table, exact_pvalue
 from tests.report import records
 
 
@@ -27,12 +27,14 @@ def test_a_drop_under_the_margin_is_not_a_regression() -> None:
     assert unpaired(400, 400, 384, 400).failed  # type: ignore[attr-defined]
     result = unpaired(400, 400, 384, 400, margin=0.05)
     (v,) = result.cells  # type: ignore[attr-defined]
-    assert not v.failed and v.test == "Farrington–Manning score, margin 5 pts"
-    assert v.p == pytest.approx(mg.fm_pvalue(400, 400, 384, 400, 0.05), rel=1e-12)
-    # a 4-point drop is not shown to be under 5 points either: the interval reaches −5.9
-    assert v.within_margin == (newcombe(384, 400, 400, 400, 0.9).low > -0.05) and not v.within_margin
+    assert not v.failed and v.test == "Chan's exact test (Farrington–Manning score), margin 5 pts"
+    assert v.p == pytest.approx(exact_pvalue("fm", Table(400, 400, 384, 400), 0.05), rel=1e-12)
+    # a 4-point drop is not shown to be under 5 points either: the interval reaches below −5
+    assert not v.within_margin and v.difference.low < -0.05
+    assert v.difference.low <= newcombe(384, 400, 400, 400, 0.9).low + 0.01  # near the score interval
     assert render_text(result).startswith(  # type: ignore[arg-type]
-        "evalkit gate: PASS — 0 regressed, 0 shown within 5 points, 1 not enough evidence (need about "
+        "evalkit gate: PASS — 0 regressed, 0 shown within 5 points, 1 not enough evidence (at their rates, an "
+        "unchanged cell is shown within 5 points with 80% probability at "
     )
     close = unpaired(400, 400, 398, 400, margin=0.05)
     assert close.cells[0].within_margin  # type: ignore[attr-defined]
@@ -49,8 +51,8 @@ def test_paired_cells_use_tango() -> None:
     base = records.results(records.cell_runs(50, 50), runs_per_cell=50)
     cand = records.results(records.cell_runs(40, 50), runs_per_cell=50)
     (v,) = compare(base, cand, GateConfig(level="cell", margin=0.05)).cells
-    assert v.test == "Tango score, paired, margin 5 pts (10 lost, 0 gained)"
-    assert v.p == pytest.approx(mg.tango_pvalue(10, 0, 50, 0.05), rel=1e-12) and v.failed
+    assert v.test == "exact test (Tango's score), paired, margin 5 pts (10 lost, 0 gained)"
+    assert v.p == pytest.approx(exact_pvalue("tango", Table(10, 50, 0, 50), 0.05), rel=1e-12) and v.failed
 
 
 def test_margin_zero_is_todays_test() -> None:
@@ -66,7 +68,8 @@ def test_not_enough_evidence_is_said_and_require_evidence_fails(
     assert not v.within_margin and v.need_runs is not None and v.need_runs > 25
     line = render_text(result).splitlines()[0]  # type: ignore[arg-type]
     assert line.startswith(
-        "evalkit gate: PASS — 0 regressed, 0 shown within 5 points, 1 not enough evidence (need about "
+        "evalkit gate: PASS — 0 regressed, 0 shown within 5 points, 1 not enough evidence (at their rates, an "
+        "unchanged cell is shown within 5 points with 80% probability at "
     )
     assert result.exit_code == 0  # type: ignore[attr-defined]
     strict = unpaired(25, 25, 25, 25, margin=0.05, require_evidence=True)
@@ -82,3 +85,35 @@ def test_margin_in_a_gate_config(tmp_path: Path) -> None:
     path.write_text("margin: 0.05\nrequire_evidence: true\n", encoding="utf-8")
     config = load_gate_config(path)
     assert config.margin == 0.05 and config.require_evidence
+
+
+def test_one_run_count_per_question_in_every_output_from_plans_function() -> None:
+    """Issue 31: one gate output gave three counts ("need about 510 more runs each", "with about 294
+    runs per side", "about 52 runs per side"). Now each cell's count is `plan`'s runs_to_show_within
+    at its baseline rate, the same in the terminal, the markdown and the JUnit; the headline gives the
+    largest, the margin note the one at the median rate."""
+    import re
+    from xml.etree import ElementTree as ET
+
+    from evalkit.gate.plan import runs_to_show_within
+    from evalkit.gate.render import render_junit, render_markdown
+
+    base = [*records.cell_runs(45, 50, scenario="a"), *records.cell_runs(40, 50, scenario="b")]
+    cand = [*records.cell_runs(45, 50, scenario="a", seed=7), *records.cell_runs(40, 50, scenario="b", seed=7)]
+    result = compare(records.results(base), records.results(cand), GateConfig(margin=0.1))
+    expected = {v.name: runs_to_show_within(v.baseline.value, 0.1, 0.05, paired=False).runs for v in result.cells}
+    assert all(v.need_runs == expected[v.name] for v in result.cells) and len(set(expected.values())) == 2
+    count = re.compile(r"with 80% probability at ([\d,]+) runs per side")
+    text, markdown = render_text(result), render_markdown(result)
+    assert [int(n.replace(",", "")) for n in count.findall(text.splitlines()[0])] == [max(expected.values())]
+    for name, runs in expected.items():
+        row = next(line for line in markdown.splitlines() if line.startswith(f"| {name} |"))
+        assert count.findall(row) == [f"{runs:,}"]
+    suite = ET.fromstring(render_junit(result)).find("testsuite")
+    assert suite is not None
+    for case in suite.iter("testcase"):
+        out = case.find("system-out")
+        assert out is not None and count.findall(out.text or "") == [f"{expected[case.get('name', '')]:,}"]
+    note = next(n for n in result.notes if n.startswith("margin:"))
+    median = runs_to_show_within(0.85, 0.1, 0.05, paired=False).runs
+    assert count.findall(note) == [f"{median:,}"]

@@ -12,9 +12,10 @@ from scipy import stats as sps
 from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
 from evalkit.gate.render import render_text
-from evalkit.stats.gate_power import detectable_drop, gate_power, unpaired_rejection
+from evalkit.stats.gate_tests import REGISTRY, detectable_drop
 from tests.report import records
 
+BOSCHLOO = REGISTRY["boschloo"]
 NOTE = re.compile(r"a drop from (\d+)% to (\d+)% or lower is caught with 80% probability")
 
 
@@ -36,29 +37,30 @@ def test_every_pass_states_its_power(nb: int, nc: int) -> None:
     sides = f"{nb} runs per side" if nb == nc else f"{nb} baseline and {nc} candidate runs"
     assert f"2 cell(s) with {sides} (Boschloo" in line
     # the claim holds at the rate printed, and not a whole percent higher
-    assert gate_power("boschloo", nb, nc, base, caught, 0.025) >= 0.8
-    assert gate_power("boschloo", nb, nc, base, caught + 0.01, 0.025) < 0.8
+    assert BOSCHLOO.power(nb, nc, base, caught, 0.0, 0.025) >= 0.8
+    assert BOSCHLOO.power(nb, nc, base, caught + 0.01, 0.0, 0.025) < 0.8
 
 
 def test_paired_and_margin_tests_state_their_own_power() -> None:
     (line,) = power_lines(25, 25, seed=None)
     assert "McNemar on pairs" in line
     lines = power_lines(100, 100, margin=0.05)
-    assert "Farrington–Manning" in lines[0]
+    assert "Chan's exact test" in lines[0]
 
 
 def test_the_claim_is_never_rounded_up() -> None:
     """At 25 runs per side, α = 0.05: the old note said "to 62%" where the power at 62% is 0.79."""
-    caught = detectable_drop("boschloo", 25, 25, 1.0, 0.025)
-    assert caught is not None and gate_power("boschloo", 25, 25, 1.0, caught, 0.025) >= 0.8
+    caught = detectable_drop(BOSCHLOO, 25, 25, 1.0, 0.025)
+    assert caught is not None and BOSCHLOO.power(25, 25, 1.0, caught, 0.0, 0.025) >= 0.8
 
 
 def test_the_power_of_the_boschloo_region_matches_scipy() -> None:
     """The region's power summed with scipy's binomial, and the region's size ≤ α at any common rate."""
     n1, n2, alpha = 20, 15, 0.05
-    region = unpaired_rejection(n1, n2, alpha, "boschloo")
+    staircase = BOSCHLOO.region(n1, n2, 0.0, alpha)
+    region = (np.arange(n2 + 1)[None, :] <= staircase.limit[:, None]).astype(float)  # type: ignore[union-attr]
     total = sps.binom.pmf(np.arange(n1 + 1), n1, 0.9) @ region @ sps.binom.pmf(np.arange(n2 + 1), n2, 0.5)
-    assert gate_power("boschloo", n1, n2, 0.9, 0.5, alpha) == pytest.approx(float(total), rel=1e-9)
+    assert BOSCHLOO.power(n1, n2, 0.9, 0.5, 0.0, alpha) == pytest.approx(float(total), rel=1e-9)
     for p in np.linspace(0.05, 0.95, 19):
         size = sps.binom.pmf(np.arange(n1 + 1), n1, p) @ region @ sps.binom.pmf(np.arange(n2 + 1), n2, p)
         assert size <= alpha + 1e-9

@@ -25,7 +25,7 @@ from evalkit.results.reader import load_results
 from evalkit.results.records import Results, RunRecord
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
-from evalkit.stats import intervals
+from evalkit.stats import averages, proportions, pvalues, sample_size
 from evalkit.stats.rates import Rate
 from tests.report import records
 
@@ -162,7 +162,9 @@ def expected_rate(runs: Sequence[RunRecord], test: Callable[[RunRecord], bool], 
     counted = [r for r in runs if r.counted]
     x = sum(1 for r in counted if test(r))
     interval = (
-        intervals.clopper_pearson(x, len(counted)) if method == "clopper-pearson" else intervals.wilson(x, len(counted))
+        proportions.clopper_pearson(x, len(counted))
+        if method == "clopper-pearson"
+        else proportions.wilson(x, len(counted))
     )
     return Rate(x, len(counted), interval.low, interval.high)
 
@@ -251,7 +253,7 @@ def test_pass_hat_k_is_per_scenario_and_falls_with_k(sim_run: SimRun) -> None:
             counts = [(sum(v), len(v)) for v in per_scenario.values()]
             cell = data.cell(row, column)
             assert cell is not None and len(cell.pass_k) == len(PASS_K)
-            assert cell.pass_k == tuple(pytest.approx(intervals.pass_hat_k(counts, k)) for k in PASS_K)
+            assert cell.pass_k == tuple(pytest.approx(averages.pass_hat_k(counts, k)) for k in PASS_K)
             values = [v for v in cell.pass_k if v is not None]
             assert values == sorted(values, reverse=True)
             # pass^1 is the mean of the scenarios' correct rates (equal runs per scenario: the pooled rate)
@@ -311,9 +313,9 @@ def test_paired_strategy_comparisons_use_mcnemar_and_holm_across_all(sim_run: Si
             assert a.keys() == b.keys()  # the runner gives every strategy the same seeds
             discordant = (sum(a[k] and not b[k] for k in a), sum(b[k] and not a[k] for k in a))
             assert c.test.startswith("McNemar") and c.discordant == discordant
-            assert c.p == pytest.approx(intervals.mcnemar(*discordant, alternative="two-sided"))
-            assert c.difference == intervals.newcombe(c.a_rate.x, c.a_rate.n, c.b_rate.x, c.b_rate.n)
-    assert [c.p_holm for c in data.comparisons] == pytest.approx(intervals.holm([c.p for c in data.comparisons]))
+            assert c.p == pytest.approx(pvalues.mcnemar(*discordant, alternative="two-sided"))
+            assert c.difference == proportions.newcombe(c.a_rate.x, c.a_rate.n, c.b_rate.x, c.b_rate.n)
+    assert [c.p_holm for c in data.comparisons] == pytest.approx(pvalues.holm([c.p for c in data.comparisons]))
     assert all(c.significant == (c.p_holm <= data.alpha) for c in data.comparisons)
     assert any(c.significant for c in data.comparisons)
     assert any(c.p <= data.alpha and not c.significant for c in data.comparisons)  # Holm made a difference
@@ -323,7 +325,7 @@ def test_unpaired_strategies_are_compared_with_boschloo() -> None:
     runs = [*records.cell_runs(10, 10, strategy="a"), *records.cell_runs(3, 8, strategy="b")]
     data = build_report(records.results(runs), include_power=False)
     assert [c.scope for c in data.comparisons] == [OVERALL, "fam"]  # one family: the same runs twice
-    p = intervals.boschloo(10, 10, 3, 8, alternative="two-sided")
+    p = pvalues.boschloo(10, 10, 3, 8, alternative="two-sided")
     for c in data.comparisons:
         assert (c.a, c.b, c.test, c.discordant) == ("a", "b", "Boschloo exact", None)
         assert c.p == pytest.approx(p)
@@ -335,9 +337,9 @@ def test_power_statement_for_the_typical_n(sim_run: SimRun) -> None:
     assert power is not None and power.n == RUNS and power.alpha == 0.05
     assert [line.baseline for line in power.detectable] == list(BASELINES)
     for line in power.detectable:
-        assert line.boschloo == intervals.detectable_rate(RUNS, line.baseline)
-        assert line.fisher == intervals.detectable_rate(RUNS, line.baseline, test="fisher")
-        assert line.mcnemar == intervals.detectable_rate(RUNS, line.baseline, test="mcnemar")
+        assert line.boschloo == sample_size.detectable_rate(RUNS, line.baseline)
+        assert line.fisher == sample_size.detectable_rate(RUNS, line.baseline, test="fisher")
+        assert line.mcnemar == sample_size.detectable_rate(RUNS, line.baseline, test="mcnemar")
     # the simulated runs pair across strategies (same seeds), so comparisons and power use McNemar
     assert power.paired and "McNemar" in power.summary
     assert [(line.baseline, line.candidate) for line in power.needed] == list(DROPS)
@@ -350,7 +352,7 @@ def test_the_sample_sizes_needed_are_what_the_exact_search_finds(alpha: float) -
     table must hold what `n_needed` computes. Elsewhere they are computed."""
     assert (0.05, POWER) in NEEDED_AT_DEFAULTS
     for line, (b, c) in zip(power_statement(25, alpha).needed, DROPS, strict=True):
-        computed = intervals.n_needed(b, c, alpha=alpha, power=POWER)
+        computed = sample_size.n_needed(b, c, alpha=alpha, power=POWER)
         assert (line.needed.n, line.needed.exact) == (computed.n, computed.exact)
         assert line.needed.power == pytest.approx(computed.power, rel=1e-9)
 
@@ -369,10 +371,10 @@ def test_power_statement_on_paired_runs_uses_the_gates_mcnemar_power() -> None:
     # McNemar on paired runs (0.579)
     paired = power_statement(25, paired=True)
     rate = paired.detectable[0].mcnemar
-    assert rate is not None and intervals.mcnemar_power(25, 1.0, rate) >= 0.8 > intervals.mcnemar_power(
+    assert rate is not None and sample_size.mcnemar_power(25, 1.0, rate) >= 0.8 > sample_size.mcnemar_power(
         25, 1.0, rate + 0.01
     )
-    assert intervals.mcnemar_power(25, 1.0, 0.8) == pytest.approx(0.579, abs=0.001)
+    assert sample_size.mcnemar_power(25, 1.0, 0.8) == pytest.approx(0.579, abs=0.001)
     assert f"{rate:.0%}" in paired.summary and "McNemar" in paired.summary
 
 
@@ -391,7 +393,7 @@ def test_infra_errors_and_unsupported_runs_are_counted_apart() -> None:
     assert (trust.strategy, grammar.strategy) == ("trust_text", "grammar")
     cell = data.cell(overall, trust)
     assert cell is not None and (cell.runs, cell.counted, cell.infra_errors) == (25, 22, 3)
-    assert cell.completed == Rate(20, 22, intervals.wilson(20, 22).low, intervals.wilson(20, 22).high)
+    assert cell.completed == Rate(20, 22, proportions.wilson(20, 22).low, proportions.wilson(20, 22).high)
     unsupported = data.cell(overall, grammar)
     assert unsupported is not None and unsupported.completed is None and unsupported.fully_unsupported
     assert (data.total_runs, data.counted_runs) == (30, 22)

@@ -11,7 +11,7 @@ from evalkit.report.findings import finding_sentence
 from evalkit.results.integrity import load_checked
 from evalkit.results.records import Results, RunRecord
 from evalkit.results.writer import ResultsWriter
-from evalkit.stats.intervals import mcnemar
+from evalkit.stats.pvalues import mcnemar
 from tests.report import records
 
 STACKS = ("a", "b", "c", "d")

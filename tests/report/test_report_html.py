@@ -15,7 +15,7 @@ from evalkit.report import render
 from evalkit.report.data import build_report
 from evalkit.report.html import environment, render_html
 from evalkit.report.plots import heatmap
-from evalkit.stats import intervals
+from evalkit.stats import proportions
 from tests.report import records
 from tests.report.test_report_data import XSS_ARGUMENT, XSS_REPLY, XSS_TOOL, SimRun, shared_sim_run
 
@@ -150,7 +150,7 @@ def test_matrix_shows_rate_interval_retries_and_colour(html: str, sim_run: SimRu
     overall = data.cell(data.rows[0], data.columns[0])
     assert overall is not None and overall.completed is not None and overall.correct is not None
     x, n = overall.correct.x, overall.correct.n
-    wilson = intervals.wilson(x, n)
+    wilson = proportions.wilson(x, n)
     shown = f"<b>{x / n * 100:.0f}%</b>"
     assert shown in table  # correct leads the cell
     assert f"[{wilson.low * 100:.0f}–{wilson.high * 100:.0f}]" in table

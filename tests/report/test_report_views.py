@@ -16,7 +16,7 @@ from evalkit.report.plots import failure_breakdown
 from evalkit.report.provenance import portable
 from evalkit.report.style import FAILURE_COLOURS
 from evalkit.results.records import FAILURE_CATEGORIES, ModelCall, RunRecord
-from evalkit.stats.intervals import holm
+from evalkit.stats.pvalues import holm
 from tests.report import records
 from tests.report.test_report_html import Page
 

@@ -10,7 +10,7 @@ from evalkit.cli.progress import ProgressBar
 from evalkit.report.terminal import WIDTH, summary_table
 from evalkit.results.records import Results
 from evalkit.results.writer import ResultsWriter
-from evalkit.stats.intervals import wilson
+from evalkit.stats.proportions import wilson
 from tests.report import records
 
 LONG_FAMILY = "a_family_name_much_longer_than_fourteen_characters"

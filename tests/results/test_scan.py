@@ -25,7 +25,8 @@ from evalkit.report.data import build_report
 from evalkit.report.transcripts import pick_failed, pick_passing, transcript
 from evalkit.results.reader import load_results
 from evalkit.results.records import FAILURE_CATEGORIES, CheckItem, Intervention, RunRecord
-from evalkit.results.scan import RunSummary, _RunHead, rows_held, scan_results
+from evalkit.results.scan import _RunHead, rows_held, scan_results
+from evalkit.results.table import RunRow
 from evalkit.run.runner import run_config
 from tests.report import records
 from tests.run.test_runner import config
@@ -49,7 +50,7 @@ def test_a_report_from_the_scan_equals_the_report_from_every_record(sim_file: Pa
 
 def test_the_scan_keeps_few_whole_records_and_rows_without_transcripts(sim_file: Path) -> None:
     results = scan_results([sim_file], transcripts=1)
-    assert len(results.runs) == 96 and all(isinstance(r, RunSummary) for r in results.runs)
+    assert len(results.runs) == 96 and all(isinstance(r, RunRow) for r in results.runs)
     assert all(not r.messages and not r.calls and not r.check for r in results.runs)
     assert results.transcripts is not None and len(results.transcripts) == 16
     for key, kept in results.transcripts.items():

@@ -132,3 +132,18 @@ def test_run_command_takes_a_shard(tmp_path, capsys):
     assert load_results([out]).headers[0].shard == "2/3"
     assert main(["run", str(cfg), "--shard", "4/3", "-o", str(tmp_path / "x.jsonl")]) == 2
     assert "--shard" in capsys.readouterr().err
+
+
+def test_merge_never_allocates_from_a_headers_claims(tmp_path: Path) -> None:
+    """Issue 30: a header claiming `runs_per_cell: 100000000` made merge list the plan's run ids until
+    MemoryError. The missing runs are counted cell by cell and only the first few are named."""
+    from evalkit.results.merge import MISSING_NAMED, missing_runs
+    from tests.report import records
+
+    header = records.header(runs_per_cell=100_000_000).model_copy(
+        update={"config": {"backends": [{"label": "sim"}], "modes": ["native"], "strategies": {"trust_text": []}}}
+    )
+    present = {f"sim/native/trust_text/s1/{i}" for i in range(3)}
+    count, named = missing_runs(header, ["s1"], present)
+    assert count == 100_000_000 - 3 and len(named) == MISSING_NAMED
+    assert named[0] == "sim/native/trust_text/s1/3"

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 from evalkit.stats import exact as se
-from evalkit.stats import intervals
+from evalkit.stats import pvalues, sample_size
+from evalkit.stats.unconditional import rejection_region
 
 
 def scipy_boschloo(x1: int, n1: int, x2: int, n2: int) -> float:
@@ -25,10 +26,10 @@ def scipy_boschloo(x1: int, n1: int, x2: int, n2: int) -> float:
 def test_boschloo_matches_scipy_on_every_table(n1: int, n2: int) -> None:
     for x1, x2 in itertools.product(range(n1 + 1), range(n2 + 1)):
         if 0 < x1 + x2 < n1 + n2:
-            assert intervals.boschloo(x1, n1, x2, n2) == pytest.approx(
+            assert pvalues.boschloo(x1, n1, x2, n2) == pytest.approx(
                 scipy_boschloo(x1, n1, x2, n2), rel=1e-6, abs=1e-12
             )
-            assert intervals.boschloo(x1, n1, x2, n2, "less") == pytest.approx(
+            assert pvalues.boschloo(x1, n1, x2, n2, "less") == pytest.approx(
                 float(sps.boschloo_exact([[x1, x2], [n1 - x1, n2 - x2]], alternative="less").pvalue), rel=1e-6
             )
 
@@ -36,12 +37,12 @@ def test_boschloo_matches_scipy_on_every_table(n1: int, n2: int) -> None:
 def test_the_grid_and_the_rejection_region_agree_with_the_per_table_p() -> None:
     grid = se.boschloo_pvalues(20, 15)
     for alpha in (0.05, 0.01, 0.001):
-        region = se.boschloo_rejection(20, 15, alpha)
+        region = rejection_region("fisher", 20, 15, 0.0, alpha)  # the gate's Boschloo region
         for x1, x2 in itertools.product(range(21), range(16)):
-            p = intervals.boschloo(x1, 20, x2, 15)
+            p = pvalues.boschloo(x1, 20, x2, 15)
             assert grid[x1, x2] == pytest.approx(p, rel=1e-5, abs=1e-9)
             if abs(p - alpha) > 1e-9:
-                assert bool(region[x1, x2]) == (p <= alpha), (x1, x2, alpha)
+                assert region.contains(x1, x2) == (p <= alpha), (x1, x2, alpha)
 
 
 @pytest.mark.parametrize(("n1", "n2"), [(25, 25), (40, 13)])
@@ -62,7 +63,7 @@ def test_unpaired_power_by_enumerating_scipys_boschloo() -> None:
         for a, b in itertools.product(range(n + 1), repeat=2)
         if 0 < a + b < 2 * n and scipy_boschloo(a, n, b, n) <= 0.05
     )
-    achieved, exact = intervals.two_sample_power(n, p_base, p_cand)
+    achieved, exact = sample_size.two_sample_power(n, p_base, p_cand)
     assert exact and achieved == pytest.approx(power, rel=1e-9)
 
 
@@ -76,13 +77,13 @@ def test_mcnemar_power_by_enumerating_the_multinomial(p_base: float, p_cand: flo
         for c in range(n + 1 - b)
         if b + c and sps.binomtest(b, b + c, 0.5, alternative="greater").pvalue <= 0.05
     )
-    assert intervals.mcnemar_power(n, p_base, p_cand) == pytest.approx(power, abs=1e-12)
+    assert sample_size.mcnemar_power(n, p_base, p_cand) == pytest.approx(power, abs=1e-12)
 
 
 def test_mcnemar_power_is_the_issue_figure_where_boschloo_would_say_more() -> None:
     """with paired runs the gate uses McNemar; at 1.0 → 0.8 and N = 25 that is 0.579, not 0.766."""
-    assert intervals.mcnemar_power(25, 1.0, 0.8) == pytest.approx(0.579, abs=5e-4)
-    assert intervals.two_sample_power(25, 1.0, 0.8)[0] == pytest.approx(0.766, abs=5e-4)
+    assert sample_size.mcnemar_power(25, 1.0, 0.8) == pytest.approx(0.579, abs=5e-4)
+    assert sample_size.two_sample_power(25, 1.0, 0.8)[0] == pytest.approx(0.766, abs=5e-4)
 
 
 def test_above_the_size_limit_mid_p_stands_in_within_the_stated_tolerance() -> None:
@@ -93,13 +94,13 @@ def test_above_the_size_limit_mid_p_stands_in_within_the_stated_tolerance() -> N
     checked = 0
     for _ in range(200):
         x1, x2 = int(rng.integers(n // 2, n + 1)), int(rng.integers(n // 4, n + 1))
-        exact = intervals.boschloo(x1, n, x2, n)
+        exact = pvalues.boschloo(x1, n, x2, n)
         if 1e-4 <= exact <= 0.1:
             checked += 1
             assert abs(se.midp_grid(n, n)[x1, x2] - exact) <= 0.2 * exact
     assert checked >= 5
-    assert intervals.boschloo(480, 501, 470, 501) == pytest.approx(float(se.midp_grid(501, 501)[480, 470]), rel=1e-9)
-    assert intervals.boschloo(6500, 6800, 6400, 6800) == pytest.approx(se.midp(6500, 6800, 6400, 6800))  # no grid
+    assert pvalues.boschloo(480, 501, 470, 501) == pytest.approx(float(se.midp_grid(501, 501)[480, 470]), rel=1e-9)
+    assert pvalues.boschloo(6500, 6800, 6400, 6800) == pytest.approx(se.midp(6500, 6800, 6400, 6800))  # no grid
 
 
 # --- the binomial without scipy.stats (a report and the gate do not import it) ------------------
@@ -129,14 +130,14 @@ def test_the_binomial_where_scipy_stats_overflows() -> None:
 @given(b=st.integers(0, 600), c=st.integers(0, 600), alternative=st.sampled_from(["greater", "less", "two-sided"]))
 def test_mcnemar_is_scipys_exact_binomial_test(b: int, c: int, alternative: str) -> None:
     expected = 1.0 if b + c == 0 else sps.binomtest(b, b + c, 0.5, alternative=alternative).pvalue
-    assert intervals.mcnemar(b, c, alternative) == pytest.approx(expected, rel=1e-10, abs=TINY)  # type: ignore[arg-type]
+    assert pvalues.mcnemar(b, c, alternative) == pytest.approx(expected, rel=1e-10, abs=TINY)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("alpha", [0.05, 0.01, 0.5, 0.0625, 0.25])
 def test_mcnemar_critical_values_are_exact_even_where_a_tail_equals_alpha(alpha: float) -> None:
     """Tails of Binom(d, ½) are multiples of 2⁻ᵈ: at α = ½ (d = 35, b = 18) scipy's isf route gave 19,
     one above the least b whose tail is at most α, computed here in exact fractions."""
-    critical = intervals._mcnemar_critical(80, alpha)
+    critical = pvalues.mcnemar_critical(80, alpha)
     for d in range(1, 81):
         tails = [Fraction(sum(math.comb(d, k) for k in range(b, d + 1)), 2**d) for b in range(d + 1)]
         expected = next((b for b, tail in enumerate(tails) if tail <= Fraction(alpha)), d + 1)
@@ -149,16 +150,16 @@ def test_two_sided_boschloo_is_scipys_definition(n1: int, n2: int) -> None:
     for x1, x2 in itertools.product(range(n1 + 1), range(n2 + 1)):
         if 0 < x1 + x2 < n1 + n2:
             expected = sps.boschloo_exact([[x1, x2], [n1 - x1, n2 - x2]], alternative="two-sided").pvalue
-            assert intervals.boschloo(x1, n1, x2, n2, "two-sided") == pytest.approx(expected, rel=1e-6, abs=1e-12)
+            assert pvalues.boschloo(x1, n1, x2, n2, "two-sided") == pytest.approx(expected, rel=1e-6, abs=1e-12)
 
 
 def test_two_sided_boschloo_on_pooled_cells_of_thousands_of_runs() -> None:
     """Regression: a report on unpaired runs compared pooled cells with scipy's two-sided Boschloo
     (13.6 s at 800 runs a side, hours at the default matrix's 6,800); above BOSCHLOO_MAX_TABLES it is
     Fisher's mid-p, twice the smaller side, as the gate's one-sided test."""
-    p = intervals.boschloo(5000, 6800, 4700, 6800, "two-sided")
+    p = pvalues.boschloo(5000, 6800, 4700, 6800, "two-sided")
     assert p == pytest.approx(2 * se.midp(5000, 6800, 4700, 6800), rel=1e-12)
-    assert intervals.boschloo(4700, 6800, 5000, 6800, "two-sided") == p
+    assert pvalues.boschloo(4700, 6800, 5000, 6800, "two-sided") == p
 
 
 @settings(max_examples=200, deadline=None)
