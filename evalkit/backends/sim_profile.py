@@ -32,6 +32,7 @@ __all__ = [
     "SimProfile",
     "ToolStep",
     "load_profile",
+    "profile_names",
 ]
 
 PROFILE_DIR = Path(__file__).resolve().parent.parent / "profiles"
@@ -192,6 +193,13 @@ def _known_estimate(name: str, overrides: list[Override]) -> bool:
     return model is not None and parts[1] in model.model_fields
 
 
+def profile_names() -> list[str]:
+    """The shipped profiles by the names `load_profile` takes, as `evalkit list profiles` shows them:
+    the hand-written ones, then those measured by `evalkit sim fit` (`fitted/smollm2`)."""
+    names = [p.stem for p in sorted(PROFILE_DIR.glob("*.yaml"))]
+    return names + [f"fitted/{p.stem}" for p in sorted(PROFILE_DIR.glob("fitted/*.yaml"))]
+
+
 def load_profile(name_or_path: str) -> SimProfile:
     """A shipped profile by name (`small-local`) or a YAML file by path."""
     path = Path(name_or_path)
@@ -202,7 +210,7 @@ def load_profile(name_or_path: str) -> SimProfile:
         except (OSError, ValueError):  # a name too long for a file, or holding a NUL: no shipped profile has it
             shipped = False
         if not shipped:
-            known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
+            known = ", ".join(profile_names())
             raise ConfigError(
                 f"unknown simulated profile {name_or_path[:60]!r} (shipped: {known}; or a path to a .yaml)"
             )

@@ -86,11 +86,9 @@ def _backends(args: argparse.Namespace) -> None:
 
 
 def _profiles(args: argparse.Namespace) -> None:
-    from evalkit.backends.sim_profile import PROFILE_DIR
+    from evalkit.backends.sim_profile import profile_names
 
-    names = [p.stem for p in sorted(PROFILE_DIR.glob("*.yaml"))]
-    names += [f"fitted/{p.stem}" for p in sorted(PROFILE_DIR.glob("fitted/*.yaml"))]  # measured: `evalkit sim fit`
-    print("simulated profiles:\n" + "\n".join(f"  {n}" for n in names))
+    print("simulated profiles:\n" + "\n".join(f"  {n}" for n in profile_names()))
 
 
 # what `list` can show, in the order `list all` shows it

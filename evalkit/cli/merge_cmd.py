@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from evalkit._text import plural
 from evalkit.cli.options import PATH
 
 __all__ = ["add_arguments", "run"]
@@ -24,12 +25,14 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.out, option="-o")
     report = merge_results(args.results, args.out)
     shards = f" (shards {', '.join(report.shards)})" if report.shards else ""
-    print(f"merged {len(report.inputs)} files{shards} into {report.output}: {report.runs} runs")
+    print(f"merged {plural(len(report.inputs), 'file')}{shards} into {report.output}: {plural(report.runs, 'run')}")
     if report.superseded:
-        print(f"{report.superseded} infra_error records are superseded by a real record of the same run")
+        held = "record is" if report.superseded == 1 else "records are"
+        print(f"{report.superseded} infra_error {held} superseded by a real record of the same run")
     if report.missing:
         shown = ", ".join(report.missing[:_SHOW_MISSING])
         more = f" and {len(report.missing) - _SHOW_MISSING} more" if len(report.missing) > _SHOW_MISSING else ""
-        print(f"{len(report.missing)} runs of the plan are missing: {shown}{more}")
+        are = "is" if len(report.missing) == 1 else "are"
+        print(f"{plural(len(report.missing), 'run')} of the plan {are} missing: {shown}{more}")
         print(f"(run them with: evalkit run CONFIG --resume -o {report.output})")
     return 0

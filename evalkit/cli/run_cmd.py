@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalkit._text import plural
 from evalkit.cli.options import PATH, RUNS, SLOTS, add_allow_state_module
 from evalkit.cli.progress import ProgressBar
 from evalkit.errors import ConfigError, EvalkitError
@@ -173,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
 
     results = scan_results([output])  # compact rows: a large run's summary needs no transcripts
     print(summary_table(results))
-    print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
+    print(f"\n{plural(len(results.runs), 'run')} in {output} ({time.monotonic() - started:.1f}s)")
     outage = unreachable_backends(results)
     if args.report is not None and fmt is not None:
         from evalkit.report import write_report

@@ -1,6 +1,9 @@
 """`evalkit validate PATH...`: check scenario and config files without running anything.
 
-A file is a config if its top level has `backends` or `strategies`, whatever folder it is in. A
+Each file is checked as the kind of YAML evalkit reads that its top-level keys say it is, whatever
+folder it is in: a run config (`backends` or `strategies`), a simulated profile (`tool_step`, as
+`sim fit` writes), a published table (`rows`, for `report --published`), a gate config (only keys
+of `gate --config`), or else a scenario. A run
 config gets the same checks as `evalkit run` does before it starts (`preflight`), except that a
 plugin guard is only looked up, never imported: nothing from a config executes here. A scenario's
 stateful mock classes must be BFCL's or from a module named with `--allow-state-module` (or in the
@@ -13,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from evalkit._text import plural
 from evalkit._yaml import read_yaml
 from evalkit.cli.options import PATH, add_allow_state_module
 from evalkit.errors import ConfigError, EvalkitError
@@ -46,33 +50,66 @@ def _files(paths: list[Path]) -> list[Path]:
     return out
 
 
-_CONFIG_KEYS = frozenset({"backends", "strategies"})  # a scenario has neither
+def _kind(path: Path) -> str:
+    """Which kind of evalkit YAML `path` holds, by its top-level keys (a scenario has none of theirs)."""
+    from evalkit.gate.config import GateConfig
+
+    data = read_yaml(path).data
+    keys = set(data) if isinstance(data, dict) else set()
+    if keys & {"backends", "strategies"}:
+        return "run config"
+    if "tool_step" in keys:
+        return "simulated profile"
+    if "rows" in keys:
+        return "published table"
+    if keys and keys <= set(GateConfig.model_fields):
+        return "gate config"
+    return "scenario"
 
 
-def _is_config(path: Path) -> bool:
-    return bool(_CONFIG_KEYS & set(read_yaml(path).data))
+def _check_scenario(path: Path, allowed: list[str], seen: dict[str, Path]) -> None:
+    scenario = load_scenario(path, allowed)
+    if scenario.id in seen:
+        raise EvalkitError(f"{path}: id: duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})")
+    seen[scenario.id] = path
+    problems = reference_problems(scenario)  # the reference, through its own mocks and check
+    if problems:
+        raise EvalkitError(f"{path}: " + "; ".join(problems))
+
+
+def _check(path: Path, kind: str, allowed: list[str], seen: dict[str, Path]) -> None:
+    if kind == "run config":
+        preflight(load_config(path).allowing_state_modules(allowed), import_plugins=False)
+    elif kind == "simulated profile":
+        from evalkit.backends.sim_profile import load_profile
+
+        load_profile(str(path))
+    elif kind == "published table":
+        from evalkit.report.published import load_published
+
+        load_published(path)
+    elif kind == "gate config":
+        from evalkit.gate.config import load_gate_config
+
+        load_gate_config(path)
+    else:
+        _check_scenario(path, allowed, seen)
 
 
 def run(args: argparse.Namespace) -> int:
     files = _files(args.paths)
     allowed: list[str] = args.allow_state_module
     seen: dict[str, Path] = {}
+    kinds: dict[str, int] = {}
     bad = 0
     for path in files:
         try:
-            if _is_config(path):
-                preflight(load_config(path).allowing_state_modules(allowed), import_plugins=False)
-            else:
-                scenario = load_scenario(path, allowed)
-                if scenario.id in seen:
-                    first = seen[scenario.id]
-                    raise EvalkitError(f"{path}: id: duplicate scenario id {scenario.id!r} (also in {first})")
-                seen[scenario.id] = path
-                problems = reference_problems(scenario)  # the reference, through its own mocks and check
-                if problems:
-                    raise EvalkitError(f"{path}: " + "; ".join(problems))
+            kind = _kind(path)
+            _check(path, kind, allowed, seen)
+            kinds[kind] = kinds.get(kind, 0) + 1
         except EvalkitError as exc:
             bad += 1
             print(f"{exc}", file=sys.stderr)
-    print(f"{len(files) - bad} of {len(files)} files valid")
+    said = ", ".join(plural(n, kind) for kind, n in sorted(kinds.items()))
+    print(f"{len(files) - bad} of {plural(len(files), 'file')} valid" + (f" ({said})" if said else ""))
     return 1 if bad else 0

@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
+from evalkit._text import plural
 from evalkit.gate.evidence import evidence_summary
 from evalkit.gate.family import family_size
 from evalkit.gate.outcome import CellVerdict, GateResult
@@ -66,8 +67,8 @@ def _unjudged_part(unjudged: int, allowed: bool) -> str:
 def _family(result: GateResult) -> str:
     tests = family_size(result.cells, len(result.pooled))
     if tests == len(result.cells):
-        return f"Holm across {tests} cells"
-    return f"one Holm family of {tests} tests over {len(result.cells)} cells"
+        return f"Holm across {plural(tests, 'cell')}"
+    return f"one Holm family of {plural(tests, 'test')} over {plural(len(result.cells), 'cell')}"
 
 
 def _headline(result: GateResult) -> str:

@@ -142,3 +142,13 @@ def test_sequential_names_baseline_cells_the_candidate_does_not_run(
     assert "pass sim/native/retry_nudge/greet-hi" in out
     # the sequential verdict states its power too
     assert "note: power: 1 cell(s) with a baseline of 12/25 (boschloo, α/m = 0.05): a drop to " in out
+
+
+def test_one_infra_error_is_said_in_the_singular() -> None:
+    """Issue 31: "1 infra errors" read wrong; a cell of one run that is an infra error says it once."""
+    base = scenarios(10)
+    cand = scenarios(9) + with_infra("s9", 1, n=1)
+    result = compare(records.results(base), records.results(cand), GateConfig())
+    reason = dict(result.unjudged)["sim/native/trust_text/s9"]
+    assert "1 of 1 candidate run is an infra error" in reason, reason
+    assert "1 infra errors" not in render_text(result) + render_markdown(result)

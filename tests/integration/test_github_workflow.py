@@ -79,7 +79,9 @@ def test_the_gate_step_runs_outside_github_actions(tmp_path: Path) -> None:
         shutil.copy(ROOT / "results" / "compare-models.jsonl", tmp_path / "results" / f"{side}.jsonl")
     env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "GITHUB_STEP_SUMMARY"}}
     env["PATH"] = os.pathsep.join([str(evalkit_shim(tmp_path / "bin")), str(Path(sys.executable).parent), env["PATH"]])
-    done = subprocess.run(["bash", "-e", "-c", gate], cwd=tmp_path, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["bash", "-e", "-c", gate], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "pass" in (tmp_path / "gate.md").read_text(encoding="utf-8").splitlines()[0].lower()
     assert (tmp_path / "gate.xml").read_text(encoding="utf-8").startswith("<?xml")

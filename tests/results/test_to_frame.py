@@ -28,9 +28,7 @@ _WITHOUT_PANDAS = (
 
 
 def test_to_frame_without_pandas_names_the_extra() -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_PANDAS], cwd=ROOT, capture_output=True, text=True, check=True
-    )
+    done = subprocess.run([sys.executable, "-c", _WITHOUT_PANDAS], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "Results.to_frame() needs pandas: pip install 'evalkit[pandas]'"
     assert done.stderr == ""
 
