@@ -21,9 +21,9 @@ from pydantic import Field, ValidationError, model_validator
 from evalkit._model import StrictModel, first_problem
 from evalkit._yaml import read_yaml
 from evalkit.errors import ConfigError, ScenarioError
+from evalkit.profiles import PROFILE_DIR, profile_names
 
 __all__ = [
-    "PROFILE_DIR",
     "AfterNudge",
     "Constrained",
     "Fitted",
@@ -32,10 +32,7 @@ __all__ = [
     "SimProfile",
     "ToolStep",
     "load_profile",
-    "profile_names",
 ]
-
-PROFILE_DIR = Path(__file__).resolve().parent.parent / "profiles"
 
 
 class ToolStep(StrictModel):
@@ -191,13 +188,6 @@ def _known_estimate(name: str, overrides: list[Override]) -> bool:
         parts = parts[1:]
     model = _PARTS.get(parts[0]) if len(parts) == 2 else None
     return model is not None and parts[1] in model.model_fields
-
-
-def profile_names() -> list[str]:
-    """The shipped profiles by the names `load_profile` takes, as `evalkit list profiles` shows them:
-    the hand-written ones, then those measured by `evalkit sim fit` (`fitted/smollm2`)."""
-    names = [p.stem for p in sorted(PROFILE_DIR.glob("*.yaml"))]
-    return names + [f"fitted/{p.stem}" for p in sorted(PROFILE_DIR.glob("fitted/*.yaml"))]
 
 
 def load_profile(name_or_path: str) -> SimProfile:

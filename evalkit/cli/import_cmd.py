@@ -6,10 +6,10 @@ import argparse
 
 import yaml
 
-from evalkit._text import plural
 from evalkit.cli.options import PATH, SAMPLE, SEED
 from evalkit.importers.bfcl import import_bfcl
 from evalkit.importers.bfcl.data import CATEGORIES
+from evalkit.results.escaping import plural
 from evalkit.results.output_file import check_output_folder, write_output
 
 __all__ = ["add_arguments", "run"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from evalkit._text import plural
 from evalkit.cli.options import PATH
+from evalkit.results.escaping import plural
 
 __all__ = ["add_arguments", "run"]
 

@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit._text import plural
 from evalkit.cli.options import PATH, RUNS, SLOTS, add_allow_state_module
 from evalkit.cli.progress import ProgressBar
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.report import FORMATS, ReportFormat, format_for_suffix
+from evalkit.results.escaping import plural
 from evalkit.results.integrity import unreachable_backends
 from evalkit.results.output_file import check_output
 from evalkit.results.scan import scan_results

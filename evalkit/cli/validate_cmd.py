@@ -16,14 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from evalkit._text import plural
-from evalkit._yaml import read_yaml
 from evalkit.cli.options import PATH, add_allow_state_module
 from evalkit.errors import ConfigError, EvalkitError
-from evalkit.judge.reference_check import reference_problems
-from evalkit.run.config import load_config
-from evalkit.run.preflight import preflight
-from evalkit.scenario.model import load_scenario
+from evalkit.results.escaping import plural
+from evalkit.scenario.cache import ScenarioCache, Summary
 
 __all__ = ["add_arguments", "run"]
 
@@ -52,6 +48,7 @@ def _files(paths: list[Path]) -> list[Path]:
 
 def _kind(path: Path) -> str:
     """Which kind of evalkit YAML `path` holds, by its top-level keys (a scenario has none of theirs)."""
+    from evalkit._yaml import read_yaml
     from evalkit.gate.config import GateConfig
 
     data = read_yaml(path).data
@@ -67,18 +64,38 @@ def _kind(path: Path) -> str:
     return "scenario"
 
 
-def _check_scenario(path: Path, allowed: list[str], seen: dict[str, Path]) -> None:
+def _unique(path: Path, scenario_id: str, seen: dict[str, Path]) -> None:
+    if scenario_id in seen:
+        raise EvalkitError(f"{path}: id: duplicate scenario id {scenario_id!r} (also in {seen[scenario_id]})")
+    seen[scenario_id] = path
+
+
+def _check_scenario(path: Path, allowed: list[str], seen: dict[str, Path], cache: ScenarioCache) -> None:
+    from evalkit.judge.reference_check import reference_problems
+    from evalkit.scenario.model import load_scenario
+
     scenario = load_scenario(path, allowed)
-    if scenario.id in seen:
-        raise EvalkitError(f"{path}: id: duplicate scenario id {scenario.id!r} (also in {seen[scenario.id]})")
-    seen[scenario.id] = path
+    _unique(path, scenario.id, seen)
     problems = reference_problems(scenario)  # the reference, through its own mocks and check
     if problems:
         raise EvalkitError(f"{path}: " + "; ".join(problems))
+    cache.put(path.read_bytes(), scenario, referenced=True)
 
 
-def _check(path: Path, kind: str, allowed: list[str], seen: dict[str, Path]) -> None:
+def _cached(path: Path, cache: ScenarioCache) -> Summary | None:
+    """A scenario file of exactly this content that passed every check before (evalkit.scenario.cache)."""
+    try:
+        summary = cache.get(path.read_bytes())
+    except OSError:
+        return None
+    return summary if summary is not None and summary.referenced else None
+
+
+def _check(path: Path, kind: str, allowed: list[str], seen: dict[str, Path], cache: ScenarioCache) -> None:
     if kind == "run config":
+        from evalkit.run.config import load_config
+        from evalkit.run.preflight import preflight
+
         preflight(load_config(path).allowing_state_modules(allowed), import_plugins=False)
     elif kind == "simulated profile":
         from evalkit.backends.sim_profile import load_profile
@@ -93,7 +110,18 @@ def _check(path: Path, kind: str, allowed: list[str], seen: dict[str, Path]) -> 
 
         load_gate_config(path)
     else:
-        _check_scenario(path, allowed, seen)
+        _check_scenario(path, allowed, seen, cache)
+
+
+def _validate(path: Path, allowed: list[str], seen: dict[str, Path], cache: ScenarioCache) -> str:
+    """The kind of `path`, once it passed its checks (or an EvalkitError naming file and field)."""
+    summary = _cached(path, cache)
+    if summary is not None:
+        _unique(path, summary.id, seen)
+        return "scenario"
+    kind = _kind(path)
+    _check(path, kind, allowed, seen, cache)
+    return kind
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,14 +130,15 @@ def run(args: argparse.Namespace) -> int:
     seen: dict[str, Path] = {}
     kinds: dict[str, int] = {}
     bad = 0
+    cache = ScenarioCache(allowed)
     for path in files:
         try:
-            kind = _kind(path)
-            _check(path, kind, allowed, seen)
+            kind = _validate(path, allowed, seen, cache)
             kinds[kind] = kinds.get(kind, 0) + 1
         except EvalkitError as exc:
             bad += 1
             print(f"{exc}", file=sys.stderr)
+    cache.save()
     said = ", ".join(plural(n, kind) for kind, n in sorted(kinds.items()))
     print(f"{len(files) - bad} of {plural(len(files), 'file')} valid" + (f" ({said})" if said else ""))
     return 1 if bad else 0

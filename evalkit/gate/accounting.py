@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
-from evalkit._text import plural
+from evalkit.results.escaping import plural
 from evalkit.results.records import Results, RunRecord
 
 __all__ = ["CellId", "cell_id", "first_reason", "infra_reason", "partial_reasons"]

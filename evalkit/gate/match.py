@@ -14,9 +14,9 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from evalkit._text import plural
 from evalkit.errors import GateInputError
 from evalkit.gate.config import GateConfig
+from evalkit.results.escaping import plural
 from evalkit.results.records import RunRecord
 
 __all__ = ["Matched", "check_infra", "match_runs", "scenario_mismatch"]

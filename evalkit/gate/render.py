@@ -10,11 +10,10 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
-from evalkit._text import plural
 from evalkit.gate.evidence import evidence_summary
 from evalkit.gate.family import family_size
 from evalkit.gate.outcome import CellVerdict, GateResult
-from evalkit.results.escaping import markdown_cell, one_line, xml_text
+from evalkit.results.escaping import markdown_cell, one_line, plural, xml_text
 
 if TYPE_CHECKING:
     from evalkit.gate.sequential import SequentialCell, SequentialResult

@@ -83,7 +83,7 @@ def test_validate_checks_a_shipped_fitted_profile(capsys: pytest.CaptureFixture[
 
 
 def test_counts_take_their_plural() -> None:
-    from evalkit._text import plural
+    from evalkit.results.escaping import plural
 
     assert [plural(1, "infra error"), plural(2, "infra error"), plural(0, "file")] == [
         "1 infra error",
