@@ -14,5 +14,5 @@ PROFILE_DIR = Path(__file__).resolve().parent
 def profile_names() -> list[str]:
     """The shipped profiles by the names `load_profile` takes, as `evalkit list profiles` shows them:
     the hand-written ones, then those measured by `evalkit sim fit` (`fitted/smollm2`)."""
-    names = [p.stem for p in sorted(PROFILE_DIR.glob("*.yaml"))]
-    return names + [f"fitted/{p.stem}" for p in sorted(PROFILE_DIR.glob("fitted/*.yaml"))]
+    names = sorted(p.stem for p in PROFILE_DIR.glob("*.yaml"))
+    return names + sorted(f"fitted/{p.stem}" for p in PROFILE_DIR.glob("fitted/*.yaml"))

@@ -95,3 +95,10 @@ def test_counts_take_their_plural() -> None:
 def test_validate_of_one_file_says_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", str(ROOT / "configs" / "adr013-published.yaml")]) == 0
     assert capsys.readouterr().out.strip() == "1 of 1 file valid (1 published table)"
+
+
+def test_validate_knows_every_gate_config_key() -> None:
+    from evalkit.cli.validate_cmd import GATE_KEYS
+    from evalkit.gate.config import GateConfig
+
+    assert set(GATE_KEYS) == set(GateConfig.model_fields)
