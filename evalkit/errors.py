@@ -10,6 +10,7 @@
      │    └── BackendUnusable     a server of a pool refuses the credentials: the run stops (exit 3)
      ├── ReplayMiss         a replay backend has no recording for a request
      ├── GateInputError     gate inputs cannot be compared (exit code 2)
+     ├── MissingExtra       a feature's optional extra is not installed (names the pip command)
      └── OutputError        a file the user asked for (report, JUnit, markdown) cannot be written
 
 `evalkit.cli.main` is the only place that maps these to exit codes.
@@ -23,6 +24,7 @@ __all__ = [
     "ConfigError",
     "EvalkitError",
     "GateInputError",
+    "MissingExtra",
     "ModelUnavailable",
     "OutputError",
     "ReplayMiss",
@@ -40,6 +42,11 @@ class EvalkitError(Exception):
 
 class ConfigError(EvalkitError):
     """A run config (or a command-line option) cannot be used."""
+
+
+class MissingExtra(EvalkitError):
+    """A feature needs a package of one of evalkit's optional extras that is not installed; the
+    message names the extra and the command that installs it."""
 
 
 class ScenarioError(EvalkitError):

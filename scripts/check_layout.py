@@ -38,7 +38,7 @@ MAX_LINES = 400
 
 # Bottom up. A module may import its own layer and the layers below it, never above.
 LAYERS: list[set[str]] = [
-    {"errors", "_yaml", "_model", "_imports"},
+    {"errors", "_yaml", "_model", "_imports", "profiles"},
     {"chat", "prompt_mode"},
     {"stats"},
     {"results"},

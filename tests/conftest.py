@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+_CACHE = "EVALKIT_CACHE_DIR"  # evalkit.scenario.cache.CACHE_ENV
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The evalkit the tests run (in process and in the commands they start) keeps its scenario cache in
+    a folder of the session's, never in the user's."""
+    if _CACHE not in os.environ:
+        os.environ[_CACHE] = tempfile.mkdtemp(prefix="evalkit-test-cache-")
+        config.stash[_CACHE_KEY] = os.environ[_CACHE]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_CACHE_KEY, None)
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(_CACHE, None)
+
+
+_CACHE_KEY = pytest.StashKey[str]()
 
 
 @pytest.fixture

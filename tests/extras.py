@@ -22,7 +22,7 @@ import yaml
 if TYPE_CHECKING:
     from evalkit.scenario.model import Scenario
 
-__all__ = ["declared_extras", "extra_of", "needs_extra", "shipped_scenarios", "skip_left_out"]
+__all__ = ["declared_extras", "extra_of", "missing_of_extra", "needs_extra", "shipped_scenarios", "skip_left_out"]
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,6 +45,27 @@ def extra_of(module: str) -> str | None:
         if module.split(".")[0] in names:
             return extra
     return None
+
+
+def missing_of_extra(extra: str) -> list[str]:
+    """The distributions `extra` requires that this environment lacks (evalkit's own extras it names
+    count by what they require)."""
+    from importlib import metadata
+
+    if extra not in declared_extras():
+        raise ValueError(f"pyproject.toml declares no extra {extra!r}")
+    missing: list[str] = []
+    for requirement in _extras()[extra]:
+        name = re.split(r"[<>=!~; \[]", requirement, maxsplit=1)[0]
+        if name == "evalkit":
+            own = requirement.partition("[")[2].partition("]")[0].split(",")
+            missing += [m for e in own for m in missing_of_extra(e.strip())]
+            continue
+        try:
+            metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    return missing
 
 
 def needs_extra(extra: str) -> str:

@@ -21,9 +21,9 @@ from pydantic import Field, ValidationError, model_validator
 from evalkit._model import StrictModel, first_problem
 from evalkit._yaml import read_yaml
 from evalkit.errors import ConfigError, ScenarioError
+from evalkit.profiles import PROFILE_DIR, profile_names
 
 __all__ = [
-    "PROFILE_DIR",
     "AfterNudge",
     "Constrained",
     "Fitted",
@@ -33,8 +33,6 @@ __all__ = [
     "ToolStep",
     "load_profile",
 ]
-
-PROFILE_DIR = Path(__file__).resolve().parent.parent / "profiles"
 
 
 class ToolStep(StrictModel):
@@ -202,7 +200,7 @@ def load_profile(name_or_path: str) -> SimProfile:
         except (OSError, ValueError):  # a name too long for a file, or holding a NUL: no shipped profile has it
             shipped = False
         if not shipped:
-            known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
+            known = ", ".join(profile_names())
             raise ConfigError(
                 f"unknown simulated profile {name_or_path[:60]!r} (shipped: {known}; or a path to a .yaml)"
             )

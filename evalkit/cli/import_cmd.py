@@ -9,6 +9,7 @@ import yaml
 from evalkit.cli.options import PATH, SAMPLE, SEED
 from evalkit.importers.bfcl import import_bfcl
 from evalkit.importers.bfcl.data import CATEGORIES
+from evalkit.results.escaping import plural
 from evalkit.results.output_file import check_output_folder, write_output
 
 __all__ = ["add_arguments", "run"]
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         path = args.output / scenario["provenance"]["category"] / f"{scenario['id']}.yaml"
         body = yaml.safe_dump(scenario, sort_keys=False, allow_unicode=True, width=120)
         write_output(path, _HEADER.format(**scenario["provenance"]) + body, option="-o")
-    print(f"wrote {len(scenarios)} scenarios to {args.output}")
+    print(f"wrote {plural(len(scenarios), 'scenario')} to {args.output}")
     for case_id, note in report.approximated:
         print(f"approximated {case_id}: {note}")
     for case_id, reason in report.skipped:

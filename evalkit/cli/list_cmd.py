@@ -55,42 +55,55 @@ def _short(value: object, width: int = 40) -> str:
 
 
 def _scenarios(args: argparse.Namespace) -> None:
-    from evalkit.scenario.model import load_scenarios  # not at start-up: `list --help` needs no pydantic
+    # unchanged files come from the user cache: no YAML, no pydantic (evalkit.scenario.cache)
+    from evalkit.scenario.cache import scenario_summaries
 
     if not args.scenarios_dir.is_dir():
         return
     print("scenarios:")
-    scenarios = load_scenarios(sorted(args.scenarios_dir.rglob("*.yaml")), args.allow_state_module)
+    scenarios = scenario_summaries(sorted(args.scenarios_dir.rglob("*.yaml")), args.allow_state_module)
     id_width = max((len(s.id) for s in scenarios), default=0)  # BFCL ids run long: columns stay aligned
     family_width = max((len(s.family) for s in scenarios), default=0)
     for s in scenarios:
         print(f"  {s.id:{id_width}}  {s.family:{family_width}}  {s.description}")
 
 
-def _strategies(args: argparse.Namespace) -> None:
+def _strategies_text() -> str:
     from evalkit.strategies import STRATEGIES
 
-    print("strategies (name, what it does, options with their defaults):")
-    for name, guard in STRATEGIES.items():
-        print(_strategy_line(name, guard))
+    lines = ["strategies (name, what it does, options with their defaults):"]
+    return "\n".join(lines + [_strategy_line(name, guard) for name, guard in STRATEGIES.items()])
 
 
-def _backends(args: argparse.Namespace) -> None:
+def _backends_text() -> str:
     from evalkit.backends import BACKENDS
 
-    print("backends (kind, module, how it is reached):")
+    lines = ["backends (kind, module, how it is reached):"]
     for kind, cls in BACKENDS.items():
         reached = "HTTP" if cls.speaks_http else "no server"
         key = f"; key from ${cls.key_env} at its default url" if cls.key_env else ""
-        print(f"  {kind:14} {cls.__module__:30} ({reached}{key})")
+        lines.append(f"  {kind:14} {cls.__module__:30} ({reached}{key})")
+    return "\n".join(lines)
+
+
+# the two listings depend on evalkit's code alone: kept in the user cache, they cost no import of every
+# guard and backend (pydantic, httpx, asyncio) while the code is unchanged (evalkit.scenario.cache)
+def _strategies(args: argparse.Namespace) -> None:
+    from evalkit.scenario.cache import cached_text
+
+    print(cached_text("list strategies", _strategies_text))
+
+
+def _backends(args: argparse.Namespace) -> None:
+    from evalkit.scenario.cache import cached_text
+
+    print(cached_text("list backends", _backends_text))
 
 
 def _profiles(args: argparse.Namespace) -> None:
-    from evalkit.backends.sim_profile import PROFILE_DIR
+    from evalkit.profiles import profile_names
 
-    names = [p.stem for p in sorted(PROFILE_DIR.glob("*.yaml"))]
-    names += [f"fitted/{p.stem}" for p in sorted(PROFILE_DIR.glob("fitted/*.yaml"))]  # measured: `evalkit sim fit`
-    print("simulated profiles:\n" + "\n".join(f"  {n}" for n in names))
+    print("simulated profiles:\n" + "\n".join(f"  {n}" for n in profile_names()))
 
 
 # what `list` can show, in the order `list all` shows it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from evalkit.cli.options import PATH
+from evalkit.results.escaping import plural
 
 __all__ = ["add_arguments", "run"]
 
@@ -24,12 +25,17 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.out, option="-o")
     report = merge_results(args.results, args.out)
     shards = f" (shards {', '.join(report.shards)})" if report.shards else ""
-    print(f"merged {len(report.inputs)} files{shards} into {report.output}: {report.runs} runs")
+    print(f"merged {plural(len(report.inputs), 'file')}{shards} into {report.output}: {plural(report.runs, 'run')}")
     if report.superseded:
-        print(f"{report.superseded} infra_error records are superseded by a real record of the same run")
+        held = "record is" if report.superseded == 1 else "records are"
+        print(f"{report.superseded} infra_error {held} superseded by a real record of the same run")
     if report.missing_count:
         shown = ", ".join(report.missing[:_SHOW_MISSING])
         more = report.missing_count - min(_SHOW_MISSING, len(report.missing))
-        print(f"{report.missing_count} runs of the plan are missing: {shown}" + (f" and {more} more" if more else ""))
+        are = "is" if report.missing_count == 1 else "are"
+        print(
+            f"{plural(report.missing_count, 'run')} of the plan {are} missing: {shown}"
+            + (f" and {more} more" if more else "")
+        )
         print(f"(run them with: evalkit run CONFIG --resume -o {report.output})")
     return 0

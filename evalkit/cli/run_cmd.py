@@ -13,6 +13,7 @@ from evalkit.cli.options import PATH, RUNS, SLOTS, add_allow_state_module
 from evalkit.cli.progress import ProgressBar
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.report import FORMATS, ReportFormat, format_for_suffix
+from evalkit.results.escaping import plural
 from evalkit.results.integrity import unreachable_backends
 from evalkit.results.output_file import check_output
 from evalkit.results.scan import scan_results
@@ -173,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
 
     results = scan_results([output])  # compact rows: a large run's summary needs no transcripts
     print(summary_table(results))
-    print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
+    print(f"\n{plural(len(results.runs), 'run')} in {output} ({time.monotonic() - started:.1f}s)")
     outage = unreachable_backends(results)
     if args.report is not None and fmt is not None:
         from evalkit.report import write_report

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from evalkit.results.escaping import plural
 from evalkit.results.records import Results, RunRecord
 from evalkit.run.config_diff import differing_fields
 
@@ -34,8 +35,9 @@ def infra_reason(runs: Iterable[RunRecord], side: str, limit: float) -> str | No
     infra = sum(r.outcome == "infra_error" for r in supported)
     if supported and infra / len(supported) > limit:
         return (
-            f"{infra} of {len(supported)} {side} runs are infra errors, more than "
-            f"max_infra_error_rate {limit:.0%} in this cell"
+            f"{infra} of {plural(len(supported), side + ' run')} "
+            f"{'is an infra error' if infra == 1 else 'are infra errors'}"
+            f", more than max_infra_error_rate {limit:.0%} in this cell"
         )
     return None
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from evalkit.errors import GateInputError
 from evalkit.gate.config import GateConfig
+from evalkit.results.escaping import plural
 from evalkit.results.records import RunRecord
 
 __all__ = ["Matched", "check_infra", "match_runs", "scenario_mismatch"]
@@ -47,9 +48,13 @@ def check_infra(runs: Sequence[RunRecord], side: str, config: GateConfig) -> Non
     for name, (supported, infra) in sorted(tally.items()):
         if infra / supported > config.max_infra_error_rate:
             raise GateInputError(
-                f"{name}: {infra} of {supported} {side} runs are infra errors, more than "
+                f"{name}: {infra} of {plural(supported, side + ' run')} {_are_infra(infra)}, more than "
                 f"max_infra_error_rate {config.max_infra_error_rate:.0%}; fix the backend and rerun"
             )
+
+
+def _are_infra(n: int) -> str:
+    return "is an infra error" if n == 1 else "are infra errors"
 
 
 def _pair_key(run: RunRecord) -> PairKey:
@@ -116,7 +121,7 @@ def _left_out(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], k
 
 def _why_empty(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> str:
     parts = [
-        f"{side}: {sum(r.outcome == 'infra_error' for r in runs)} infra errors of {len(runs)} runs"
+        f"{side}: {plural(sum(r.outcome == 'infra_error' for r in runs), 'infra error')} of {plural(len(runs), 'run')}"
         for side, runs in (("baseline", base), ("candidate", cand))
         if not any(r.counted for r in runs)
     ]

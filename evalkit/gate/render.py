@@ -13,7 +13,7 @@ from xml.etree import ElementTree as ET
 from evalkit.gate.evidence import evidence_summary, need_text
 from evalkit.gate.family import family_size
 from evalkit.gate.outcome import CellVerdict, GateResult, pts, pts_abs
-from evalkit.results.escaping import markdown_cell, one_line, xml_text
+from evalkit.results.escaping import markdown_cell, one_line, plural, xml_text
 
 if TYPE_CHECKING:
     from evalkit.gate.sequential import SequentialCell, SequentialResult
@@ -60,8 +60,8 @@ def _unjudged_part(unjudged: int, allowed: bool) -> str:
 def _family(result: GateResult) -> str:
     tests = family_size(result.cells, len(result.pooled))
     if tests == len(result.cells):
-        return f"Holm across {tests} cells"
-    return f"one Holm family of {tests} tests over {len(result.cells)} cells"
+        return f"Holm across {plural(tests, 'cell')}"
+    return f"one Holm family of {plural(tests, 'test')} over {plural(len(result.cells), 'cell')}"
 
 
 def _article(points: int) -> str:

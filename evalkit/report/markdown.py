@@ -10,7 +10,7 @@ from evalkit.report.cells import CellStats
 from evalkit.report.data import PublishedTable, ReportData
 from evalkit.report.formats import bfcl_notes, bfcl_value, interval, pct, pvalue, signed, table_value
 from evalkit.report.provenance import BackendInfo
-from evalkit.results.escaping import markdown_cell
+from evalkit.results.escaping import markdown_cell, plural
 
 __all__ = ["cell_text", "render_markdown"]
 
@@ -117,7 +117,8 @@ def _provenance(data: ReportData) -> list[str]:
 
 
 def _not_counted(data: ReportData) -> str:
-    return f"Not counted in rates: {data.infra_errors} infra-error runs, {data.unsupported} unsupported runs."
+    infra, unsupported = plural(data.infra_errors, "infra-error run"), plural(data.unsupported, "unsupported run")
+    return f"Not counted in rates: {infra}, {unsupported}."
 
 
 def _sim_mark(b: BackendInfo) -> str:

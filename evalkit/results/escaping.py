@@ -12,6 +12,7 @@ heading; on a terminal, ESC sequences and a carriage return can rewrite what is 
   `one_line`, and `\\ | < > `` ` `` escaped (a cell stays one cell, inline HTML stays inert);
 - `xml_text`: JUnit XML: `terminal_text`, and every character XML 1.0 does not allow (surrogates,
   U+FFFE, U+FFFF) escaped too, so the file always parses;
+- `plural`: a count in words, "1 infra error", "2 infra errors" (never "1 infra errors");
 - HTML: jinja2 escapes markup; its `finalize` (evalkit.report.html) runs `terminal_text` on every
   value a template prints.
 """
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["markdown_cell", "one_line", "terminal_text", "xml_text"]
+__all__ = ["markdown_cell", "one_line", "plural", "terminal_text", "xml_text"]
 
 # C0 and C1 controls and DEL; U+2028/2029 (line and paragraph separators); bidirectional-text controls
 # (U+061C, U+200E/F, U+202A-202E, U+2066-2069), which can make a name read as another ("trojan source")
@@ -54,3 +55,8 @@ def markdown_cell(text: str) -> str:
 def xml_text(text: str) -> str:
     """`text` as XML 1.0 can hold it (lines and tabs kept; ElementTree escapes the markup)."""
     return _NOT_XML.sub(_shown, terminal_text(text))
+
+
+def plural(n: int, noun: str, many: str | None = None) -> str:
+    """`n` and `noun`, in the plural (`many`, by default `noun` + "s") unless `n` is 1."""
+    return f"{n} {noun if n == 1 else many or noun + 's'}"

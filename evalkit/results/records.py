@@ -21,6 +21,7 @@ from typing_extensions import TypedDict
 
 from evalkit._model import StrictModel
 from evalkit.chat import Completion, Message, Sampling, ToolMode, Usage
+from evalkit.errors import MissingExtra
 
 __all__ = [
     "FAILURE_CATEGORIES",
@@ -321,8 +322,12 @@ class Results:
         return {r.run_id for r in self.runs}
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame with one flat row per run (no transcripts)."""
-        import pandas as pd
+        """A pandas DataFrame with one flat row per run (no transcripts). pandas is the `pandas` extra:
+        nothing else in evalkit uses it, so a plain install does without it."""
+        try:
+            import pandas as pd
+        except ImportError as exc:
+            raise MissingExtra("Results.to_frame() needs pandas: pip install 'evalkit[pandas]'") from exc
 
         rows = [_flat_row(r) for r in self.runs]
         return pd.DataFrame(rows)

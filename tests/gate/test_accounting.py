@@ -164,3 +164,13 @@ def test_a_gate_between_two_configs_warns_and_names_the_cells_they_do_not_share(
     assert f"warning: {warning}" in render_text(result)
     same = compare(records.results(records.cell_runs(25, 25)), records.results(records.cell_runs(25, 25)))
     assert not any("different configs" in w for w in same.warnings)
+
+
+def test_one_infra_error_is_said_in_the_singular() -> None:
+    """Issue 31: "1 infra errors" read wrong; a cell of one run that is an infra error says it once."""
+    base = scenarios(10)
+    cand = scenarios(9) + with_infra("s9", 1, n=1)
+    result = compare(records.results(base), records.results(cand), GateConfig())
+    reason = dict(result.unjudged)["sim/native/trust_text/s9"]
+    assert "1 of 1 candidate run is an infra error" in reason, reason
+    assert "1 infra errors" not in render_text(result) + render_markdown(result)

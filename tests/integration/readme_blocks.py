@@ -28,6 +28,11 @@ README = ROOT / "README.md"
 # that installed venv, so it runs the command alone (the slow item runs the whole line).
 INSTALL_PREFIX = "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && "
 
+# A block that installs an extra of this checkout (`pip install -e '.[pytest]'`): in the test's own
+# environment the install is left out (it would point the environment's evalkit at the test's copy)
+# and the block runs when the extra's packages are there; the fresh environment runs it as written.
+_EXTRA_INSTALL = re.compile(r"pip install -e '\.\[(?P<extras>[a-z0-9,-]+)\]'(?: && |\s*(?:#[^\n]*)?(?:\n|$))")
+
 _FENCE = re.compile(r"^```(?P<lang>\S*)\n(?P<body>.*?)^```$", re.S | re.M)
 _ANNOTATION = re.compile(r"<!-- readme-test: (?P<kind>server|slow|needs|install|skip)(?::? ?(?P<arg>.*?))? -->\s*$")
 _HEADING = re.compile(r"^#+ (.*)$", re.M)
@@ -102,3 +107,9 @@ def evalkit_shim(folder: Path) -> Path:
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "{code}" "$@"\n')
     shim.chmod(0o755)
     return folder
+
+
+def without_extra_installs(script: str) -> tuple[str, list[str]]:
+    """`script` without its installs of this checkout's extras, and the extras they named."""
+    extras = [e for m in _EXTRA_INSTALL.finditer(script) for e in m.group("extras").split(",")]
+    return _EXTRA_INSTALL.sub("", script), extras

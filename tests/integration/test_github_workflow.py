@@ -4,6 +4,7 @@ repository, with the job's `env:` given the values GitHub would (the base commit
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -66,3 +67,21 @@ def test_the_workflow_runs_locally_and_the_gate_passes(tmp_path: Path) -> None:
         )
     assert (workspace / "gate.xml").read_text(encoding="utf-8").startswith("<?xml")
     assert "pass" in summary.read_text(encoding="utf-8").splitlines()[0].lower()  # the job summary's verdict
+
+
+def test_the_gate_step_runs_outside_github_actions(tmp_path: Path) -> None:
+    """Issue 31: run locally, with no `$GITHUB_STEP_SUMMARY`, the gate step passes and writes its
+    markdown to gate.md (it used to exit 2 on the empty path)."""
+    _, steps = _steps()
+    gate = next(s["run"] for s in steps if s.get("name") == "Gate")
+    (tmp_path / "results").mkdir()
+    for side in ("baseline", "candidate"):
+        shutil.copy(ROOT / "results" / "compare-models.jsonl", tmp_path / "results" / f"{side}.jsonl")
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV", "GITHUB_STEP_SUMMARY"}}
+    env["PATH"] = os.pathsep.join([str(evalkit_shim(tmp_path / "bin")), str(Path(sys.executable).parent), env["PATH"]])
+    done = subprocess.run(
+        ["bash", "-e", "-c", gate], cwd=tmp_path, env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "pass" in (tmp_path / "gate.md").read_text(encoding="utf-8").splitlines()[0].lower()
+    assert (tmp_path / "gate.xml").read_text(encoding="utf-8").startswith("<?xml")

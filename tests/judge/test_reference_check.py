@@ -51,4 +51,4 @@ def test_a_reference_reply_its_check_refuses_is_named(write) -> None:  # type: i
 
 def test_a_good_scenario_validates(write, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["validate", str(write("s.yaml", GOOD))]) == 0
-    assert "1 of 1 files valid" in capsys.readouterr().out
+    assert "1 of 1 file valid" in capsys.readouterr().out

@@ -243,3 +243,12 @@ def test_provenance_drops_credential_fields_a_backend_recorded(tmp_path: Path) -
         assert HEADER_KEY not in text, fmt
     html = _all_formats([path])["html"]
     assert "b4567-abcdef" in html and "headers.user-agent" in html  # the harmless details stay
+
+
+def test_one_infra_error_is_said_in_the_singular() -> None:
+    """Issue 31: "1 infra errors" in the report's count of runs left out of the rates."""
+    runs = [*records.cell_runs(3, 4), records.run(index=9, outcome="infra_error", completed=False)]
+    data = build_report(records.results(runs, simulated=False), include_power=False)
+    markdown, html = render(data, "markdown"), render(data, "html")
+    assert "1 infra-error run, 0 unsupported runs" in markdown
+    assert "1 infra error" in html and "1 infra errors" not in html

@@ -303,7 +303,7 @@ def test_validate_names_the_file_and_field_of_a_bad_backend(
     captured = capsys.readouterr()
     line = one_line(captured.err)
     assert line.startswith(f"{cfg}:") and f" {field}: " in line and said in line and "Value error" not in line
-    assert "0 of 1 files valid" in captured.out
+    assert "0 of 1 file valid" in captured.out
     out = tmp_path / "r.jsonl"
     assert run_cli(cfg, "-o", out) == 2 and not out.exists()
     assert one_line(capsys.readouterr().err) == f"evalkit: error: {line}"
@@ -330,7 +330,7 @@ def test_a_local_server_speaking_a_hosted_api_needs_no_key(tmp_path: Path, capsy
         {"label": "o", "kind": "openai", "model": "m", "url": "http://127.0.0.1:8081/v1"},
     ]
     assert main(["validate", str(write_config(tmp_path / "c.yaml", backends=backends))]) == 0
-    assert "1 of 1 files valid" in capsys.readouterr().out
+    assert "1 of 1 file valid" in capsys.readouterr().out
 
 
 # -- item 15: --resume may grow N, never shrink it -------------------------------------------------

@@ -51,7 +51,8 @@ class BfclMissing(EvalkitError):
     def __init__(self, detail: str) -> None:
         super().__init__(
             f"bfcl-eval is not usable ({detail}); install the optional extra: pip install 'evalkit[bfcl]' "
-            "(or, without its heavy dependencies: pip install --no-deps 'bfcl-eval>=2026.3.23' filelock mpmath)"
+            "(or, without its heavy dependencies: pip install 'evalkit[bfcl-light]' && "
+            "pip install --no-deps 'bfcl-eval>=2026.3.23')"
         )
 
 

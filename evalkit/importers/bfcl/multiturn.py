@@ -72,7 +72,8 @@ def convert_multi_turn(
         try:
             cls = getattr(importlib.import_module(module_path), class_name)
         except ImportError as exc:
-            return None, [], f"BFCL's {class_name} backend cannot be imported ({exc})"
+            hint = " (pip install -e '.[bfcl-light]')" if exc.name == "mpmath" else ""
+            return None, [], f"BFCL's {class_name} backend cannot be imported ({exc}){hint}"
         for doc in _function_docs(module_path, data):
             if doc["name"] not in excluded:
                 if not callable(getattr(cls, doc["name"], None)):
