@@ -68,9 +68,11 @@ def test_inspects_reader_loads_one_sample_per_run(tmp_path: Path, simulated: boo
         assert (sample.metadata.get("label") == "SIMULATED") is run.simulated
         assert [m.role for m in sample.messages] == [m.role for m in run.messages]
         assert [m.text for m in sample.messages] == [m.content for m in run.messages]
-        calls = [(c.id, c.function, c.arguments) for m in sample.messages if m.role == "assistant" for c in m.tool_calls or []]
+        theirs = [m for m in sample.messages if m.role == "assistant"]
+        calls = [(c.id, c.function, c.arguments) for m in theirs for c in m.tool_calls or []]
         # a call without an id (a text-parsed one) gets its place in the message as one
-        expected = [(c.id or f"call_{i}", c.name, c.arguments) for m in run.messages for i, c in enumerate(m.tool_calls)]
+        ours = [(i, c) for m in run.messages for i, c in enumerate(m.tool_calls)]
+        expected = [(c.id or f"call_{i}", c.name, c.arguments) for i, c in ours]
         assert calls == expected
         assert [m.metadata["origin"] for m in sample.messages] == [m.origin for m in run.messages]
         if run.counted:
@@ -81,7 +83,9 @@ def test_inspects_reader_loads_one_sample_per_run(tmp_path: Path, simulated: boo
             assert sample.scores == {} and sample.error is not None and sample.error.message == "server down"
 
 
-def test_a_file_where_the_folder_should_be_fails_before_reading(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_file_where_the_folder_should_be_fails_before_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     blocker = tmp_path / "logs"
     blocker.write_text("not a folder", encoding="utf-8")
     assert main(["export", "inspect", str(tmp_path / "missing.jsonl"), "-o", str(blocker)]) == 2
