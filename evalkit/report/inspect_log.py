@@ -17,6 +17,7 @@ tests/report/test_inspect_log.py.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import defaultdict
 from pathlib import Path
@@ -51,6 +52,11 @@ def log_name(header: Header, key: tuple[str, str, str, str]) -> str:
     started = _UNSAFE.sub("-", header.started_at.split("+")[0])
     column = _UNSAFE.sub("-", "-".join(key)).strip("-")
     return f"{started}_{_UNSAFE.sub('-', header.config_name)}_{column}.eval"
+
+
+def _id(*parts: str) -> str:
+    """A stable id: the viewer takes logs that share a task id for retries of one another, and shows one."""
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:22]
 
 
 def _tool_calls(message: Message) -> list[Any] | None:
@@ -94,6 +100,18 @@ def _scores(run: RunRecord) -> dict[str, Any]:
     }
 
 
+def _usage(runs: list[RunRecord]) -> Any:
+    from inspect_ai.model import ModelUsage
+
+    prompt = sum(r.usage.prompt_tokens for r in runs)
+    completion = sum(r.usage.completion_tokens for r in runs)
+    return ModelUsage(input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion)
+
+
+def _model(cell: Any) -> str:
+    return str(cell.model if cell.model == cell.backend else f"{cell.backend}/{cell.model}")
+
+
 def _sample(run: RunRecord) -> Any:
     from inspect_ai.log import EvalError, EvalSample
 
@@ -126,6 +144,7 @@ def _sample(run: RunRecord) -> Any:
         metadata=metadata,
         error=error,
         total_time=run.wall_s,
+        model_usage={_model(run.cell): _usage([run])},
     )
 
 
@@ -145,16 +164,19 @@ def _log(header: Header, key: tuple[str, str, str, str], runs: list[RunRecord], 
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec, EvalStats
     from inspect_ai.viewer import ViewerConfig
 
-    backend, model, mode, strategy = key
+    _, _, mode, strategy = key
     simulated = any(r.simulated for r in runs)
     strategies = header.config.get("strategies", {})
     guards = stack_text(strategies.get(strategy, strategy)) if isinstance(strategies, dict) else strategy
     spec = EvalSpec(
+        eval_id=_id(header.config_hash, header.started_at, *key),
+        run_id=_id(header.config_hash, header.started_at),
+        task_id=_id(header.config_name, *key),
         created=header.started_at,
         task=f"{header.config_name} [{SIMULATED}]" if simulated else header.config_name,
         task_args={"mode": mode, "strategy": strategy, "guards": guards},
         dataset=EvalDataset(name=header.config_name, samples=len({r.cell.scenario for r in runs})),
-        model=model if model == backend else f"{backend}/{model}",
+        model=_model(runs[0].cell),
         config=EvalConfig(epochs=header.runs_per_cell),
         tags=[SIMULATED] if simulated else [],
         viewer=ViewerConfig(trust_content=False),  # model output is untrusted: shown as plain text
@@ -170,7 +192,11 @@ def _log(header: Header, key: tuple[str, str, str, str], runs: list[RunRecord], 
         status="success" if finished else "started",
         eval=spec,
         results=_results(runs),
-        stats=EvalStats(started_at=header.started_at, completed_at=finished or ""),
+        stats=EvalStats(
+            started_at=header.started_at,
+            completed_at=finished or "",
+            model_usage={_model(runs[0].cell): _usage(runs)},
+        ),
         samples=[_sample(r) for r in runs],
     )
 

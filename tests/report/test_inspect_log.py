@@ -11,7 +11,7 @@ from tests.extras import needs_extra
 
 inspect_log = pytest.importorskip("inspect_ai.log", reason=needs_extra("inspect"))
 
-from evalkit.chat import Message, ToolCall  # noqa: E402
+from evalkit.chat import Message, ToolCall, Usage  # noqa: E402
 from evalkit.cli import main  # noqa: E402
 from evalkit.results.reader import load_results  # noqa: E402
 from evalkit.results.records import RunRecord  # noqa: E402
@@ -33,7 +33,7 @@ def _runs(simulated: bool) -> list[RunRecord]:
             run = records.run(
                 index=i, strategy=strategy, completed=i != 1, simulated=simulated, messages=TRANSCRIPT, retries=i % 2
             )
-            runs.append(run)
+            runs.append(run.model_copy(update={"usage": Usage(prompt_tokens=100 + i, completion_tokens=10 + i)}))
     runs.append(
         records.run(index=4, strategy="retry_nudge", outcome="infra_error", error="server down", simulated=simulated)
     )
@@ -61,11 +61,17 @@ def test_inspects_reader_loads_one_sample_per_run(tmp_path: Path, simulated: boo
         assert correct.metrics["accuracy"].value == pytest.approx(sum(r.correct for r in counted) / len(counted))
         samples.update({(strategy, s.epoch - 1): s for s in log.samples})
     assert len(samples) == len(runs)
+    # distinct task ids: `inspect view` shows one log of those sharing one (it takes them for retries)
+    assert len({log.eval.task_id for log in logs.values()}) == len(logs) and all(
+        log.eval.task_id for log in logs.values()
+    )
     for run in runs:
         sample = samples[(run.cell.strategy, run.index)]
         assert sample.id == f"{run.cell.family}/{run.cell.scenario}"
         assert sample.metadata["run_id"] == run.run_id and sample.metadata["outcome"] == run.outcome
         assert (sample.metadata.get("label") == "SIMULATED") is run.simulated
+        (usage,) = sample.model_usage.values()
+        assert (usage.input_tokens, usage.output_tokens) == (run.usage.prompt_tokens, run.usage.completion_tokens)
         assert [m.role for m in sample.messages] == [m.role for m in run.messages]
         assert [m.text for m in sample.messages] == [m.content for m in run.messages]
         theirs = [m for m in sample.messages if m.role == "assistant"]
