@@ -110,6 +110,24 @@ def test_no_inner_box_hides_rows(page: tuple[str, dict[str, Any]]) -> None:
     assert facts["boxes"] == [], (name, facts["boxes"])
 
 
+PRINTED = """(() => [...document.querySelectorAll("table")].filter(t => t.offsetHeight > 0).map(table => {
+  let hidden = 0;  // the rows a box around the table cuts off, as printed
+  for (let box = table.parentElement; box; box = box.parentElement) {
+    const s = getComputedStyle(box);
+    const clips = s.overflowY !== "visible" || s.overflowX !== "visible";
+    if (clips) hidden += Math.max(0, box.scrollHeight - box.clientHeight);
+  }
+  return [table.id, hidden];
+}).filter(([, hidden]) => hidden > 1))()"""
+
+
+@pytest.mark.parametrize("name", ["bfcl-wide", "compare-models-bfcl", "adr013"])
+def test_a_printed_page_shows_every_row(name: str, tmp_path: Path) -> None:
+    """As printed, no table sits in a box that cuts it off (the matrix's box scrolls on screen only)."""
+    printed = browser.load(_page(name, tmp_path), probe=PRINTED, width=WIDTH, height=HEIGHT, media="print")
+    assert printed.errors == [] and printed.value == [], printed.value
+
+
 def test_a_best_stack_only_where_it_beats_nothing_and_uncertain_stacks_apart(page: tuple[str, dict[str, Any]]) -> None:
     name, facts = page
     findings = _data(name).findings
