@@ -61,7 +61,7 @@ class Finding:
     worse: tuple[Candidate, ...]  # significantly worse
     alpha: float
     too_few: tuple[Candidate, ...] = ()  # too few runs to tell: no outcome at these run counts could show worse
-    p_vs_none: float = 0.0  # one-sided p that the best beats a stack with none correct at its N
+    p_vs_none: float = 1.0  # one-sided p that the best beats a stack with none correct at its N (1: untested)
 
     @property
     def works(self) -> bool:
