@@ -43,6 +43,7 @@ COMMANDS = {
     "serve": "start a local model server: llama-server or the simulated model (until Ctrl-C)",
     "import": "convert public benchmark cases into scenario files",
     "sim": "fit a simulated profile to a real model's results, and check its predictions",
+    "export": "write results in another tool's format: inspect_ai's logs, for `inspect view`",
 }
 
 

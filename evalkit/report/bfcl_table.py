@@ -54,3 +54,9 @@ class BfclScore:
     rows: tuple[BfclRow, ...]
     bfcl_version: str | None  # the bfcl-eval whose data and checker judged; None when it is missing
     bfcl_missing: str | None = None  # why BFCL's column is empty: BFCL_MISSING
+    rules: tuple[tuple[str, str], ...] = ()  # evalkit's named deliberate differences from BFCL's checker: (name, what)
+
+    @property
+    def turned(self) -> bool:
+        """Categories as rows: more categories than report columns would make a table wider than a screen."""
+        return len(self.categories) > len(self.rows)

@@ -321,6 +321,7 @@ def build_report(
     counted = [r for r in results.runs if r.counted]
     per_cell = [s.counted for by_col in cells.values() for s in by_col.values()]
     names = sorted({h.config_name for h in results.headers})
+    source = provenance(results, root)
     comparisons = tuple(compare(_comparison_groups(columns, rows, grouped), alpha=alpha, confidence=confidence))
     return ReportData(
         title=title or f"evalkit report: {', '.join(names)}",
@@ -330,7 +331,7 @@ def build_report(
         interval_method=interval_method,
         alpha=alpha,
         bootstrap_seed=seed,
-        provenance=provenance(results, root),
+        provenance=source,
         total_runs=len(results.runs),
         counted_runs=len(counted),
         incomplete=tuple(portable(why, root) for why in incompleteness(results)),
@@ -343,6 +344,7 @@ def build_report(
             grouped,
             {(r, c): s for r, by_col in cells.items() for c, s in by_col.items()},
             alpha,
+            _guards(columns, source.stacks),
         ),
         comparisons=comparisons,
         power=power_statement(_typical_n(rows, cells), alpha, paired=any(c.discordant is not None for c in comparisons))
@@ -351,6 +353,14 @@ def build_report(
         not_counted=tuple(_not_counted(columns, rows, grouped)),
         drilldowns=tuple(sorted(drilldowns, key=lambda d: (int(d.column.id[1:]), int(d.row.id[1:])))),
     )
+
+
+def _guards(columns: Sequence[Column], stacks: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """Column id -> what its strategy runs, as the configs set it (" | " between configs that differ)."""
+    texts: dict[str, list[str]] = defaultdict(list)
+    for label, text in stacks:
+        texts[label].append(text)
+    return {c.id: " | ".join(texts[c.strategy]) for c in columns if texts.get(c.strategy)}
 
 
 def _typical_n(rows: Sequence[Row], cells: dict[str, dict[str, CellStats]]) -> int:

@@ -8,14 +8,20 @@ seed, Boschloo's exact test otherwise), Holm-adjusted within the finding: the st
 adjusted p stays above α are "not significantly worse" — with this N, the data cannot tell them
 from the best. Where even the most lopsided outcome at these run counts (the best's correct runs
 against none) could not pass that test, "not significantly worse" would read as "fine" while it
-only means "never testable": such a stack is "too few runs to tell" instead. Each finding carries
-one sentence, written from these numbers only.
+only means "never testable": such a stack is "too few runs to tell", listed apart.
+
+A best stack is only named when it is better than nothing: significantly better (one-sided
+Boschloo, α) than a stack with no correct run at its own N. The lower bound of its interval cannot
+decide that: Wilson's is above 0 whenever one run is correct (1 of 19: [1–25%]). Otherwise the
+finding says that no stack works here. Every stack carries its guards (`guards`: "grammar" may be
+respond_tool + grammar), as the config set them. Each finding carries one sentence, written from
+these numbers only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from evalkit.report.cells import CellStats, Cost
 from evalkit.report.comparisons import DiscordantPairs
@@ -36,7 +42,14 @@ class Candidate:
     cost: Cost
     simulated: bool
     p_holm: float | None  # against the best (None for the best itself)
-    too_few: bool = False  # not worse only because no outcome at these run counts could show it
+    guards: str = ""  # what the stack runs, as the config set it ("respond_tool + grammar")
+
+    @property
+    def name(self) -> str:
+        """The stack's label with its guards, where they say more than the label."""
+        if not self.guards or self.stack.endswith(f" · {self.guards}"):
+            return self.stack
+        return f"{self.stack} ({self.guards})"
 
 
 @dataclass(frozen=True)
@@ -44,9 +57,16 @@ class Finding:
     model: str
     family: str
     best: Candidate
-    not_worse: tuple[Candidate, ...]  # not significantly worse than the best, best first (too_few ones too)
+    not_worse: tuple[Candidate, ...]  # not significantly worse than the best, and testable at these runs
     worse: tuple[Candidate, ...]  # significantly worse
     alpha: float
+    too_few: tuple[Candidate, ...] = ()  # too few runs to tell: no outcome at these run counts could show worse
+    p_vs_none: float = 1.0  # one-sided p that the best beats a stack with none correct at its N (1: untested)
+
+    @property
+    def works(self) -> bool:
+        """The best stack is significantly better than nothing: only then is it called best."""
+        return self.best.correct.x > 0 and self.p_vs_none <= self.alpha
 
     @property
     def simulated(self) -> bool:
@@ -70,31 +90,35 @@ def _cost(c: Candidate) -> str:
 
 def _names(candidates: Sequence[Candidate]) -> str:
     return "; ".join(
-        f"{c.stack} {c.correct.value:.0%} ({c.correct.x}/{c.correct.n}, {c.retries_mean:.1f} retries)"
+        f"{c.name} {c.correct.value:.0%} ({c.correct.x}/{c.correct.n}, {c.retries_mean:.1f} retries)"
         for c in candidates
     )
 
 
 def finding_sentence(f: Finding) -> str:
     best = f.best
-    others = len(f.not_worse) + len(f.worse)
+    others = len(f.not_worse) + len(f.too_few) + len(f.worse)
     model = f"{f.model} [SIM]" if f.simulated else f.model
     if best.correct.x == 0:
         return (
             f"{model}, {f.family}: no stack produced a correct run "
             f"(0/{best.correct.n} for each of {others + 1}); nothing to ship."
         )
-    text = f"{model}, {f.family}: best is {best.stack}, correct {_pct(best.correct)}, at {_cost(best)}."
-    testable = [c for c in f.not_worse if not c.too_few]
-    too_few = [c for c in f.not_worse if c.too_few]
-    if testable:
-        text += f" Not significantly worse (one-sided, Holm, α = {f.alpha}): {_names(testable)}."
-    if too_few:
+    if not f.works:
+        return (
+            f"{model}, {f.family}: no stack works here: the most correct, {best.name}, is correct "
+            f"{_pct(best.correct)}, not significantly better than none correct (one-sided Boschloo against "
+            f"0/{best.correct.n}, p = {f.p_vs_none:.2f}, α = {f.alpha}); nothing to ship."
+        )
+    text = f"{model}, {f.family}: best is {best.name}, correct {_pct(best.correct)}, at {_cost(best)}."
+    if f.not_worse:
+        text += f" Not significantly worse (one-sided, Holm, α = {f.alpha}): {_names(f.not_worse)}."
+    if f.too_few:
         text += (
             " Too few runs to tell (even none correct would not be significantly worse at these runs): "
-            f"{_names(too_few)}."
+            f"{_names(f.too_few)}."
         )
-    if f.not_worse:
+    if f.not_worse or f.too_few:
         if f.worse:  # named too: a reader should not have to find them by elimination
             text += f" Significantly worse: {_names(f.worse)}."
     elif others:
@@ -139,17 +163,16 @@ def _finding(
     def too_few(c: Candidate, runs: list[RunRecord], p: float) -> bool:
         return p > alpha and _smallest_p(best_runs, runs, best.correct, c.correct, pairs, len(rest)) > alpha
 
-    tested = [
-        Candidate(**{**c.__dict__, "p_holm": p, "too_few": too_few(c, runs, p)})
-        for (c, runs), p in zip(rest, holm(p_raw), strict=True)
-    ]
+    tested = [(replace(c, p_holm=p), too_few(c, runs, p)) for (c, runs), p in zip(rest, holm(p_raw), strict=True)]
     return Finding(
         model=model,
         family=family,
         best=best,
-        not_worse=tuple(c for c in tested if c.p_holm is not None and c.p_holm > alpha),
-        worse=tuple(c for c in tested if c.p_holm is not None and c.p_holm <= alpha),
+        not_worse=tuple(c for c, few in tested if c.p_holm is not None and c.p_holm > alpha and not few),
+        worse=tuple(c for c, _ in tested if c.p_holm is not None and c.p_holm <= alpha),
         alpha=alpha,
+        too_few=tuple(c for c, few in tested if few),
+        p_vs_none=boschloo(best.correct.x, best.correct.n, 0, best.correct.n, alternative="greater"),
     )
 
 
@@ -159,10 +182,13 @@ def find(
     runs: dict[tuple[str, str], list[RunRecord]],
     cells: dict[tuple[str, str], CellStats],
     alpha: float = 0.05,
+    guards: dict[str, str] | None = None,
 ) -> tuple[Finding, ...]:
     """`families`: (row id, family); `columns`: (column id, model label, stack), in display order;
-    `runs` and `cells` keyed by (row id, column id). One finding per model and family with counted runs."""
+    `runs` and `cells` keyed by (row id, column id); `guards`: column id -> what its stack runs. One
+    finding per model and family with counted runs."""
     models = list(dict.fromkeys(model for _, model, _ in columns))
+    guards = guards or {}
     pairs = DiscordantPairs()
     out = []
     for model in models:
@@ -181,6 +207,7 @@ def find(
                     stats.cost,
                     stats.simulated,
                     None,
+                    guards.get(column_id, ""),
                 )
                 candidates.append((candidate, runs[(row_id, column_id)]))
             if candidates:

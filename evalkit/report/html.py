@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from evalkit import __version__
 from evalkit.report.data import ReportData
+from evalkit.report.findings import Candidate
 from evalkit.report.formats import (
     bfcl_notes,
     bfcl_value,
@@ -30,7 +31,7 @@ from evalkit.report.plots import render_plots
 from evalkit.report.style import failure_colour
 from evalkit.results.escaping import terminal_text
 
-__all__ = ["environment", "render_html"]
+__all__ = ["environment", "render_html", "stack_name"]
 
 
 def breakable(text: str) -> Markup:
@@ -41,6 +42,13 @@ def breakable(text: str) -> Markup:
 def stack_of(stacks: tuple[tuple[str, str], ...], label: str) -> str:
     """What a strategy label runs, for a matrix header's tooltip (several if configs disagree)."""
     return " | ".join(text for name, text in stacks if name == label) or label
+
+
+def stack_name(candidate: Candidate) -> Markup:
+    """A findings stack: its label, then its guards where the label does not say them."""
+    if candidate.name == candidate.stack:
+        return Markup("<b>{}</b>").format(candidate.stack)
+    return Markup('<b>{}</b> <span class="guards">({})</span>').format(candidate.stack, candidate.guards)
 
 
 def _visible(value: object) -> object:
@@ -64,6 +72,7 @@ def environment() -> Environment:
         rate_colour=rate_colour,
         table_value=table_value,
         stack_of=stack_of,
+        stack_name=stack_name,
         breakable=breakable,
         bfcl_value=bfcl_value,
         bfcl_notes=bfcl_notes,

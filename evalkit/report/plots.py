@@ -31,6 +31,7 @@ __all__ = [
     "failure_breakdown",
     "forest_plots",
     "heatmap",
+    "measured_latency",
     "plot_text",
     "render_plots",
     "retries_distribution",
@@ -141,8 +142,9 @@ def forest_plots(data: ReportData) -> dict[str, Callable[[], str]]:
 
 def tradeoff(data: ReportData) -> str:
     """Correct rate (all scenarios) against mean latency per run, per stack and model: what a
-    guard's retries cost in time, the trade-off a deployer weighs."""
-    items = [(c, s) for c, s in _overall(data) if s.cost is not None]
+    guard's retries cost in time, the trade-off a deployer weighs. Simulated columns are left out:
+    the simulated backend's latency is not a measurement (the page says so)."""
+    items = [(c, s) for c, s in _overall(data) if s.cost is not None and not c.simulated]
     fig = Figure(figsize=(7.5, 4.2))
     ax = fig.add_subplot()
     colour = _group_colour(data)
@@ -269,4 +271,10 @@ def render_plots(data: ReportData, *, fork: bool | None = None) -> dict[str, str
     nothing to plot. `fork`: see `evalkit.report.forked.draw`."""
     if not _overall(data):
         return {}
-    return draw(forest_plots(data) | {name: partial(plot, data) for name, plot in PLOTS.items()}, fork=fork)
+    plots = {name: partial(plot, data) for name, plot in PLOTS.items() if name != "tradeoff" or measured_latency(data)}
+    return draw(forest_plots(data) | plots, fork=fork)
+
+
+def measured_latency(data: ReportData) -> bool:
+    """Some column's latency was measured: only those are drawn against latency."""
+    return any(not c.simulated for c, _ in _overall(data))

@@ -8,6 +8,7 @@ guard stack a published row names.
 
     source: Forge ADR-013, "Text Response Intent" (Ministral 8B reasoning Q4_K_M, N = 25)
     metric: completed
+    n: 25        # runs behind each published rate (a row may give its own `n`): intervals come from it
     families: [sequential_reasoning, relevance_detection, data_gap_recovery]
     rows:
       - {label: "Ministral 8B, ADR-013", strategy: trust_text, rates: {sequential_reasoning: 0.04}}
@@ -26,6 +27,7 @@ from evalkit._yaml import read_yaml
 from evalkit.errors import ConfigError
 from evalkit.report.data import PublishedTable, ReportData, TableRow
 from evalkit.stats.rates import Rate
+from evalkit.stats.rates import rate as wilson_rate
 
 __all__ = ["Published", "PublishedRow", "load_published", "published_table", "with_published"]
 
@@ -34,6 +36,7 @@ class PublishedRow(StrictModel):
     label: str = Field(min_length=1)
     strategy: str | None = None  # the guard stack it corresponds to: its measured columns are shown beside it
     rates: dict[str, float | None] = Field(default_factory=dict)  # family -> rate in [0, 1]; None: not measured
+    n: int | None = Field(default=None, ge=1)  # runs behind each rate, where it differs from the file's `n`
 
     @model_validator(mode="after")
     def _rates_are_proportions(self) -> PublishedRow:
@@ -48,6 +51,7 @@ class Published(StrictModel):
     metric: Literal["completed", "correct"] = "completed"
     families: list[str] = Field(min_length=1)
     rows: list[PublishedRow] = Field(min_length=1)
+    n: int | None = Field(default=None, ge=1)  # runs behind each published rate: its interval comes from it
 
     @model_validator(mode="after")
     def _rates_name_listed_families(self) -> Published:
@@ -55,7 +59,18 @@ class Published(StrictModel):
             unknown = sorted(set(row.rates) - set(self.families))
             if unknown:
                 raise ValueError(f"rows.{i}.rates: {', '.join(unknown)} not in families")
+            n = row.n or self.n
+            for family, value in row.rates.items():
+                if n is not None and value is not None and abs(value * n - round(value * n)) > 1e-6:
+                    raise ValueError(f"rows.{i}.rates.{family}: {value} is not a count of N = {n}")
         return self
+
+    def value(self, row: PublishedRow, family: str, confidence: float = 0.95) -> float | Rate | None:
+        """A published rate, as a Wilson-interval `Rate` of its N where the file gives one."""
+        value, n = row.rates.get(family), row.n or self.n
+        if value is None or n is None:
+            return value
+        return wilson_rate(round(value * n), n, confidence)
 
 
 def load_published(path: str | Path) -> Published:
@@ -73,7 +88,8 @@ def published_table(published: Published, data: ReportData) -> PublishedTable:
     rows: list[TableRow] = []
     shown: set[str] = set()  # a stack's measured columns are shown once, under its first published row
     for entry in published.rows:
-        rows.append(TableRow(entry.label, True, False, tuple(entry.rates.get(f) for f in families)))
+        typed_in = tuple(published.value(entry, f, data.confidence) for f in families)
+        rows.append(TableRow(entry.label, True, False, typed_in))
         if entry.strategy is None or entry.strategy in shown:
             continue
         shown.add(entry.strategy)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from evalkit.errors import BackendError, ResultsError
+from evalkit.results.reader import load_results
 from evalkit.results.records import Results
 from evalkit.results.scan import scan_results
 
@@ -167,12 +168,17 @@ def _missing_runs(results: Results, where: str) -> list[Problem]:
 
 
 def load_checked(
-    paths: Iterable[str | Path], warn: Callable[[str], None] | None = None, *, transcripts: int = 3
+    paths: Iterable[str | Path],
+    warn: Callable[[str], None] | None = None,
+    *,
+    transcripts: int = 3,
+    whole: bool = False,
 ) -> Results:
-    """`scan_results` (compact rows, and whole records for up to `transcripts` failed runs per cell),
-    then `check_integrity`: errors raise `ResultsError`, warnings go to `warn` (standard error by
-    default). What reports and the gate read through."""
-    results = scan_results(paths, transcripts)
+    """`scan_results` (compact rows, and whole records for up to `transcripts` failed runs per cell;
+    with `whole`, every record whole: `load_results`), then `check_integrity`: errors raise
+    `ResultsError`, warnings go to `warn` (standard error by default). What reports, the gate and
+    the exports read through."""
+    results = load_results(paths) if whole else scan_results(paths, transcripts)
     for problem in raise_errors(check_integrity(results)):
         (warn or (lambda m: print(f"evalkit: warning: {m}", file=sys.stderr)))(problem.message)
     return results

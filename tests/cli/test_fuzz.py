@@ -206,6 +206,8 @@ COMMANDS: dict[str, Command] = {
     "sim check": _cmd(
         {0, 2}, lambda f: ["sim", "check", f.profile(), f.results("real"), "--draws", "2", "--runs", "2"]
     ),
+    # exit 2 without the inspect extra too (its one-line error names it)
+    "export inspect": _cmd({0, 2}, lambda f: ["export", "inspect", f.results(), "-o", f.output("inspect")]),
 }
 # what the commands above also take, drawn for every example of theirs (outputs, scenarios, settings)
 EXTRA: dict[str, Callable[[Fuzz], list[str]]] = {

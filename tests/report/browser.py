@@ -198,10 +198,11 @@ def load(
     height: int = 2000,
     timeout: float = _TIMEOUT_S,
     fragment: str = "",
+    media: str = "",
 ) -> PageLoad:
     """Open `html` (at `fragment`, e.g. "#d-r3-c0") in a fresh headless Chromium, wait for its load
     event, evaluate `probe` (a JavaScript expression whose value must be JSON-serialisable) and return
-    what happened."""
+    what happened. `media` "print" lays the page out as printed (its `@media print` rules)."""
     binary = _require()
     url = html.resolve().as_uri() + fragment
     page = PageLoad(url=url)
@@ -224,6 +225,8 @@ def load(
                 session = pipe.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
                 for domain in ("Page", "Runtime", "Log", "Network"):
                     pipe.call(f"{domain}.enable", {}, session)
+                if media:
+                    pipe.call("Emulation.setEmulatedMedia", {"media": media}, session)
                 pipe.call("Page.navigate", {"url": url}, session)
                 pipe.wait_for("Page.loadEventFired", timeout)
                 if probe is not None:

@@ -71,7 +71,10 @@ def test_the_committed_adr013_table_loads_and_the_report_shows_it(tmp_path: Path
     argv = ["report", str(ROOT / "results" / "adr013.jsonl"), "--format", "markdown", "-o", str(out)]
     assert main([*argv, "--published", str(ROOT / "configs" / "adr013-published.yaml")]) == 0
     text = out.read_text()
-    assert "| *published* Ministral 8B, ADR-013, trust text (approach A) | 4% | 16% | 32% | not measured |" in text
+    assert (  # each published rate with the Wilson interval of its N (25 here, the file's `n`)
+        "| *published* Ministral 8B, ADR-013, trust text (approach A) | 4% [1–20] 1/25 | 16% [6–35] 4/25 "
+        "| 32% [17–52] 8/25 | not measured |"
+    ) in text
 
 
 def test_the_committed_adr013_report_shows_the_published_table() -> None:

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 
 from evalkit.errors import EvalkitError
 from evalkit.importers.bfcl.data import CATEGORIES, load_category, require_bfcl
+from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
 from evalkit.report.bfcl_table import BFCL_MISSING, BfclEntry, BfclRow, BfclScore
 from evalkit.report.data import Column, ReportData
 from evalkit.results.reader import load_results
@@ -159,6 +160,7 @@ def bfcl_score(results: Results, columns: Iterable[Column], judge: Judge | None)
         tuple(rows),
         judge.version if judge is not None else None,
         None if judge is not None else BFCL_MISSING,
+        tuple(DELIBERATE_DIFFERENCES.items()),
     )
 
 
