@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from evalkit._model import StrictModel
 from evalkit.backends.phase_config import LlamaServerSettings, PhaseSettings
+from evalkit.chat import ToolMode
 
 __all__ = [
     "BACKENDS",
@@ -93,6 +94,10 @@ class BackendEntry(StrictModel):
     """One backend and model. `label` names it in results and reports.
 
     Several servers of the same model: `urls: [...]` or `endpoints: [{url, concurrency}]` instead of `url`.
+
+    `strategies` and `modes` narrow the matrix for this entry: only these guard stacks (labels of the
+    config's `strategies`) and tool modes run on it. A guard proxy's entry then runs `[trust_text]`
+    alone, instead of evalkit's guards stacked on top of the proxy's. By default, all of them.
     """
 
     label: str
@@ -109,6 +114,8 @@ class BackendEntry(StrictModel):
     serve: ServeSettings | None = None
     urls: list[_HttpURL] | None = Field(None, min_length=1)
     endpoints: list[EndpointSettings] | None = Field(None, min_length=1)
+    strategies: list[str] | None = Field(None, min_length=1)
+    modes: list[ToolMode] | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _one_way_to_name_servers(self) -> BackendEntry:

@@ -64,7 +64,30 @@ class RunConfig(StrictModel):
     def _check_strategies(self) -> RunConfig:
         for label, specs in self.strategies.items():
             parse_strategy_specs(label, specs)
+        for i, entry in enumerate(self.backends):
+            unknown = [s for s in entry.strategies or [] if s not in self.strategies]
+            if unknown:
+                raise ValueError(f"backends.{i}.strategies: {unknown[0]!r} is not a stack of `strategies`")
+            unused = [m for m in entry.modes or [] if m not in self.modes]
+            if unused:
+                raise ValueError(f"backends.{i}.modes: {unused[0]!r} is not in the config's `modes`")
         return self
+
+    def cells_of(self, entry: BackendEntry) -> tuple[list[ToolMode], list[str]]:
+        """The tool modes and guard stack labels that run on `entry`: the config's, in its order,
+        narrowed by the entry's own `modes` and `strategies`."""
+        modes = [m for m in self.modes if entry.modes is None or m in entry.modes]
+        stacks = [s for s in self.strategies if entry.strategies is None or s in entry.strategies]
+        return modes, stacks
+
+    def cell_count(self, scenarios: int, labels: set[str] | None = None) -> int:
+        """Scenario cells in the matrix (optionally only the backend entries in `labels`)."""
+        total = 0
+        for entry in self.backends:
+            if labels is None or entry.label in labels:
+                modes, stacks = self.cells_of(entry)
+                total += len(modes) * len(stacks) * scenarios
+        return total
 
     def allowing_state_modules(self, modules: list[str]) -> RunConfig:
         """This config with `modules` (`--allow-state-module`) added to its own allowlist."""
@@ -106,7 +129,7 @@ class RunConfig(StrictModel):
 
     def with_runs(self, runs: int) -> RunConfig:
         """This config with N runs per cell (`-n`), checked like the config's own `runs`."""
-        data = self.model_dump()
+        data = self.model_dump(exclude_unset=True)  # a serve chain refuses llama-server fields given beside it
         data["runs"] = runs
         try:
             checked = RunConfig.model_validate(data)
@@ -131,7 +154,7 @@ class RunConfig(StrictModel):
 # leave the hash as it was, so a committed file's hash still matches its unchanged config.
 _ADDED_LATER: dict[str, dict[str, Any]] = {
     "top": {"custom_families": []},
-    "backend": {"urls": None, "endpoints": None},
+    "backend": {"urls": None, "endpoints": None, "strategies": None, "modes": None},
     "serve": {"replicas": 1, "phases": None},
 }
 
