@@ -30,7 +30,24 @@ from evalkit.chat import Sampling, ToolMode
 from evalkit.errors import ConfigError, ScenarioError
 from evalkit.strategies import StrategySpec
 
-__all__ = ["RunConfig", "load_config", "parse_strategy_specs"]
+__all__ = ["CellRef", "RunConfig", "SideBySide", "load_config", "parse_strategy_specs"]
+
+
+class CellRef(StrictModel):
+    """A column of the matrix: a backend entry's label, a guard stack's label and a tool mode."""
+
+    backend: str
+    strategy: str
+    mode: ToolMode = "native"
+
+
+class SideBySide(StrictModel):
+    """Two columns that claim the same behaviour, compared per family in the report (e.g. a Forge
+    proxy stack and evalkit's copy of it). It decides no run: editing it never blocks a resume."""
+
+    claim: str
+    left: CellRef
+    right: CellRef
 
 
 class RunConfig(StrictModel):
@@ -48,6 +65,7 @@ class RunConfig(StrictModel):
     output: str | None = None
     # modules whose classes scenarios may use as stateful mocks (their code runs: see scenario/state_allowlist.py)
     allow_state_modules: list[str] = Field(default_factory=list)
+    side_by_side: list[SideBySide] = Field(default_factory=list)
     base_dir: str = Field("", exclude=True)
     source: str = Field("", exclude=True)  # the file it was loaded from, for error messages
 
@@ -71,7 +89,21 @@ class RunConfig(StrictModel):
             unused = [m for m in entry.modes or [] if m not in self.modes]
             if unused:
                 raise ValueError(f"backends.{i}.modes: {unused[0]!r} is not in the config's `modes`")
+        for i, pair in enumerate(self.side_by_side):
+            for side in ("left", "right"):
+                problem = self._not_a_column(getattr(pair, side))
+                if problem:
+                    raise ValueError(f"side_by_side.{i}.{side}: {problem}")
         return self
+
+    def _not_a_column(self, ref: CellRef) -> str | None:
+        entry = next((b for b in self.backends if b.label == ref.backend), None)
+        if entry is None:
+            return f"no backend entry {ref.backend!r}"
+        modes, stacks = self.cells_of(entry)
+        if ref.strategy not in stacks or ref.mode not in modes:
+            return f"{ref.backend} does not run {ref.strategy!r} in {ref.mode} mode"
+        return None
 
     def cells_of(self, entry: BackendEntry) -> tuple[list[ToolMode], list[str]]:
         """The tool modes and guard stack labels that run on `entry`: the config's, in its order,
@@ -140,7 +172,7 @@ class RunConfig(StrictModel):
     def fingerprint(self) -> str:
         """A hash of everything that decides the runs, to tell configs apart (a resume compares the
         stored config field by field: evalkit/run/config_diff.py)."""
-        dumped = self.model_dump(exclude={"output", "description", "allow_state_modules"})
+        dumped = self.model_dump(exclude={"output", "description", "allow_state_modules", "side_by_side"})
         _drop_added_defaults(dumped, _ADDED_LATER["top"])
         for backend in dumped["backends"]:  # fields added later count only when set: old hashes hold
             _drop_added_defaults(backend, _ADDED_LATER["backend"])

@@ -24,11 +24,11 @@ __all__ = ["OPERATIONAL", "changed_fields", "run_defining"]
 
 # Fields that change how a run is carried out, never what it answers.
 OPERATIONAL = {
-    "top": {"output", "description", "runs", "allow_state_modules"},
+    "top": {"output", "description", "runs", "allow_state_modules", "side_by_side"},
     "backend": {"concurrency", "timeout_s", "retry"},
     "serve": {"startup_timeout_s"},
     "endpoint": {"concurrency"},
-    "phase": {"timeout_s", "port"},  # a serve phase's; its llama_server's startup_timeout_s too
+    "phase": {"timeout_s", "port", "ready"},  # a serve phase's; its llama_server's startup_timeout_s too
 }
 
 

@@ -73,9 +73,11 @@ def _config(serve: dict[str, Any]) -> RunConfig:
     )
 
 
-def test_a_resume_ignores_ports_and_timeouts_but_not_the_venv() -> None:
+def test_a_resume_ignores_ports_timeouts_and_readiness_but_not_the_venv() -> None:
+    """Forge 0.7.3 answers readiness on /health, 0.10.0 on /forge/health too: how a phase is known to
+    be up decides no answer."""
     stored = _config({"phases": [SIM, FORGE]}).model_dump(mode="json")
-    faster = _config({"phases": [{**SIM, "timeout_s": 5}, {**FORGE, "port": 9000}]})
+    faster = _config({"phases": [{**SIM, "timeout_s": 5}, {**FORGE, "port": 9000, "ready": "/forge/health"}]})
     assert changed_fields(stored, faster) == []
     other = _config({"phases": [SIM, {**FORGE, "venv": ".forge/0.9.5"}]})
     assert changed_fields(stored, other) == ["backends[x].serve.phases"]
