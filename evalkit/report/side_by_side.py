@@ -101,8 +101,8 @@ def side_by_side(
             lx, rx = left.correct, right.correct
             difference = newcombe(lx.x, lx.n, rx.x, rx.n, confidence)
             raw.append(SideBySideLine(pair.claim, scope, left, right, difference, test, p, None, False))
-    tested = [i for i, line in enumerate(raw) if line.p is not None]
-    adjusted = dict(zip(tested, holm([raw[i].p for i in tested if raw[i].p is not None]), strict=True))
+    tested = {i: line.p for i, line in enumerate(raw) if line.p is not None}
+    adjusted = dict(zip(tested, holm(list(tested.values())), strict=True))
     return tuple(
         SideBySideLine(**{**line.__dict__, "p_holm": adjusted[i], "significant": adjusted[i] <= alpha})
         if i in adjusted
