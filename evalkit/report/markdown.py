@@ -113,14 +113,22 @@ def _provenance(data: ReportData) -> list[str]:
             for s in p.sources
         )
     ]
-    backends = (f"{b.label}: {b.kind} {b.model}" + _sim_mark(b) for b in p.backends)
+    backends = (f"{b.label}: {b.kind} {b.model}" + _phases(b) + _sim_mark(b) for b in p.backends)
     lines.append("- backends: " + ", ".join(escape_cell(b) for b in backends))
     lines.append(f"- runs per cell: {', '.join(map(str, p.runs_per_cell))}; seeds: {', '.join(map(str, p.seeds))}")
     if p.stacks:
         lines.append("- guard stacks: " + "; ".join(escape_cell(f"{label} = {text}") for label, text in p.stacks))
+    if p.guards:
+        lines.append("- guard code: " + "; ".join(escape_cell(f"{name} = {text}") for name, text in p.guards))
     if data.generated_at:
         lines.append(f"- report generated at {data.generated_at}")
     return lines
+
+
+def _phases(b: BackendInfo) -> str:
+    """The packages a backend's server phases ran (a guard proxy's version), in brackets."""
+    ran = [f"{k.removesuffix(' phase')}: {v}" for k, v in b.essentials if k.endswith(" phase")]
+    return f" ({'; '.join(ran)})" if ran else ""
 
 
 def _not_counted(data: ReportData) -> str:

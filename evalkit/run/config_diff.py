@@ -26,7 +26,7 @@ __all__ = ["OPERATIONAL", "changed_fields", "run_defining"]
 OPERATIONAL = {
     "top": {"output", "description", "runs", "allow_state_modules", "side_by_side"},
     "backend": {"concurrency", "timeout_s", "retry"},
-    "serve": {"startup_timeout_s"},
+    "serve": {"startup_timeout_s", "threads"},  # threads: how fast llama-server computes, not what
     "endpoint": {"concurrency"},
     "phase": {"timeout_s", "port", "ready"},  # a serve phase's; its llama_server's startup_timeout_s too
 }

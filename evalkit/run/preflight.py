@@ -36,15 +36,15 @@ __all__ = [
 MAX_PLANNED_RUNS = 1_000_000  # a plan is held in memory; beyond this, split the matrix into configs
 
 
-def preflight(config: RunConfig, *, import_plugins: bool = True) -> list[Scenario]:
-    """Check scenarios, families, backends (kind, URL, key, simulated profile), guard stacks and the plan's size;
-    return the scenarios the run will use."""
+def preflight(config: RunConfig, *, import_plugins: bool = True, backends: set[str] | None = None) -> list[Scenario]:
+    """Check scenarios, families, backends (kind, URL, key, simulated profile; only the entries in
+    `backends` when given), guard stacks and the plan's size; return the scenarios the run will use."""
     where = config.source or config.name
     scenarios = config_scenarios(config)
     for scenario in scenarios:
         if scenario.state:  # allowlisted classes only; one that is not a class or cannot be built fails here
             StatefulMocks(scenario)
-    _check_backends(config, where)
+    _check_backends(config, where, backends)
     for label, specs in config.strategy_specs().items():
         try:
             check_specs(specs, import_plugins=import_plugins)
@@ -83,8 +83,12 @@ def config_scenarios(config: RunConfig) -> list[Scenario]:
     return [s for s in scenarios if s.family in config.families]
 
 
-def _check_backends(config: RunConfig, where: str) -> None:
+def _check_backends(config: RunConfig, where: str, only: set[str] | None) -> None:
+    """Every entry, or only those in `only` (`run --backend`): an entry that does not run now needs
+    no key, venv or model here (ADR-013's simulated rows run without Forge installed)."""
     for i, entry in enumerate(config.backends):
+        if only is not None and entry.label not in only:
+            continue
         field = f"{where}: backends.{i}"
         # kind and url were checked when the config was built; the key is checked now, at run time
         env_name = entry.api_key_env or DEFAULT_KEY_ENV.get(entry.kind)

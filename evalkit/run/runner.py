@@ -239,7 +239,7 @@ async def arun_config(
     file (a seam for tests of a full disk). SIGINT/SIGTERM raise `KeyboardInterrupt` once the file
     is closed with an `interrupted` footer.
     """
-    scenarios = preflight(config)  # everything checked before the output file is created
+    scenarios = preflight(config, backends=only_backends)  # everything checked before the output file is created
     check_output_path(output, record_dir)
     labels = {e.label for e in config.backends}
     if only_backends is not None:
