@@ -83,20 +83,28 @@ def bfcl_categories(*results: str) -> str:
             text = f"{bfcl_value(entry, 'evalkit')} / {bfcl_value(entry, 'bfcl')}" if entry else "–"
             cells.append(escape_cell(text + (f"; {notes}" if notes else "")))
         lines.append(f"| {category} | " + " | ".join(cells) + " |")
-    lines.append("")
+    lines += ["", *_file_states(*results)]
+    return "\n".join(lines) + "\n"
+
+
+def side_by_side(results: str) -> str:
+    """The config's `side_by_side` pairs per family (the report's "Side by side" table), and the
+    file's state (a partial one is labelled)."""
+    from evalkit.report.markdown import side_by_side_table
+
+    return "\n".join([*side_by_side_table(_data(results).side_by_side), "", *_file_states(results)]) + "\n"
+
+
+def _file_states(*results: str) -> list[str]:
+    from evalkit.results.reader import load_results
+
+    lines = []
     for r in results:  # each file's state: a partial one is labelled, with what it holds
         file = load_results([ROOT / r])
         status = file.footers[-1].status if file.footers else "no footer"
         partial = "" if status == "complete" else " (partial: `evalkit run CONFIG --resume` finishes it)"
         lines.append(f"- `{r}`: {status}, {len(file.runs)} runs{partial}")
-    return "\n".join(lines) + "\n"
-
-
-def side_by_side(results: str) -> str:
-    """The config's `side_by_side` pairs per family (the report's "Side by side" table)."""
-    from evalkit.report.markdown import side_by_side_table
-
-    return "\n".join(side_by_side_table(_data(results).side_by_side)) + "\n"
+    return lines
 
 
 def gate_summary(baseline: str, candidate: str, *options: str) -> str:
@@ -125,6 +133,7 @@ COMPARE_BFCL = ("results/compare-models-bfcl.jsonl", "results/compare-models-bfc
 BFCL_WIDE = ("results/bfcl-wide.jsonl", "results/bfcl-wide-grammar.jsonl")
 # configs/forge-sim.yaml with forge-guardrails 0.7.3 (baseline) and 0.10.0 (candidate): README "Forge"
 FORGE_GATE_SIM = ("results/forge-sim-0.7.3.jsonl", "results/forge-sim-0.10.0.jsonl")
+FORGE_GATE_SMOLLM2 = ("results/forge-smollm2-0.7.3.jsonl", "results/forge-smollm2-0.10.0.jsonl")
 FORGE_GATE_OPTIONS = ("--level", "family", "--margin", "0.1")
 
 BLOCKS: dict[str, Callable[[], str]] = {
@@ -139,6 +148,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "forge-sim-side-by-side": lambda: side_by_side("results/forge-sim-0.10.0.jsonl"),
     "forge-smollm2-side-by-side": lambda: side_by_side("results/forge-smollm2.jsonl"),
     "forge-upgrade-gate-sim": lambda: gate_summary(*FORGE_GATE_SIM, *FORGE_GATE_OPTIONS),
+    "forge-upgrade-gate-smollm2": lambda: gate_summary(*FORGE_GATE_SMOLLM2, *FORGE_GATE_OPTIONS),
 }
 
 
