@@ -165,6 +165,8 @@ def _read_regular_file(name: str) -> bytes:
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise ScenarioError(name, f"cannot read: {exc.strerror}") from exc
+    except ValueError:  # a NUL byte in a name that came from a file
+        raise ScenarioError(repr(name), "cannot read: the name holds a NUL byte") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

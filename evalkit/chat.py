@@ -75,20 +75,40 @@ class ToolCall(StrictModel):
         return self.name == UNKNOWN_TOOL_NAME
 
 
+# How deep a call's arguments may nest. A run record holds them a few levels down, and a results
+# file is read by a parser that stops at 200 levels (`evalkit.results.reader.MAX_NESTING`): a call
+# nested deeper is a malformed call (its text is kept), so every record the runner writes reads back.
+MAX_ARGUMENT_NESTING = 100
+
+
 def parse_arguments(raw: str | dict[str, Any] | None) -> tuple[dict[str, Any] | None, str | None]:
     """Parse tool-call arguments that arrive as a JSON string or an object; return (args, error)."""
     if raw is None or raw == "":
         return {}, None
     if isinstance(raw, dict):
-        return raw, None
-    try:
-        value = json.loads(raw)
-    # ValueError also covers an integer past Python's digit limit; RecursionError, nesting past the stack
-    except (ValueError, TypeError, RecursionError) as exc:
-        return None, f"invalid JSON: {type(exc).__name__ if isinstance(exc, RecursionError) else exc}"
+        value: Any = raw
+    else:
+        try:
+            value = json.loads(raw)
+        # ValueError also covers an integer past Python's digit limit; RecursionError, nesting past the stack
+        except (ValueError, TypeError, RecursionError) as exc:
+            return None, f"invalid JSON: {type(exc).__name__ if isinstance(exc, RecursionError) else exc}"
     if not isinstance(value, dict):
         return None, f"arguments are a JSON {type(value).__name__}, not an object"
+    if _deeper_than(value, MAX_ARGUMENT_NESTING):
+        return None, f"arguments nested deeper than {MAX_ARGUMENT_NESTING} levels"
     return value, None
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether `value` nests lists and objects more than `limit` deep (without recursion)."""
+    level: list[Any] = [value]
+    for _ in range(limit):
+        level = [v for item in level for v in (item.values() if isinstance(item, dict) else item)]
+        level = [v for v in level if isinstance(v, dict | list)]
+        if not level:
+            return False
+    return True
 
 
 class Message(StrictModel):

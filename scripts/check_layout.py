@@ -9,7 +9,10 @@ tests/test_layout.py; run it by hand with `python scripts/check_layout.py`).
   module that defines it, never through a package's re-export or another module's import, and only
   a package's `__init__` re-exports (its names are the users' API: the README, examples/ and
   tests/test_public_api.py use them);
-- no module-path compatibility layer (`MOVED_MODULES`): a module that moves is renamed everywhere.
+- no module-path compatibility layer (`MOVED_MODULES`): a module that moves is renamed everywhere;
+- every backend (a class with `supports` and an async `complete`) is under `evalkit/backends/`;
+- the README's architecture table names every module, lists the folders in the order of LAYERS, and
+  its "imports" column is what each row's modules import (`--readme-imports` prints that column).
 
 Printing `--graph` lists every module with the modules it imports, to read the structure.
 """
@@ -17,11 +20,15 @@ Printing `--graph` lists every module with the modules it imports, to read the s
 from __future__ import annotations
 
 import ast
+import re
 import sys
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "evalkit"
+README = ROOT / "README.md"
+ARCHITECTURE = "## Architecture"
 # Where the one-import-path rule applies. examples/ is written as a user's code, through the public
 # names a package's `__init__` re-exports (as the README is); tests/test_public_api.py checks those.
 IMPORTERS = ("evalkit", "tests", "scripts", "benchmarks")
@@ -116,7 +123,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def defined_names(path: Path) -> set[str]:
+@cache
+def _tree(path: Path) -> ast.Module:
+    """A file's syntax tree, parsed once per run of the checks."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@cache
+def defined_names(path: Path) -> frozenset[str]:
     """The names a module binds at its top level other than by importing them."""
     names: set[str] = set()
 
@@ -143,8 +157,8 @@ def defined_names(path: Path) -> set[str]:
                     visit(handler.body)
                 visit(getattr(node, "finalbody", []))
 
-    visit(ast.parse(path.read_text(encoding="utf-8")).body)
-    return names
+    visit(_tree(path).body)
+    return frozenset(names)
 
 
 def home(module: str, name: str, known: dict[str, Path], seen: frozenset[str] = frozenset()) -> str | None:
@@ -152,7 +166,7 @@ def home(module: str, name: str, known: dict[str, Path], seen: frozenset[str] = 
     (a name `module` imports from outside evalkit has its home there: `module` chose to export it)."""
     if name in defined_names(known[module]) or module in seen:
         return module
-    for node in ast.walk(ast.parse(known[module].read_text(encoding="utf-8"))):
+    for node in ast.walk(_tree(known[module])):
         if isinstance(node, ast.ImportFrom) and any((a.asname or a.name) == name for a in node.names):
             source = _known(node.module or "", known)
             return home(source, name, known, seen | {module}) if source else module
@@ -256,6 +270,84 @@ def stray_exports(known: dict[str, Path]) -> list[str]:
     return found
 
 
+def stray_backends(known: dict[str, Path]) -> list[str]:
+    """Backend classes outside evalkit/backends: one more place answering model calls."""
+    found: list[str] = []
+    for m, p in known.items():
+        if m.startswith("evalkit.backends"):
+            continue
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                names = {(type(f), f.name) for f in node.body if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+                if (ast.AsyncFunctionDef, "complete") in names and (ast.FunctionDef, "supports") in names:
+                    found.append(f"{m}: class {node.name} is a backend outside evalkit/backends")
+    return found
+
+
+def top(module: str) -> str:
+    """The layer name of a module: its folder under evalkit/, or its own name at the top."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def shown(name: str) -> str:
+    """A layer name as the README writes it: `stats/` for a folder, `chat.py` for a module."""
+    return f"{name}/" if (PACKAGE / name).is_dir() else f"{name}.py"
+
+
+def readme_rows(text: str) -> list[tuple[list[str], str, str]]:
+    """The architecture table's rows: (the layer names its first cell gives, the whole row's text,
+    its imports cell)."""
+    section = text.split(f"\n{ARCHITECTURE}\n", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if not line.startswith("| `evalkit/") or len(cells) != 3:
+            continue
+        names = re.findall(r"`(?:evalkit/)?([A-Za-z_]+)(?:/|\.py)`", cells[0])
+        rows.append((names, line, cells[2]))
+    return rows
+
+
+def _named(module: str, path: Path, row: str) -> bool:
+    """Whether the row names `module`: its path below its folder, with or without `.py`, or its file name."""
+    relative = path.relative_to(PACKAGE / top(module)) if top(module) != path.stem else Path(path.name)
+    if path.name == "__init__.py" and not ast.parse(path.read_text(encoding="utf-8")).body[1:]:
+        return True  # a package marker with a docstring only: nothing in it to name
+    tokens = set(re.findall(r"`([^`]+)`", row))
+    names = {str(relative), str(relative.with_suffix("")), path.name, path.stem, str(path.relative_to(ROOT))}
+    return bool(names & tokens)
+
+
+def folder_imports(graph: dict[str, set[str]], names: list[str]) -> list[str]:
+    """The layer names the modules of `names` import, bottom layer first."""
+    found = {top(d) for m, deps in graph.items() if top(m) in names for d in deps} - set(names)
+    return sorted(found, key=lambda n: (layer(f"evalkit.{n}"), n))
+
+
+def _imports_cell(graph: dict[str, set[str]], names: list[str]) -> str:
+    return ", ".join(f"`{shown(n)}`" for n in folder_imports(graph, names)) or "-"
+
+
+def architecture_problems(known: dict[str, Path], graph: dict[str, set[str]], text: str) -> list[str]:
+    found: list[str] = []
+    rows = readme_rows(text)
+    placed = {name: (index, line) for index, (names, line, _) in enumerate(rows) for name in names}
+    everything = [name for names in LAYERS for name in sorted(names)]
+    found += [f"README architecture: no row for {shown(n)}" for n in everything if n not in placed]
+    order = [layer(f"evalkit.{names[0]}") for names, _, _ in rows if names]
+    if order != sorted(order):
+        found.append("README architecture: the rows are not in the order of LAYERS")
+    for m, p in known.items():
+        if top(m) in placed and not _named(m, p, placed[top(m)][1]):
+            found.append(f"README architecture: {m} is not named in the row of {shown(top(m))}")
+    for names, _, cell in rows:
+        expected = _imports_cell(graph, names)
+        if cell != expected:
+            found.append(f"README architecture: the row of {shown(names[0])} imports {expected}, not {cell}")
+    return found
+
+
 def problems() -> list[str]:
     known = modules()
     graph = {m: imports(p, known) for m, p in known.items()}
@@ -271,15 +363,19 @@ def problems() -> list[str]:
             if layer(target) > layer(m):
                 found.append(f"{m} imports {target}, a layer above it")
     found += [f"import circle: {' -> '.join(c)}" for c in cycles(graph)]
-    found += [
-        f"{m}: keeps MOVED_MODULES (rename a moved module everywhere instead)"
-        for m, p in known.items()
-        if "MOVED_MODULES" in defined_names(p)
-    ]
-    return found + stray_exports(known) + import_path_problems(known)
+    found += compatibility_layers(known) + stray_exports(known) + stray_backends(known)
+    found += architecture_problems(known, graph, README.read_text(encoding="utf-8"))
+    return found + import_path_problems(known)
 
 
 def main() -> int:
+    if "--readme-imports" in sys.argv:  # the column the README's architecture table must show
+        known = modules()
+        graph = {m: imports(p, known) for m, p in known.items()}
+        for names in LAYERS:
+            for name in sorted(names):
+                print(f"{shown(name):16} {_imports_cell(graph, [name])}")
+        return 0
     if "--graph" in sys.argv:
         known = modules()
         for m, p in known.items():

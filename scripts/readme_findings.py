@@ -32,19 +32,20 @@ def _data(*results: str):  # type: ignore[no-untyped-def]  # ReportData; importe
 
 def matrix(*results: str) -> str:
     """Correct rate per family (columns) for every backend · mode · strategy (rows)."""
-    from evalkit.report.markdown import cell_text, escape_cell
+    from evalkit.report.markdown import cell_text
+    from evalkit.results.escaping import markdown_cell
 
     data = _data(*results)
     families = [r for r in data.rows if r.kind == "family"]
     lines = [
-        "| model (mode) | strategy | " + " | ".join(escape_cell(r.family) for r in families) + " |",
+        "| model (mode) | strategy | " + " | ".join(markdown_cell(r.family) for r in families) + " |",
         "|---|---|" + "---|" * len(families),
     ]
     for column in data.columns:
         sim = " [SIM]" if column.simulated else ""
-        cells = [escape_cell(cell_text(data.cell(row, column))) for row in families]
+        cells = [markdown_cell(cell_text(data.cell(row, column))) for row in families]
         lines.append(
-            f"| {escape_cell(column.model_label)}{sim} ({column.mode}) | {column.strategy} | "
+            f"| {markdown_cell(column.model_label)}{sim} ({column.mode}) | {column.strategy} | "
             + " | ".join(cells)
             + " |"
         )
@@ -53,9 +54,9 @@ def matrix(*results: str) -> str:
 
 def findings(*results: str) -> str:
     """One bullet per model and family: the best stack by correct, its rivals and its cost."""
-    from evalkit.report.markdown import escape_cell
+    from evalkit.results.escaping import markdown_cell
 
-    return "".join(f"- {escape_cell(f.sentence)}\n" for f in _data(*results).findings)
+    return "".join(f"- {markdown_cell(f.sentence)}\n" for f in _data(*results).findings)
 
 
 def bfcl_categories(*results: str) -> str:
@@ -63,7 +64,7 @@ def bfcl_categories(*results: str) -> str:
     same final outputs: the report's "BFCL score" table turned on its side. Needs `bfcl-eval`."""
     from evalkit.importers.bfcl.score import CheckerJudge, with_bfcl_score
     from evalkit.report.formats import bfcl_notes, bfcl_value
-    from evalkit.report.markdown import escape_cell
+    from evalkit.results.escaping import markdown_cell
     from evalkit.results.reader import load_results
 
     loaded = load_results([ROOT / r for r in results])
@@ -72,7 +73,9 @@ def bfcl_categories(*results: str) -> str:
     assert score is not None, f"{results}: no imported BFCL case"
     heads = {c.label: f"{c.model_label} ({c.mode}) · {c.strategy}" for c in data.columns}
     lines = [
-        "| BFCL category | " + " | ".join(f"{escape_cell(heads[r.label])}: evalkit / BFCL" for r in score.rows) + " |",
+        "| BFCL category | "
+        + " | ".join(f"{markdown_cell(heads[r.label])}: evalkit / BFCL" for r in score.rows)
+        + " |",
         "|---|" + "---|" * len(score.rows),
     ]
     for i, category in enumerate(score.categories):
@@ -81,7 +84,7 @@ def bfcl_categories(*results: str) -> str:
             entry = row.entries[i]
             notes = bfcl_notes(entry)
             text = f"{bfcl_value(entry, 'evalkit')} / {bfcl_value(entry, 'bfcl')}" if entry else "–"
-            cells.append(escape_cell(text + (f"; {notes}" if notes else "")))
+            cells.append(markdown_cell(text + (f"; {notes}" if notes else "")))
         lines.append(f"| {category} | " + " | ".join(cells) + " |")
     lines += ["", *_file_states(*results)]
     return "\n".join(lines) + "\n"

@@ -1,3 +1,5 @@
+"""Fixtures every test folder may use: the repository's root, and a writer of files under tmp_path."""
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -72,6 +72,40 @@ def test_a_module_that_reexports_is_found(tmp_path: Path) -> None:
     assert found == ["evalkit.strategies.base: __all__ re-exports ExecutedCall (import it from evalkit.chat)"]
 
 
+def test_a_backend_outside_the_backends_folder_is_found(tmp_path: Path) -> None:
+    """rescore and sim fit each kept a backend of their own; stored answers are one backend now."""
+    probe = tmp_path / "rescore.py"
+    probe.write_text(
+        "class _Stored:\n"
+        "    def supports(self, feature): return True\n"
+        "    async def complete(self, request, context): ...\n"
+    )
+    assert check_layout.stray_backends({"evalkit.run.rescore": probe}) == [
+        "evalkit.run.rescore: class _Stored is a backend outside evalkit/backends"
+    ]
+
+
+def _architecture(text: str) -> list[str]:
+    known = check_layout.modules()
+    graph = {m: check_layout.imports(p, known) for m, p in known.items()}
+    return check_layout.architecture_problems(known, graph, text)
+
+
+def test_the_readme_architecture_is_checked_against_the_code() -> None:
+    """A module left out, rows out of the layers' order, an import drawn that is not there (the
+    README drew stats/, report/ and gate/ as three independent readers; the gate imported the report)."""
+    readme = check_layout.README.read_text(encoding="utf-8")
+    assert _architecture(readme) == []
+    assert _architecture(readme.replace("`rates.py` (x of n", "rates (x of n")) == [
+        "README architecture: evalkit.stats.rates is not named in the row of stats/"
+    ]
+    rows = [line for line in readme.splitlines() if line.startswith("| `evalkit/stats/`")]
+    swapped = readme.replace(rows[0] + "\n", "").replace("| `evalkit/cli/`", rows[0] + "\n| `evalkit/cli/`")
+    assert "README architecture: the rows are not in the order of LAYERS" in _architecture(swapped)
+    drawn = readme.replace("| `_model.py`, `_yaml.py`, `errors.py`, `stats/`, `results/`, `backends/`", "| `report/`")
+    assert any(line.startswith("README architecture: the row of gate/ imports") for line in _architecture(drawn))
+
+
 @pytest.mark.parametrize("args", [["check", "."], ["format", "--check", "."]])
 def test_ruff_is_clean(args: list[str]) -> None:
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or shutil.which("ruff")

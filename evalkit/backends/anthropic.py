@@ -87,6 +87,7 @@ class AnthropicBackend(HttpBackend):
     """Anthropic's Messages API (or a server that speaks it, such as llama-server's `/v1/messages`)."""
 
     kind = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"  # read at the default url (Anthropic's); llama-server's /v1/messages needs none
     default_url = DEFAULT_URL
     features = _FEATURES
 

@@ -1,4 +1,5 @@
-"""The `Backend` protocol, the features a backend may lack, and the retry policy for faults."""
+"""The `Backend` protocol, what a backend class declares to be a `kind` a config can name
+(`BackendKind`), the features a backend may lack, and the retry policy for faults."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError
 
-__all__ = ["UNSATISFIABLE", "Backend", "Feature", "RetryPolicy", "call_with_retries"]
+__all__ = [
+    "KIND_DECLARATIONS",
+    "UNSATISFIABLE",
+    "Backend",
+    "BackendKind",
+    "Feature",
+    "RetryPolicy",
+    "call_with_retries",
+]
 
 Feature = Literal[
     "native_tools",
@@ -37,8 +46,10 @@ class Backend(Protocol):
     returns a fake answer for a failed call.
     """
 
-    kind: str
     model: str
+
+    @property
+    def kind(self) -> str: ...  # read-only here: a class variable of most backends, set by the wrappers
 
     @property
     def simulated(self) -> bool: ...  # results labelled SIMULATED; final once describe() has run
@@ -50,6 +61,34 @@ class Backend(Protocol):
     async def describe(self) -> dict[str, Any]: ...
 
     async def aclose(self) -> None: ...
+
+
+class BackendKind(Protocol):
+    """A backend class that a config names by its `kind`. The class declares, and the registry
+    (`evalkit.backends.BACKENDS`) reads, everything that is known of a kind before one is built:
+
+    - `kind`: the name a config's `kind:` gives;
+    - `speaks_http`: it calls a server, so it is built with an `httpx.AsyncClient` and its `url`
+      is checked before a run (a kind that does not is built with `client=None`);
+    - `key_env`: the variable its API key is read from when the config names none (`None`: no key).
+
+    It is built as `cls(entry=settings, client=client_or_None, api_key=key_or_None)`.
+    """
+
+    # read-only properties, so that the class variables of a class object match them
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def speaks_http(self) -> bool: ...
+
+    @property
+    def key_env(self) -> str | None: ...
+
+    def __call__(self, *, entry: Any, client: Any, api_key: str | None = None) -> Backend: ...
+
+
+KIND_DECLARATIONS = ("kind", "speaks_http", "key_env")  # BackendKind's class variables, checked by the registry
 
 
 @dataclass(frozen=True)

@@ -1,134 +1,27 @@
-"""A backend entry of a run config: which server and model, how to reach it, and how to retry.
-
-It sits with the backends (not the run config) because every backend is built from one, and the
-kind registry `BACKENDS` sits here because an entry's `kind` is checked against it.
-"""
+"""A backend entry as a run config gives it: `BackendSettings` with the checks that need every
+kind, read from the backend classes' registry (`evalkit.backends.BACKENDS`)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from pydantic import Field, field_validator, model_validator
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
-
-from evalkit._model import StrictModel
-from evalkit.backends.phase_config import LlamaServerSettings, PhaseSettings
+from evalkit.backends import BACKENDS
+from evalkit.backends.settings import BackendSettings
 from evalkit.chat import ToolMode
 
-__all__ = [
-    "BACKENDS",
-    "BackendEntry",
-    "EndpointSettings",
-    "RetrySettings",
-    "ServeSettings",
-    "check_http_url",
-]
-
-# kind -> "module:Class". Every class takes keyword arguments (entry=..., client=..., api_key=...).
-BACKENDS: dict[str, str] = {
-    "sim": "evalkit.backends.sim:SimulatedBackend",
-    "replay": "evalkit.backends.replay:ReplayBackend",
-    "llama-server": "evalkit.backends.llama_server:LlamaServerBackend",
-    "ollama": "evalkit.backends.ollama:OllamaBackend",
-    "anthropic": "evalkit.backends.anthropic:AnthropicBackend",
-    "openai": "evalkit.backends.openai:OpenAIBackend",
-}
+__all__ = ["BackendEntry"]
 
 
-def _checked_url(url: str) -> str:
-    check_http_url(url)
-    return url
-
-
-_HttpURL = Annotated[str, AfterValidator(_checked_url)]  # for `urls` and `endpoints`, checked like `url`
-
-
-class RetrySettings(StrictModel):
-    """Backoff for backend faults (timeouts, connection errors, 429, 5xx)."""
-
-    attempts: int = Field(4, ge=1, le=20)
-    base_delay_s: float = Field(0.5, ge=0)
-    max_delay_s: float = Field(8.0, ge=0)
-
-
-class ServeSettings(LlamaServerSettings):
-    """Let the runner start a local llama-server for this entry, and stop it when the entry is done
-    (the llama-server settings: `LlamaServerSettings`). Or `phases`: a chain of programs, the model
-    server first, then e.g. a guard proxy in front of it (`evalkit.backends.phase_config`).
-
-    `replicas`: servers to start, each with `parallel` slots, used as one pool (`evalkit.backends.pool`).
-    """
-
-    replicas: int = Field(1, ge=1, le=16)  # servers to start, used as one pool of endpoints
-    phases: list[PhaseSettings] | None = Field(None, min_length=1)
-
-    @model_validator(mode="after")
-    def _phases_hold_their_settings(self) -> ServeSettings:
-        if self.phases is None:
-            return self
-        given = sorted(self.model_fields_set - {"phases"})
-        if given:
-            raise ValueError(f"{given[0]}: with `phases`, llama-server's settings go in its phase (`llama_server:`)")
-        for i, phase in enumerate(self.phases):
-            if i and phase.llama_server is not None:
-                raise ValueError(f"phases.{i}: llama_server can only be the first phase (the model server)")
-            if not i and phase.uses("upstream"):
-                raise ValueError("phases.0: the first phase (the model server) has no {upstream}")
-        names = [p.label(i) for i, p in enumerate(self.phases)]
-        if len(set(names)) < len(names):
-            raise ValueError(f"phases: two phases are named {sorted(n for n in names if names.count(n) > 1)[0]!r}")
-        return self
-
-
-class EndpointSettings(StrictModel):
-    """One server of a backend entry with several (`endpoints:`); see `evalkit.backends.pool`.
-
-    `concurrency`: calls in flight on this server; by default its `/props` slots (llama-server),
-    else the entry's `concurrency`.
-    """
-
-    url: _HttpURL
-    concurrency: int | None = Field(None, ge=1, le=256)
-
-
-class BackendEntry(StrictModel):
-    """One backend and model. `label` names it in results and reports.
-
-    Several servers of the same model: `urls: [...]` or `endpoints: [{url, concurrency}]` instead of `url`.
+class BackendEntry(BackendSettings):
+    """One backend and model of a run config; `kind` is one of the registered kinds.
 
     `strategies` and `modes` narrow the matrix for this entry: only these guard stacks (labels of the
     config's `strategies`) and tool modes run on it. A guard proxy's entry then runs `[trust_text]`
     alone, instead of evalkit's guards stacked on top of the proxy's. By default, all of them.
     """
 
-    label: str
-    kind: str
-    model: str
-    url: str | None = None
-    api_key_env: str | None = None  # the *name* of the variable; the key itself is never stored
-    concurrency: int = Field(4, ge=1, le=256)
-    timeout_s: float = Field(120.0, gt=0)
-    # the largest decoded answer body accepted (default 8 MiB); a larger one is an infra error
-    max_response_bytes: int = Field(8 * 1024 * 1024, ge=1024)
-    retry: RetrySettings = Field(default_factory=RetrySettings)
-    options: dict[str, Any] = Field(default_factory=dict)
-    serve: ServeSettings | None = None
-    urls: list[_HttpURL] | None = Field(None, min_length=1)
-    endpoints: list[EndpointSettings] | None = Field(None, min_length=1)
     strategies: list[str] | None = Field(None, min_length=1)
     modes: list[ToolMode] | None = Field(None, min_length=1)
-
-    @model_validator(mode="after")
-    def _one_way_to_name_servers(self) -> BackendEntry:
-        given = [name for name in ("url", "urls", "endpoints", "serve") if getattr(self, name) is not None]
-        if len(given) > 1:
-            raise ValueError(f"give one of url, urls, endpoints, serve, not {' and '.join(given)}")
-        return self
-
-    def endpoint_list(self) -> list[EndpointSettings]:
-        """The servers named by `urls` or `endpoints`; empty for an entry with one `url` (or none)."""
-        if self.endpoints is not None:
-            return list(self.endpoints)
-        return [EndpointSettings(url=url) for url in self.urls or []]
 
     @field_validator("kind")
     @classmethod
@@ -137,16 +30,9 @@ class BackendEntry(StrictModel):
             raise ValueError(f"unknown backend kind {kind!r} (known: {', '.join(BACKENDS)})")
         return kind
 
-    @field_validator("url")
-    @classmethod
-    def _http_url(cls, url: str | None) -> str | None:
-        if url is not None:
-            check_http_url(url)
-        return url
-
     @model_validator(mode="after")
     def _serve_needs_llama_server(self) -> BackendEntry:
-        if self.serve is not None and self.serve.phases is not None and self.kind in ("sim", "replay"):
+        if self.serve is not None and self.serve.phases is not None and not BACKENDS[self.kind].speaks_http:
             raise ValueError(f"serve.phases: a {self.kind} backend calls no server")
         if self.serve is not None and self.serve.phases is None and self.kind != "llama-server":
             raise ValueError(
@@ -156,13 +42,3 @@ class BackendEntry(StrictModel):
         if self.serve is not None and self.url is not None:
             raise ValueError("serve: give either url (a server you run) or serve (evalkit starts one), not both")
         return self
-
-
-def check_http_url(url: str) -> None:
-    """An absolute http(s) URL with a host; anything else is refused with what is wrong (credentials
-    in it blanked). The backends check the same way (one rule, in `backends._http.url_problem`)."""
-    from evalkit.backends._http import url_problem  # here: httpx stays out of start-up
-
-    problem = url_problem(url)
-    if problem:
-        raise ValueError(f"url {problem}")

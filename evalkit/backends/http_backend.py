@@ -8,14 +8,16 @@ and response-size cap, with its key blanked from everything that comes back. A s
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import httpx
-
-from evalkit.backends._http import Reply, get_json, join_url, post_json
 from evalkit.backends.base import Feature
-from evalkit.backends.entry import BackendEntry
+from evalkit.backends.settings import BackendSettings
 from evalkit.results.secrets import public_url
+
+if TYPE_CHECKING:
+    import httpx
+
+    from evalkit.backends._http import Reply
 
 __all__ = ["HttpBackend"]
 
@@ -24,11 +26,13 @@ class HttpBackend:
     """A backend that speaks JSON over HTTP to one server."""
 
     kind: ClassVar[str]
+    speaks_http: ClassVar[bool] = True
+    key_env: ClassVar[str | None] = None  # a hosted API's key variable (see `evalkit.backends.base.BackendKind`)
     default_url: ClassVar[str]
     features: ClassVar[frozenset[Feature]] = frozenset()
     simulated = False
 
-    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient, api_key: str | None = None):
+    def __init__(self, *, entry: BackendSettings, client: httpx.AsyncClient, api_key: str | None = None):
         self.entry = entry
         self.model = entry.model
         self.url = entry.url or self.default_url
@@ -62,6 +66,10 @@ class HttpBackend:
         return None  # the client belongs to the runner
 
     async def _post(self, path: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> Reply:
+        # imported here, not at the top: the registry imports every backend class, and `evalkit list`
+        # and `validate` should not pay for httpx (the module is loaded once, by the first call)
+        from evalkit.backends._http import join_url, post_json
+
         return await post_json(
             self._client,
             join_url(self.url, path),
@@ -73,6 +81,8 @@ class HttpBackend:
         )
 
     async def _get(self, path: str) -> dict[str, Any]:
+        from evalkit.backends._http import get_json, join_url
+
         return await get_json(
             self._client,
             join_url(self.url, path),

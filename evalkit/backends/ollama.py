@@ -13,16 +13,17 @@ Options (`entry.options`): `num_ctx` (the context window; Ollama's default is sm
 from __future__ import annotations
 
 import json
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from evalkit.backends._wire import check_tool_choice, constraint_body, normalise_finish, settle_constraint, tool_call
 from evalkit.backends.base import Feature
-from evalkit.backends.entry import BackendEntry
 from evalkit.backends.http_backend import HttpBackend
+from evalkit.backends.settings import BackendSettings
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, Usage
 from evalkit.errors import BackendError, UnsupportedFeature
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["OllamaBackend", "ollama_messages"]
 
@@ -78,7 +79,7 @@ class OllamaBackend(HttpBackend):
     kind = "ollama"
     default_url = DEFAULT_URL
 
-    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient, api_key: str | None = None):
+    def __init__(self, *, entry: BackendSettings, client: httpx.AsyncClient, api_key: str | None = None):
         super().__init__(entry=entry, client=client, api_key=api_key)
         self._capabilities: list[str] | None = None
 

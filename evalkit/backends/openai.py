@@ -101,6 +101,7 @@ class OpenAIBackend(HttpBackend):
     """An OpenAI-compatible Chat Completions endpoint."""
 
     kind = "openai"
+    key_env = "OPENAI_API_KEY"  # read at the default url (OpenAI's); a local server needs no key
     default_url = DEFAULT_URL
     features = _FEATURES
 

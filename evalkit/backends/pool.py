@@ -36,7 +36,7 @@ from evalkit.errors import BackendError, BackendUnusable
 from evalkit.results.secrets import public_url
 
 if TYPE_CHECKING:
-    from evalkit.backends.entry import BackendEntry
+    from evalkit.backends.settings import BackendSettings
 
 __all__ = ["MAX_FAULTS", "Endpoint", "PoolBackend", "run_capacity"]
 
@@ -72,7 +72,7 @@ def _refused(exc: BackendError) -> bool:
 class PoolBackend:
     """One backend entry served by several servers of the same kind and model."""
 
-    def __init__(self, entry: BackendEntry, endpoints: list[Endpoint]):
+    def __init__(self, entry: BackendSettings, endpoints: list[Endpoint]):
         if not endpoints:
             raise ValueError("a pool needs at least one endpoint")
         self.kind = entry.kind

@@ -1,4 +1,6 @@
-"""`kind: replay`: serves a `--record` directory back, so a matrix re-runs with no server.
+"""Stored answers served back, so no model is called: `kind: replay` serves a `--record` directory
+(a matrix re-runs with no server), and `ReplayBackend.of_run` one run record's completions (`evalkit
+rescore` and `sim fit` re-run the agent loop on them).
 
     backends:
       - {label: smollm2, kind: replay, model: smollm2, options: {dir: recordings/smollm2}}
@@ -15,19 +17,25 @@ never a wrong answer.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
-import httpx
-
-from evalkit.backends.base import Feature
-from evalkit.backends.entry import BackendEntry
+from evalkit.backends.base import UNSATISFIABLE, Feature
 from evalkit.backends.recording import PROVENANCE_FILE, RECORDINGS_FILE, request_document, request_key
+from evalkit.backends.settings import BackendSettings
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError, ConfigError, ReplayMiss, UnsupportedFeature
+from evalkit.results.records import RunRecord
 
-__all__ = ["ReplayBackend", "first_difference", "last_attempts"]
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["Observer", "ReplayBackend", "first_difference", "last_attempts"]
+
+# what `of_run` calls with each answered call: the request, where the run stands, the stored answer
+Observer = Callable[[ChatRequest, CallContext, Completion], None]
 
 
 @dataclass(order=True)
@@ -119,11 +127,50 @@ def _load_provenance(directory: Path) -> dict[str, Any]:
 
 
 class ReplayBackend:
-    """Answers from a recording; recorded errors are raised again, unrecorded requests are misses."""
+    """Answers model calls from stored answers and never calls a model. Two stores:
 
-    kind = "replay"
+    - a `--record` directory (`kind: replay`): each request is looked up by its key, recorded errors
+      are raised again, and a request that was not recorded is a `ReplayMiss` naming what changed;
+    - one run record's completions (`ReplayBackend.of_run`: `evalkit rescore` and `sim fit`): served
+      in call order whatever the request now is (a changed guard re-judges the same answers), and a
+      call beyond them is a `ReplayMiss` (the current loop needs a model call that was never made).
+    """
 
-    def __init__(self, *, entry: BackendEntry, client: httpx.AsyncClient | None = None, api_key: str | None = None):
+    kind: ClassVar[str] = "replay"
+    speaks_http: ClassVar[bool] = False
+    key_env: ClassVar[str | None] = None
+
+    def __init__(
+        self,
+        *,
+        entry: BackendSettings | None = None,
+        client: httpx.AsyncClient | None = None,
+        api_key: str | None = None,
+        run: RunRecord | None = None,
+        observe: Observer | None = None,
+    ):
+        self.directory: Path | None = None
+        self._in_order: list[Completion] | None = None
+        self._observe = observe
+        self._queues: dict[str, list[_Entry]] = {}
+        self._by_call: dict[tuple[str, int], list[_Entry]] = {}
+        if run is not None:
+            self.provenance: dict[str, Any] = {"kind": self.kind, "model": run.cell.model}
+            self.provenance["replayed_from"] = f"run {run.run_id}"
+            self.recorded_kind, self.model, self.simulated = run.cell.backend, run.cell.model, run.simulated
+            self._in_order = [call.completion for call in run.calls]
+        elif entry is not None:
+            self._load_recording(entry)
+        else:
+            raise TypeError("ReplayBackend needs a backend entry (kind: replay) or a run record")
+
+    @classmethod
+    def of_run(cls, run: RunRecord, observe: Observer | None = None) -> ReplayBackend:
+        """A backend answering one run's calls with its stored completions, in order; `observe` sees
+        each call as it is answered (the request, where the run stands, the answer)."""
+        return cls(run=run, observe=observe)
+
+    def _load_recording(self, entry: BackendSettings) -> None:
         if not entry.options.get("dir"):
             raise ConfigError(f"backend {entry.label!r}: kind replay needs options.dir (a --record directory)")
         self.directory = Path(str(entry.options["dir"])).resolve()
@@ -134,16 +181,18 @@ class ReplayBackend:
         recordings = self.directory / RECORDINGS_FILE
         if not recordings.is_file():
             raise ConfigError(f"replay: {recordings} does not exist")
-        self._queues: dict[str, list[_Entry]] = {}
-        self._by_call: dict[tuple[str, int], list[_Entry]] = {}
         for item in sorted(last_attempts(_read_entries(recordings))):
             self._queues.setdefault(item.key, []).append(item)
             self._by_call.setdefault((item.run_id, item.call_index), []).append(item)
 
     def supports(self, feature: Feature) -> bool:
+        if self._in_order is not None:  # the run was made, so its cell's features were there
+            return feature not in UNSATISFIABLE
         return bool((self.provenance.get("supports") or {}).get(feature, False))
 
     async def describe(self) -> dict[str, Any]:
+        if self.directory is None:
+            return dict(self.provenance)
         recorded = self.provenance.get("describe") or {"kind": self.recorded_kind, "model": self.model}
         return {**recorded, "replayed_from": str(self.directory)}
 
@@ -172,7 +221,21 @@ class ReplayBackend:
             why = "no request was recorded for this run and call"
         return ReplayMiss(f"{where}: {why} (record again with --record)")
 
+    def _next_in_order(self, request: ChatRequest, context: CallContext) -> Completion:
+        assert self._in_order is not None
+        if context.call_index >= len(self._in_order):
+            raise ReplayMiss(
+                f"run {context.run_id}: the current loop needs more model calls than the "
+                f"{len(self._in_order)} recorded; re-run it instead"
+            )
+        completion = self._in_order[context.call_index]
+        if self._observe is not None:
+            self._observe(request, context, completion)
+        return completion
+
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
+        if self._in_order is not None:
+            return self._next_in_order(request, context)
         key = request_key(self.recorded_kind, self.model, request)
         item = self._take(key, context)
         if item is None:

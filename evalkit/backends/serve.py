@@ -40,7 +40,7 @@ from evalkit.errors import ConfigError, ServerUnavailable
 from evalkit.results.portable import portable_args, portable_path
 
 if TYPE_CHECKING:
-    from evalkit.backends.entry import ServeSettings
+    from evalkit.backends.settings import ServeSettings
 
 __all__ = [
     "CHAT_TEMPLATE",

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalkit.backends.base import UNSATISFIABLE, Feature
-from evalkit.backends.entry import BackendEntry
+from evalkit.backends.settings import BackendSettings
 from evalkit.backends.sim_profile import Behaviour, SimProfile, load_profile
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, Skill, ToolCall, ToolSpec, Usage
 from evalkit.prompt_mode import parse_strict_calls
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["SimulatedBackend"]
 
@@ -80,13 +81,15 @@ class SimulatedBackend:
 
     `profile` given in code (a fit's posterior draw, say) is used instead of loading `model`."""
 
-    kind = "sim"
+    kind: ClassVar[str] = "sim"
+    speaks_http: ClassVar[bool] = False
+    key_env: ClassVar[str | None] = None
     simulated = True
 
     def __init__(
         self,
         *,
-        entry: BackendEntry,
+        entry: BackendSettings,
         client: httpx.AsyncClient | None = None,
         api_key: str | None = None,
         profile: SimProfile | None = None,

@@ -82,11 +82,20 @@ class Estimate(StrictModel):
     """One fitted parameter: its value (the posterior mean), a 95% interval, the calls behind it and
     how many of them showed the behaviour (so a posterior draw needs nothing but the profile)."""
 
-    value: float
-    low: float
-    high: float
+    value: float = Field(ge=0, le=1)
+    low: float = Field(ge=0, le=1)
+    high: float = Field(ge=0, le=1)
     calls: int = Field(ge=0)
     count: int = Field(ge=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Estimate:
+        # a posterior draw is Beta(count + 1/2, calls - count + 1/2): more showings than calls has none
+        if self.count > self.calls:
+            raise ValueError(f"count {self.count} is more than its calls {self.calls}")
+        if not self.low <= self.value <= self.high:
+            raise ValueError(f"value {self.value} is not within its interval [{self.low}, {self.high}]")
+        return self
 
 
 class Source(StrictModel):
@@ -141,6 +150,10 @@ class SimProfile(StrictModel):
     def _some_weight(self) -> SimProfile:
         if sum(self.tool_step.model_dump().values()) <= 0:
             raise ValueError("tool_step weights are all zero")
+        if self.fitted is not None:
+            for name in self.fitted.estimates:
+                if not _known_estimate(name, self.overrides):
+                    raise ValueError(f"fitted.estimates: {name[:80]!r} names no parameter of this profile")
         return self
 
     def behaviour(self, mode: str, family: str) -> Behaviour:
@@ -159,14 +172,40 @@ class SimProfile(StrictModel):
         return f"SIMULATED (fitted to {self.fitted.model} from {files})"
 
 
+_PARTS: dict[str, type[StrictModel]] = {
+    "tool_step": ToolStep,
+    "reply_step": ReplyStep,
+    "after_nudge": AfterNudge,
+    "constrained": Constrained,
+}
+
+
+def _known_estimate(name: str, overrides: list[Override]) -> bool:
+    """`part.parameter`, or `family=F.part.parameter` / `mode=M.part.parameter` of one of the overrides."""
+    parts = name.split(".")
+    if len(parts) == 3:
+        key, _, value = parts[0].partition("=")
+        if key not in ("family", "mode") or not any(getattr(o, key) == value for o in overrides):
+            return False
+        parts = parts[1:]
+    model = _PARTS.get(parts[0]) if len(parts) == 2 else None
+    return model is not None and parts[1] in model.model_fields
+
+
 def load_profile(name_or_path: str) -> SimProfile:
     """A shipped profile by name (`small-local`) or a YAML file by path."""
     path = Path(name_or_path)
     if not path.suffix:
         path = PROFILE_DIR / f"{name_or_path}.yaml"
-        if not path.exists():
+        try:
+            shipped = path.is_file()
+        except (OSError, ValueError):  # a name too long for a file, or holding a NUL: no shipped profile has it
+            shipped = False
+        if not shipped:
             known = ", ".join(sorted(p.stem for p in PROFILE_DIR.glob("*.yaml")))
-            raise ConfigError(f"unknown simulated profile {name_or_path!r} (shipped: {known}; or a path to a .yaml)")
+            raise ConfigError(
+                f"unknown simulated profile {name_or_path[:60]!r} (shipped: {known}; or a path to a .yaml)"
+            )
     try:
         doc = read_yaml(path)
         return SimProfile.model_validate(doc.data)

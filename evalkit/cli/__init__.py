@@ -1,11 +1,13 @@
 """The command line: a thin layer over the Python API, one module per subcommand.
 
-Each subcommand module has `add_parser(subparsers)` and `run(args) -> int`. `main` is the only
+Each subcommand module has `add_arguments(parser)` and `run(args) -> int`; its name and help line
+are listed once, in `COMMANDS`. `main` is the only
 place that turns exceptions into exit codes:
 
-    0  success (for `gate`: no regression)
+    0  success (for `gate`: no regression; also `--help` and `--version`)
     1  the check failed (`gate` found a regression; `validate` found a broken file)
-    2  unusable input (bad config, scenario, results file, gate inputs, an output file that cannot be written)
+    2  unusable input (a usage error such as an option out of its range, a bad config, scenario, results
+       file or gate input, an output file that cannot be written or that holds results not to be replaced)
     3  a backend or server could not be used
     4  `gate`: a cell could not be judged (missing, partial, infra errors above the limit in it)
     130  interrupted (a resumable results file is left behind)
@@ -19,15 +21,16 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TextIO
 
 from evalkit import __version__
 from evalkit.errors import BackendError, EvalkitError, GateInputError, OutputError, ReplayMiss
 
 __all__ = ["main"]
 
-# subcommand modules under evalkit.cli, in the order `--help` lists them, with their one-line help
-# (each module's `add_parser` repeats its line; tests/cli/test_startup.py keeps the two equal)
+# subcommands, in the order `--help` lists them, with their one-line help: the module
+# evalkit.cli.NAME_cmd adds the arguments, imported only when its command is the one named
 COMMANDS = {
     "run": "run a config's matrix and write a JSONL results file",
     "merge": "merge the shards of one run (run --shard i/n) into one results file",
@@ -49,20 +52,26 @@ def _command(argv: Sequence[str]) -> str | None:
     return first if first in COMMANDS else None
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, with a usage error in one line (its usage block would bury the problem):
+    `evalkit plan: error: argument --alpha: '0' is not a number in (0, 1)`, exit 2. Subcommands'
+    parsers are of the same class (argparse makes them with the parent's)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see {self.prog} --help)\n")
+
+
 def build_parser(command: str | None = None, *, full: bool = False) -> argparse.ArgumentParser:
-    """The parser. Only `command`'s module is imported (all of them with `full`): the others get a
-    placeholder with their help line, so `evalkit --help` and `evalkit validate` never import what
+    """The parser. Only `command`'s module is imported (all of them with `full`): the others are
+    their help line only, so `evalkit --help` and `evalkit validate` never import what
     `report` or `gate` need (scipy, matplotlib: seconds of start-up)."""
-    parser = argparse.ArgumentParser(
-        prog="evalkit", description="Measure tool-calling reliability of LLM agents and their guards."
-    )
+    parser = _Parser(prog="evalkit", description="Measure tool-calling reliability of LLM agents and their guards.")
     parser.add_argument("--version", action="version", version=f"evalkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_line in COMMANDS.items():
+        p = sub.add_parser(name, help=help_line)
         if full or name == command:
-            importlib.import_module(f"evalkit.cli.{name}_cmd").add_parser(sub)
-        else:
-            sub.add_parser(name, help=help_line)
+            importlib.import_module(f"evalkit.cli.{name}_cmd").add_arguments(p)
     return parser
 
 
@@ -74,27 +83,56 @@ def exit_code_for(exc: BaseException) -> int:
     return 1
 
 
+class _Visible:
+    """A command's stdout: whatever it prints (ids, names, model output from files that are data) shows
+    its control characters escaped, so no ESC sequence or carriage return rewrites the terminal."""
+
+    def __init__(self, stream: TextIO, escape: Callable[[str], str]) -> None:
+        self._stream, self._escape = stream, escape
+
+    def write(self, text: str) -> int:
+        return self._stream.write(self._escape(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # unwind like Ctrl-C: footers are written and started servers stopped
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if any("\x00" in word for word in argv):  # no shell can pass one; a caller in Python can, and no path holds one
+        print("evalkit: error: an argument holds a NUL byte", file=sys.stderr)
+        return 2
     parser = build_parser(_command(argv))
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, a usage error: argparse has said what it had to
+        return exc.code if isinstance(exc.code, int) else 0
     if threading.current_thread() is threading.main_thread():  # signal handlers live there only
         signal.signal(signal.SIGTERM, _interrupt)
+    from evalkit.results.escaping import one_line, terminal_text  # regular expressions: no start-up cost
+
+    stdout = sys.stdout
+    sys.stdout = _Visible(stdout, terminal_text)
     try:
         code: int = args.handler(args)
         sys.stdout.flush()  # here, where a closed pipe is caught below, not at exit
         return code
     except KeyboardInterrupt as exc:  # `run` says how far it got and how to go on
-        print(f"evalkit: interrupted: {exc}" if str(exc) else "evalkit: interrupted", file=sys.stderr)
+        text = f"evalkit: interrupted: {exc}" if str(exc) else "evalkit: interrupted"
+        print(terminal_text(text), file=sys.stderr)
         return 130
     except EvalkitError as exc:
-        print(f"evalkit: error: {exc}", file=sys.stderr)
+        # one line, names in it escaped; a server that could not start also shows its log's last lines
+        shown = terminal_text if isinstance(exc, BackendError) else one_line
+        print(shown(f"evalkit: error: {exc}"), file=sys.stderr)
         return exit_code_for(exc)
     except BrokenPipeError:  # `evalkit list | head`: the reader has what it wanted; no traceback
         # Python's documented recipe: point stdout at devnull so the flush at exit cannot fail again
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
         return 0
+    finally:
+        sys.stdout = stdout

@@ -4,39 +4,41 @@ Exit 0: no cell regressed; 1: a cell regressed or fell under its floor; 2: the i
 compared (raised as GateInputError and mapped by `evalkit.cli.main`); 4: a cell was not judged
 (missing on one side, partial, infra errors above the limit in it) and `--allow-unjudged` was not
 given. Every exit writes the `--junit` and `--markdown` files asked for (on exit 2 with the
-reason); `--markdown` appends, since a CI step summary is shared by several steps. Options given on
-the command line override the `--config` file.
+reason; an output path that cannot be used is found before anything is read); `--markdown` appends,
+since a CI step summary is shared by several steps. A usage error (an unknown option, a value out of
+its range, `--alpha 0`) is argparse's, exit 2 before any file is known. Options given on the command
+line override the `--config` file.
 """
 
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-__all__ = ["add_parser", "run"]
+from evalkit.cli.options import ALPHA, FUTILITY, MARGIN, PATH, RUNS, SHARE
+
+__all__ = ["add_arguments", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("gate", help="compare a candidate's results with a baseline's; exit 1 on a regression")
-    p.add_argument("--baseline", nargs="+", type=Path, required=True, help="baseline results file(s)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--baseline", nargs="+", type=PATH, required=True, help="baseline results file(s)")
     p.add_argument(
         "--candidate",
         nargs="+",
-        type=Path,
+        type=PATH,
         required=True,
         help="candidate results file(s); with --sequential, the candidate's run config",
     )
-    p.add_argument("--config", type=Path, help="gate settings (YAML): alpha, floor, floors, level, pairing, ...")
-    p.add_argument("--alpha", type=float, help="family-wise significance level (default 0.05)")
+    p.add_argument("--config", type=PATH, help="gate settings (YAML): alpha, floor, floors, level, pairing, ...")
+    p.add_argument("--alpha", type=ALPHA, help="family-wise significance level (default 0.05)")
     p.add_argument(
         "--metric",
         choices=["correct", "completed"],
         help="the rate gated: correct (the check passed, default) or completed (structural)",
     )
     p.add_argument(
-        "--floor", type=float, help="fail a cell whose rate is significantly under this (one-sided exact binomial test)"
+        "--floor", type=SHARE, help="fail a cell whose rate is significantly under this (one-sided exact binomial test)"
     )
-    p.add_argument("--max-infra-error-rate", type=float, help="share of infra errors that makes a cell unusable")
+    p.add_argument("--max-infra-error-rate", type=SHARE, help="share of infra errors that makes a cell unusable")
     p.add_argument("--test", choices=["boschloo", "fisher"], help="unpaired test (default boschloo)")
     p.add_argument(
         "--pairing",
@@ -50,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--margin",
-        type=float,
+        type=MARGIN,
         help="a cell regresses only on evidence of a drop larger than this (e.g. 0.05 for 5 points; default 0)",
     )
     p.add_argument(
@@ -80,15 +82,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="run the candidate config in batches against --baseline; stop each cell once decided",
     )
-    seq.add_argument("--max-runs", type=int, help="runs per cell of the fixed-N verdict it curtails (default 50)")
-    seq.add_argument("--batch", type=int, help="runs per undecided cell per batch (default 5)")
+    seq.add_argument("--max-runs", type=RUNS, help="runs per cell of the fixed-N verdict it curtails (default 50)")
+    seq.add_argument("--batch", type=RUNS, help="runs per undecided cell per batch (default 5)")
     seq.add_argument(
         "--futility",
-        type=float,
+        type=FUTILITY,
         help="stop a cell as accepted when its chance of still failing, at the drop the fixed-N "
         "test catches with 80%%, is under this (default 0.1; the power it may cost)",
     )
-    seq.add_argument("--out", type=Path, help="folder for the batch results (default results/gate-<config>)")
+    seq.add_argument("--out", type=PATH, help="folder for the batch results (default results/gate-<config>)")
     p.set_defaults(handler=run)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig, load_gate_config
 from evalkit.gate.render import error_junit, error_markdown, render_junit, render_markdown, render_text
 from evalkit.results.integrity import load_checked, scenario_drift
-from evalkit.results.output_file import write_output
+from evalkit.results.output_file import check_output, check_output_folder, write_output
 from evalkit.results.scan import rows_held
 
 __all__ = ["run_gate"]
@@ -48,13 +49,42 @@ def _settings(args: argparse.Namespace) -> GateConfig:
         raise GateInputError(f"gate option: {where}{problem.message}") from exc
 
 
-def _write_outputs(args: argparse.Namespace, markdown: str, junit: str) -> None:
+def _files(args: argparse.Namespace) -> list[tuple[str, str]]:
+    return [
+        (option, path) for option, path in (("--junit", args.junit), ("--markdown", args.markdown)) if path is not None
+    ]
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Every output path, before anything is read or computed (an unset `$GITHUB_STEP_SUMMARY` fails at
+    once); the first unusable one is the input error, written into the files that can take it."""
+    unusable: dict[str, OutputError] = {}
+    for option, path in _files(args):
+        try:
+            check_output(path, option=option)
+        except OutputError as exc:
+            unusable[option] = exc
+    if args.sequential and args.out is not None:
+        try:
+            check_output_folder(args.out, option="--out")
+        except OutputError as exc:
+            unusable["--out"] = exc
+    if unusable:
+        first = str(next(iter(unusable.values())))
+        markdown, junit = error_markdown(first, sequential=args.sequential), error_junit(first)
+        with contextlib.suppress(OutputError):  # the error below is the one exit 2 reports
+            _write_outputs(args, markdown, junit, skip=set(unusable))
+        raise next(iter(unusable.values()))
+
+
+def _write_outputs(args: argparse.Namespace, markdown: str, junit: str, skip: set[str] | None = None) -> None:
     """Each file asked for (the JUnit XML even when the markdown cannot be written), then the first failure."""
     failures: list[OutputError] = []
-    for option, path, text in (("--junit", args.junit, junit), ("--markdown", args.markdown, markdown)):
-        if path is not None:
+    texts = {"--junit": junit, "--markdown": markdown}
+    for option, path in _files(args):
+        if option not in (skip or set()):
             try:
-                write_output(path, text, option=option, append=option == "--markdown")
+                write_output(path, texts[option], option=option, append=option == "--markdown")
             except OutputError as exc:
                 failures.append(exc)
     if failures:
@@ -91,6 +121,7 @@ def _fixed(args: argparse.Namespace, settings: GateConfig) -> int:
 
 
 def run_gate(args: argparse.Namespace) -> int:
+    _check_outputs(args)
     try:
         settings = _settings(args)
         return _sequential(args, settings) if args.sequential else _fixed(args, settings)

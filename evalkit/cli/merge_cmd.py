@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-__all__ = ["add_parser", "run"]
+from evalkit.cli.options import PATH
+
+__all__ = ["add_arguments", "run"]
 
 _SHOW_MISSING = 10
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("merge", help="merge the shards of one run (run --shard i/n) into one results file")
-    p.add_argument("results", nargs="+", type=Path, help="results files of one config and evalkit version")
-    p.add_argument("-o", "--out", type=Path, required=True, help="the merged results file (must not exist)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", type=PATH, help="results files of one config and evalkit version")
+    p.add_argument("-o", "--out", type=PATH, required=True, help="the merged results file (must not exist)")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from evalkit.results.merge import merge_results  # the results stage: not needed for --help
+    from evalkit.results.output_file import check_output
 
+    check_output(args.out, option="-o")
     report = merge_results(args.results, args.out)
     shards = f" (shards {', '.join(report.shards)})" if report.shards else ""
     print(f"merged {len(report.inputs)} files{shards} into {report.output}: {report.runs} runs")

@@ -8,11 +8,12 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from evalkit.cli.options import ALPHA, DROP, MARGIN, PATH, SIMULATIONS
 from evalkit.gate.plan import CellPlan, plan_cells
 from evalkit.results.integrity import load_checked
 from evalkit.results.records import Results
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_arguments", "run"]
 
 _PROFILE_HELP = (
     "also estimate, by simulation from this profile (a file or a packaged name such as fitted/smollm2), the "
@@ -23,28 +24,30 @@ _PROFILE_HELP = (
 )
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("plan", help="runs per cell a gate needs to catch a drop, and their cost")
-    p.add_argument("baseline", nargs="+", type=Path, help="baseline results file(s)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("baseline", nargs="+", type=PATH, help="baseline results file(s)")
+    p.add_argument("--drop", type=DROP, action="append", help="drop to catch (repeatable; default: the margin, or 0.1)")
     p.add_argument(
-        "--drop", type=float, action="append", help="drop to catch (repeatable; default: the margin, or 0.1)"
+        "--margin", type=MARGIN, default=0.0, help="the gate's --margin: also the runs to show cells within it"
     )
-    p.add_argument(
-        "--margin", type=float, default=0.0, help="the gate's --margin: also the runs to show cells within it"
-    )
-    p.add_argument("--alpha", type=float, default=0.05, help="family-wise α (default 0.05)")
+    p.add_argument("--alpha", type=ALPHA, default=0.05, help="family-wise α (default 0.05)")
     p.add_argument("--profile", help=_PROFILE_HELP)
     p.add_argument(
         "--config",
-        type=Path,
+        type=PATH,
         help="with --profile: the run config whose strategies, sampling and scenarios the cells use "
         "(default: the baseline header's strategies and sampling, scenarios by id from --scenarios)",
     )
-    p.add_argument("--scenarios", nargs="+", type=Path, default=[Path("scenarios")], help="with --profile")
+    p.add_argument("--scenarios", nargs="+", type=PATH, default=[Path("scenarios")], help="with --profile")
     p.add_argument(
-        "--experiments", type=int, default=40, help="with --profile: simulated experiments (posterior draws; 40)"
+        "--experiments",
+        type=SIMULATIONS,
+        default=40,
+        help="with --profile: simulated experiments (posterior draws; 40)",
     )
-    p.add_argument("--sim-runs", type=int, default=20, help="with --profile: simulated runs per cell and draw (20)")
+    p.add_argument(
+        "--sim-runs", type=SIMULATIONS, default=20, help="with --profile: simulated runs per cell and draw (20)"
+    )
     p.set_defaults(handler=run)
 
 

@@ -9,10 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit.cli.options import add_allow_state_module
+from evalkit.cli.options import PATH, RUNS, SLOTS, add_allow_state_module
 from evalkit.cli.progress import ProgressBar
 from evalkit.errors import ConfigError, EvalkitError
+from evalkit.report import FORMATS, ReportFormat, format_for_suffix
 from evalkit.results.integrity import unreachable_backends
+from evalkit.results.output_file import check_output
 from evalkit.results.scan import scan_results
 from evalkit.results.shards import parse_shard
 from evalkit.run.config import load_config
@@ -22,33 +24,29 @@ from evalkit.run.preflight import MAX_PLANNED_RUNS
 from evalkit.run.runner import default_output, load_config_scenarios, run_config
 
 if TYPE_CHECKING:
-    from evalkit.report import ReportFormat
     from evalkit.results.shards import Shard
     from evalkit.run.config import RunConfig
 
-__all__ = ["add_parser", "resume_command", "run"]
-
-_FORMATS: dict[str, ReportFormat] = {".html": "html", ".md": "markdown", ".json": "json"}
+__all__ = ["add_arguments", "resume_command", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("run", help="run a config's matrix and write a JSONL results file")
-    p.add_argument("config", type=Path)
-    p.add_argument("-o", "--out", type=Path, help="results file (default: the config's output, or results/NAME.jsonl)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("config", type=PATH)
+    p.add_argument("-o", "--out", type=PATH, help="results file (default: the config's output, or results/NAME.jsonl)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted results file, skipping finished runs")
     p.add_argument(
         "--retry-infra",
         action="store_true",
         help="with --resume: run again the runs recorded as infra_error (the new records supersede them)",
     )
-    p.add_argument("--record", type=Path, metavar="DIR", help="record every backend request/response under DIR")
+    p.add_argument("--record", type=PATH, metavar="DIR", help="record every backend request/response under DIR")
     p.add_argument(
         "--replay",
-        type=Path,
+        type=PATH,
         metavar="DIR",
         help="serve every backend from a --record DIR instead (no server); default output NAME-replay.jsonl",
     )
-    p.add_argument("-n", "--runs", type=int, help="override the config's runs per cell")
+    p.add_argument("-n", "--runs", type=RUNS, help="override the config's runs per cell")
     p.add_argument(
         "--backend",
         action="append",
@@ -57,9 +55,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--report",
-        type=Path,
+        type=PATH,
         metavar="FILE",
-        help="also write a report of the whole results file (format from the suffix: .html, .md, .json)",
+        help="also write a report of the whole results file (format from the suffix: "
+        + ", ".join(r.suffix for r in FORMATS.values())
+        + ")",
     )
     p.add_argument(
         "--shard",
@@ -74,7 +74,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument("--address", help="with --executor ray: the cluster (ray://HOST:10001, or auto); default local")
     p.add_argument(
-        "--workers", type=int, help="with --executor ray: Ray workers, one shard each (default: one per node)"
+        "--workers", type=SLOTS, help="with --executor ray: Ray workers, one shard each (default: one per node)"
     )
     p.add_argument(
         "--no-progress",
@@ -127,6 +127,16 @@ def _stopped(args: argparse.Namespace, output: Path, planned: int) -> str:
     return f"{held}; continue with: {resume_command(args, output)}"
 
 
+def _report_format(path: Path) -> ReportFormat:
+    """`--report`'s format (from its suffix), its path checked as an output."""
+    fmt = format_for_suffix(path)
+    if fmt is None:
+        suffixes = ", ".join(sorted(r.suffix for r in FORMATS.values()))
+        raise ConfigError(f"--report {path}: unknown suffix (use one of {suffixes})")
+    check_output(path, option="--report")
+    return fmt
+
+
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config).allowing_state_modules(args.allow_state_module)
     if args.replay is not None:
@@ -137,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     if args.retry_infra and not args.resume:
         raise ConfigError("--retry-infra needs --resume (it re-runs infra errors of an existing results file)")
+    fmt = _report_format(args.report) if args.report is not None else None  # before the runs, not after
     only = set(args.backend) if args.backend else None
     shard = parse_shard(args.shard) if args.shard else None
     executor = create_executor(args.executor, address=args.address, workers=args.workers)
@@ -163,10 +174,7 @@ def run(args: argparse.Namespace) -> int:
     print(summary_table(results))
     print(f"\n{len(results.runs)} runs in {output} ({time.monotonic() - started:.1f}s)")
     outage = unreachable_backends(results)
-    if args.report is not None:
-        fmt = _FORMATS.get(args.report.suffix.lower())
-        if fmt is None:
-            raise ConfigError(f"--report {args.report}: unknown suffix (use one of {', '.join(sorted(_FORMATS))})")
+    if args.report is not None and fmt is not None:
         from evalkit.report import write_report
         from evalkit.report.data import build_report
 

@@ -14,15 +14,14 @@ from pathlib import Path
 from evalkit.backends.packaged import MODELS
 from evalkit.backends.serve import CHAT_TEMPLATE, DEFAULT_PORT, LlamaServer
 from evalkit.cli import serve_sim
+from evalkit.cli.options import CONTEXT, PATH, PORT, SECONDS, SERVER_SEED, SLOTS
 from evalkit.errors import ServerUnavailable
+from evalkit.results.output_file import check_output
 
-__all__ = ["add_parser", "config_snippet", "run"]
+__all__ = ["add_arguments", "config_snippet", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    serve = sub.add_parser(
-        "serve", help="start a local model server: llama-server or the simulated model (until Ctrl-C)"
-    )
+def add_arguments(serve: argparse.ArgumentParser) -> None:
     servers = serve.add_subparsers(dest="server", required=True, metavar="SERVER")
     p = servers.add_parser("llama", help="llama.cpp's llama-server with a packaged model or a .gguf file")
     p.add_argument(
@@ -32,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--port",
-        type=int,
+        type=PORT,
         default=DEFAULT_PORT,
         help=f"port on 127.0.0.1 (default: {DEFAULT_PORT}; 0 picks a free one)",
     )
@@ -42,13 +41,15 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         action="store_true",
         help="serve the model's own chat template (no tool support: native tools are unsupported)",
     )
-    template.add_argument("--template", type=Path, help="a different Jinja chat template file")
-    p.add_argument("--parallel", type=int, default=2, help="server slots, i.e. concurrent requests (default: 2)")
-    p.add_argument("--ctx-size", type=int, default=8192, help="context tokens, shared by the slots (default: 8192)")
-    p.add_argument("--seed", type=int, default=0, help="server RNG seed; requests may send their own (default: 0)")
-    p.add_argument("--threads", type=int, help="CPU threads (default: llama-server's choice, all cores)")
-    p.add_argument("--log", type=Path, help="server log file (default: a new file under the temp directory)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds to wait for /health (default: 120)")
+    template.add_argument("--template", type=PATH, help="a different Jinja chat template file")
+    p.add_argument("--parallel", type=SLOTS, default=2, help="server slots, i.e. concurrent requests (default: 2)")
+    p.add_argument("--ctx-size", type=CONTEXT, default=8192, help="context tokens, shared by the slots (default: 8192)")
+    p.add_argument(
+        "--seed", type=SERVER_SEED, default=0, help="server RNG seed; requests may send their own (default: 0)"
+    )
+    p.add_argument("--threads", type=SLOTS, help="CPU threads (default: llama-server's choice, all cores)")
+    p.add_argument("--log", type=PATH, help="server log file (default: a new file under the temp directory)")
+    p.add_argument("--timeout", type=SECONDS, default=120.0, help="seconds to wait for /health (default: 120)")
     p.set_defaults(handler=run)
     serve_sim.add_parser(servers)
 
@@ -60,6 +61,8 @@ def config_snippet(model: str, url: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.log is not None:
+        check_output(args.log, option="--log")  # the server appends to it: never to a results file
     template = None if args.no_template else (args.template or CHAT_TEMPLATE)
     server = LlamaServer(
         args.model,

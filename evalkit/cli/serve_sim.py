@@ -10,8 +10,9 @@ import argparse
 import asyncio
 import glob
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
+
+from evalkit.cli.options import PATH, PORT
 
 if TYPE_CHECKING:
     from evalkit.backends.sim_server import SimServer
@@ -29,11 +30,11 @@ def add_parser(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
     p.add_argument("--model", default="small-local", help="a simulated profile: shipped name or YAML path")
     p.add_argument(
-        "--port", type=int, default=DEFAULT_SIM_PORT, help=f"port (default: {DEFAULT_SIM_PORT}; 0 picks a free one)"
+        "--port", type=PORT, default=DEFAULT_SIM_PORT, help=f"port (default: {DEFAULT_SIM_PORT}; 0 picks a free one)"
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     known = p.add_mutually_exclusive_group()
-    known.add_argument("--config", type=Path, help="know the scenarios this run config runs")
+    known.add_argument("--config", type=PATH, help="know the scenarios this run config runs")
     known.add_argument("--scenarios", nargs="+", metavar="GLOB", help="know these scenario files (globs)")
     p.set_defaults(handler=run)
 

@@ -9,35 +9,36 @@ from pathlib import Path
 import yaml
 
 from evalkit.backends.sim_profile import load_profile
+from evalkit.cli.options import PATH, SIMULATIONS
 from evalkit.errors import ConfigError
+from evalkit.results.output_file import check_output, write_output
 from evalkit.scenario.model import Scenario, load_scenarios
 from evalkit.simfit.check import CheckResult, check
 from evalkit.simfit.classify import classify_files
 from evalkit.simfit.fit import fit_profile
 
-__all__ = ["add_parser", "format_check", "profile_yaml", "run"]
+__all__ = ["add_arguments", "format_check", "profile_yaml", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("sim", help="fit a simulated profile to a real model's results, and check its predictions")
+def add_arguments(p: argparse.ArgumentParser) -> None:
     verbs = p.add_subparsers(dest="verb", required=True)
     fit = verbs.add_parser("fit", help="fit a profile to one model's recorded calls")
-    fit.add_argument("results", nargs="+", type=Path)
+    fit.add_argument("results", nargs="+", type=PATH)
     fit.add_argument("--model", required=True, help="the model name in the results' cells")
-    fit.add_argument("-o", "--output", type=Path, required=True)
+    fit.add_argument("-o", "--output", type=PATH, required=True)
     chk = verbs.add_parser("check", help="simulate the real cells with a fitted profile and compare")
-    chk.add_argument("profile", type=Path)
-    chk.add_argument("results", nargs="+", type=Path)
-    chk.add_argument("--draws", type=int, default=20, help="posterior draws of the profile (default 20)")
-    chk.add_argument("--runs", type=int, default=10, help="simulated runs per cell and draw (default 10)")
+    chk.add_argument("profile", type=PATH)
+    chk.add_argument("results", nargs="+", type=PATH)
+    chk.add_argument("--draws", type=SIMULATIONS, default=20, help="posterior draws of the profile (default 20)")
+    chk.add_argument("--runs", type=SIMULATIONS, default=10, help="simulated runs per cell and draw (default 10)")
     chk.add_argument(
         "--report",
-        type=Path,
+        type=PATH,
         metavar="FILE.html",
         help="also write the calibration plot (predicted against observed, per cell, with intervals) as HTML",
     )
     for q in (fit, chk):
-        q.add_argument("--scenarios", nargs="+", type=Path, default=[Path("scenarios")])
+        q.add_argument("--scenarios", nargs="+", type=PATH, default=[Path("scenarios")])
     p.set_defaults(handler=run)
 
 
@@ -77,11 +78,14 @@ def format_check(result: CheckResult) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    scenarios = _scenarios(args.scenarios)
     if args.verb == "fit":
-        args.output.write_text(profile_yaml(args.results, args.model, scenarios))
-        print(f"wrote {args.output}")
+        check_output(args.output, option="-o")  # before the fit: a path that cannot take the profile costs nothing
+        text = profile_yaml(args.results, args.model, _scenarios(args.scenarios))
+        print(f"wrote {write_output(args.output, text, option='-o')}")
         return 0
+    if args.report is not None:
+        check_output(args.report, option="--report")
+    scenarios = _scenarios(args.scenarios)
     profile = load_profile(str(args.profile))
     if profile.fitted is None:
         raise ConfigError(f"{args.profile}: not a fitted profile (no `fitted:`); fit one with `evalkit sim fit`")
@@ -93,7 +97,6 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(format_check(result)))
     if args.report is not None:
         from evalkit.report.calibration import render_calibration  # matplotlib: only when a page is asked for
-        from evalkit.results.output_file import write_output
 
         page = render_calibration(result, profile.label(), [p.name for p in args.results])
         print(f"wrote {write_output(args.report, page, option='--report')}")

@@ -14,26 +14,24 @@ import sys
 from pathlib import Path
 
 from evalkit._yaml import read_yaml
-from evalkit.cli.options import add_allow_state_module
+from evalkit.cli.options import PATH, add_allow_state_module
 from evalkit.errors import ConfigError, EvalkitError
 from evalkit.judge.reference_check import reference_problems
 from evalkit.run.config import load_config
 from evalkit.run.preflight import preflight
 from evalkit.scenario.model import load_scenario
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_arguments", "run"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "validate",
-        help="check scenario or config files (folders are searched for *.yaml)",
-        description="Check scenario and run config files without running anything: schema, fields, tool "
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Check scenario and run config files without running anything: schema, fields, tool "
         "schemas, each scenario's reference solution against its own mocks and check, and a config's "
         "scenarios, backends and guard stacks (plug-ins are looked up, never imported). Errors name "
-        "the file, the field and the line.",
+        "the file, the field and the line."
     )
-    p.add_argument("paths", nargs="+", type=Path)
+    p.add_argument("paths", nargs="+", type=PATH)
     add_allow_state_module(p)
     p.set_defaults(handler=run)
 

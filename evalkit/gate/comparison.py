@@ -38,12 +38,12 @@ from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismat
 from evalkit.gate.outcome import CellVerdict, GateResult, PooledVerdict
 from evalkit.gate.power_notes import power_notes
 from evalkit.gate.stratify import stratified_tests
-from evalkit.report.cells import Rate, rate
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.exact import boschloo_one
 from evalkit.stats.gate_power import GateTest
 from evalkit.stats.intervals import fisher, floor_pvalue, mcnemar, newcombe
 from evalkit.stats.margin import fm_pvalue, tango_pvalue
+from evalkit.stats.rates import Rate, rate
 
 __all__ = ["compare"]
 

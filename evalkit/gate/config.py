@@ -13,10 +13,21 @@ from evalkit._yaml import read_yaml
 from evalkit.errors import GateInputError
 from evalkit.results.records import Cell
 
-__all__ = ["FloorRule", "GateConfig", "Level", "Metric", "SequentialSettings", "load_gate_config"]
+__all__ = [
+    "FloorRule",
+    "GateConfig",
+    "Level",
+    "Metric",
+    "Pairing",
+    "SequentialSettings",
+    "UnpairedTest",
+    "load_gate_config",
+]
 
 Metric = Literal["correct", "completed"]
 Level = Literal["scenario", "family", "cell"]
+UnpairedTest = Literal["boschloo", "fisher"]  # = evalkit.stats.exact.TwoSampleTest (tests/cli/test_choices.py)
+Pairing = Literal["auto", "paired", "unpaired"]
 
 
 class FloorRule(StrictModel):
@@ -38,8 +49,8 @@ class SequentialSettings(StrictModel):
     fixed-N test catches with 80% probability, is under this (it costs at most this much power)."""
 
     futility: float = Field(0.1, ge=0, lt=1)
-    batch: int = Field(5, ge=1)
-    max_runs: int = Field(50, ge=1)
+    batch: int = Field(5, ge=1, le=100_000)
+    max_runs: int = Field(50, ge=1, le=100_000)
 
 
 class GateConfig(StrictModel):
@@ -48,8 +59,8 @@ class GateConfig(StrictModel):
     floor: float | None = Field(None, ge=0, le=1)
     floors: list[FloorRule] = Field(default_factory=list)
     max_infra_error_rate: float = Field(0.1, ge=0, le=1)
-    test: Literal["boschloo", "fisher"] = "boschloo"
-    pairing: Literal["auto", "paired", "unpaired"] = "auto"
+    test: UnpairedTest = "boschloo"
+    pairing: Pairing = "auto"
     level: Level = "scenario"
     match_model: bool = False
     sequential: SequentialSettings = Field(default_factory=SequentialSettings)

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from evalkit.gate.outcome import CellVerdict
-from evalkit.report.cells import Rate
 from evalkit.stats.intervals import Difference, newcombe
+from evalkit.stats.rates import Rate
 
 __all__ = ["evidence_summary", "runs_needed", "within"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalkit.report.cells import Rate
 from evalkit.stats.gate_power import GateTest
 from evalkit.stats.intervals import Difference
+from evalkit.stats.rates import Rate
 from evalkit.stats.stratified import Stratified
 
 __all__ = ["CellVerdict", "GateResult", "PooledVerdict"]

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 
 from evalkit.gate.accounting import cell_id
 from evalkit.gate.evidence import runs_needed
-from evalkit.report.cells import rate
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.gate_power import gate_power
 from evalkit.stats.intervals import approx_n
+from evalkit.stats.rates import rate
 from evalkit.stats.stopping_rule import cell_rule, operating_characteristics
 
 __all__ = ["CellPlan", "plan_cells", "runs_for_drop"]

@@ -13,8 +13,8 @@ from evalkit.gate.config import GateConfig
 from evalkit.gate.evidence import runs_needed
 from evalkit.gate.family import family_size
 from evalkit.gate.outcome import CellVerdict
-from evalkit.report.cells import rate
 from evalkit.stats.gate_power import GateTest, detectable_drop
+from evalkit.stats.rates import rate
 
 __all__ = ["TEST_NAMES", "power_notes"]
 

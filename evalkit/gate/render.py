@@ -13,6 +13,7 @@ from xml.etree import ElementTree as ET
 from evalkit.gate.evidence import evidence_summary
 from evalkit.gate.family import family_size
 from evalkit.gate.outcome import CellVerdict, GateResult
+from evalkit.results.escaping import markdown_cell, one_line, xml_text
 
 if TYPE_CHECKING:
     from evalkit.gate.sequential import SequentialCell, SequentialResult
@@ -44,7 +45,8 @@ def pts(value: float) -> str:
 
 
 def md(text: str) -> str:
-    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    """Text inside a markdown table cell or list item (`evalkit.results.escaping.markdown_cell`)."""
+    return markdown_cell(text)
 
 
 def verdict_word(failed: bool, unjudged: int, allowed: bool) -> str:
@@ -123,7 +125,7 @@ def render_text(result: GateResult, *, verbose: bool = False) -> str:
         lines += [f"     - {reason}" for reason in v.reasons]
     if verbose:
         lines += [f"pass {_cell_line(v)}" for v in result.cells if not v.failed]
-    return "\n".join(lines + _skipped_lines(result))
+    return "\n".join(one_line(line) for line in lines + _skipped_lines(result))
 
 
 def _row(v: CellVerdict) -> str:
@@ -171,7 +173,7 @@ def render_markdown(result: GateResult) -> str:
         lines += [f"> **{SIMULATED}**", ""]
     if result.unjudged:
         lines += ["**Not judged** (each is a cell the verdict does not cover):", ""]
-        lines += [f"- `{md(name)}`: {md(why)}" for name, why in result.unjudged] + [""]
+        lines += [f"- {md(name)}: {md(why)}" for name, why in result.unjudged] + [""]
     confidence = f"{1 - 2 * result.alpha:.0%}"
     if result.failed:
         lines += ["**Regressed:**", "", *_table_header(confidence)]
@@ -196,9 +198,8 @@ def render_markdown(result: GateResult) -> str:
 
 
 def junit_suite(name: str, simulated: bool) -> ET.Element:
-    return ET.Element(
-        "testsuite", name=name + (" (SIMULATED)" if simulated else ""), tests="0", failures="0", errors="0", skipped="0"
-    )
+    title = xml_text(one_line(name + (" (SIMULATED)" if simulated else "")))
+    return ET.Element("testsuite", name=title, tests="0", failures="0", errors="0", skipped="0")
 
 
 def junit_case(
@@ -209,19 +210,21 @@ def junit_case(
     skipped: str | None = None,
     kind: str = "regression",
 ) -> None:
-    """Add a test case; `failure` is (message, detail)."""
+    """Add a test case; `failure` is (message, detail). Every text is made XML-safe here (names from
+    results files may hold any character: an ESC byte made the file unparseable)."""
+    name = xml_text(one_line(name))
     case = ET.SubElement(
         suite, "testcase", classname="evalkit.gate." + ".".join(name.split("/")[:3]), name=name, time="0"
     )
     suite.set("tests", str(int(suite.get("tests", "0")) + 1))
     if failure is not None:
         tag = "error" if kind == "input" else "failure"
-        element = ET.SubElement(case, tag, message=failure[0], type=kind)
-        element.text = failure[1]
+        element = ET.SubElement(case, tag, message=xml_text(one_line(failure[0])), type=kind)
+        element.text = xml_text(failure[1])
         counter = "errors" if tag == "error" else "failures"
         suite.set(counter, str(int(suite.get(counter, "0")) + 1))
     if skipped is not None:
-        ET.SubElement(case, "skipped", message=skipped)
+        ET.SubElement(case, "skipped", message=xml_text(one_line(skipped)))
         suite.set("skipped", str(int(suite.get("skipped", "0")) + 1))
 
 
@@ -305,7 +308,7 @@ def render_sequential(result: SequentialResult) -> str:
             f"{'FAIL' if c.regression else 'pass'} {_sequential_cell(c, result.settings.max_runs)}"
             + (f" ({c.where})" if c.regression else "")
         )
-    return "\n".join(lines)
+    return "\n".join(one_line(line) for line in lines)
 
 
 def sequential_markdown(result: SequentialResult) -> str:
@@ -314,7 +317,7 @@ def sequential_markdown(result: SequentialResult) -> str:
         lines += [f"> **{SIMULATED}**", ""]
     if result.unjudged:
         lines += ["**Not judged** (each is a cell the verdict does not cover):", ""]
-        lines += [f"- `{md(name)}`: {md(why)}" for name, why in result.unjudged] + [""]
+        lines += [f"- {md(name)}: {md(why)}" for name, why in result.unjudged] + [""]
     lines += [f"- {md(n)}" for n in result.notes] + ([""] if result.notes else [])
     lines += [
         "| cell | family | model | verdict | runs | candidate | baseline | failures that fail it |",

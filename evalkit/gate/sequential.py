@@ -1,5 +1,12 @@
 """`evalkit gate --sequential`: run a candidate config in batches against a baseline, stop early.
 
+Why: the fixed-N gate spends `max_runs` runs on every cell, though most cells are decided long
+before. A cell that collapsed fails in its first batch; a cell that would pass even if every run
+still to come failed has passed. Stopping each cell as soon as its fixed-N verdict is certain
+(curtailment) gives the verdict the fixed-N test would give, with its error rates, for fewer runs
+(tests/stats/test_stopping_rule.py holds both); the `futility` setting stops likely passes sooner,
+at a bounded cost in power.
+
 Each batch runs `batch` more runs per undecided cell (backend/mode/strategy/scenario) into a results
 file of its own (`batch-000.jsonl`, ...), with a seed derived from the config's seed and the batch
 number, so no two batches repeat a run. A batch runs only what undecided cells need: the config is

@@ -31,6 +31,7 @@ from evalkit.backends.sim_profile import SimProfile
 from evalkit.errors import ConfigError
 from evalkit.gate.accounting import cell_id
 from evalkit.results.records import Results, RunRecord
+from evalkit.run.config import recorded_stacks
 from evalkit.scenario.model import Scenario
 from evalkit.simfit.simulate import SimCell, simulate_cells
 from evalkit.stats.exact import binom_pmf
@@ -117,6 +118,8 @@ def _sim_cells(
 def header_settings(baseline: Results) -> dict[str, Any]:
     """The stacks (`strategies:`) and `sampling:` the baseline ran with, from its headers' configs."""
     headers = [h.config for h in baseline.headers]
+    for header in headers:  # a stack a results file cannot hold is an error naming it, before anything is simulated
+        recorded_stacks(header, ", ".join(baseline.paths))
     stacks = {k: v for h in headers for k, v in (h.get("strategies") or {}).items()}
     return {"strategies": stacks, "sampling": headers[0].get("sampling") if headers else None}
 

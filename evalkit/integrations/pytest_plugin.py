@@ -7,10 +7,16 @@ run is `unsupported` is skipped: it cannot be measured on that backend. The fixt
 
 Registered through the `pytest11` entry point, so it loads in every pytest session of an environment
 with evalkit: it imports nothing heavy and does nothing until `--evalkit` is given.
+
+Its inputs are checked before anything runs, as `evalkit run` and `evalkit gate` check them: the
+config and its scenarios, the baseline files, the output path. A problem is one line (pytest's usage
+error, exit 4), never a run of the whole config followed by a failure of every cell. A results file
+it makes in a temporary folder is removed with the folder when the session ends.
 """
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -23,10 +29,9 @@ if TYPE_CHECKING:
     from evalkit.gate.outcome import GateResult
     from evalkit.results.records import Results
     from evalkit.run.config import RunConfig
+    from evalkit.scenario.model import Scenario
 
 __all__ = ["EvalkitCell", "EvalkitSession", "evalkit_run"]
-
-_NOT_COUNTED = {"infra_error", "unsupported"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -46,16 +51,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from evalkit.errors import EvalkitError
+
     source = config.getoption("evalkit", None)
     if not source:
         return
-    config.stash[_SESSION] = EvalkitSession(
-        Path(source),
-        [Path(p) for p in config.getoption("evalkit_baseline") or []],
-        Path(config.getoption("evalkit_out")) if config.getoption("evalkit_out") else None,
-    )
+    out = config.getoption("evalkit_out")
+    try:
+        config.stash[_SESSION] = EvalkitSession.checked(
+            Path(source), [Path(p) for p in config.getoption("evalkit_baseline") or []], Path(out) if out else None
+        )
+    except EvalkitError as exc:  # one line, before anything runs (no YAML parser frames)
+        raise pytest.UsageError(f"evalkit: {exc}") from None
     if config.args_source != pytest.Config.ArgsSource.ARGS:  # no paths given: collect the config alone
         config.args = [source]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(_SESSION, None)
+    if session is not None:
+        session.clean_up()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -70,16 +85,30 @@ class EvalkitSession:
     """The run (made once, on the first item) and its verdicts, shared by every cell's item."""
 
     source: Path
-    baseline: list[Path]
+    run_config: RunConfig
+    scenarios: list[Scenario]
+    baseline: Results | None
     out: Path | None
     _results: Results | None = None
     _gate: GateResult | None = None
     _done: bool = field(default=False)
+    _temporary: Path | None = None
+
+    @classmethod
+    def checked(cls, source: Path, baseline: list[Path], out: Path | None) -> EvalkitSession:
+        """The session of `--evalkit SOURCE`, its inputs checked as `run` and `gate` check theirs."""
+        from evalkit.results.integrity import load_checked
+        from evalkit.run.config import load_config
+        from evalkit.run.preflight import check_output_path, preflight
+
+        config = load_config(source)
+        scenarios = preflight(config)
+        if out is not None:
+            check_output_path(out)
+        return cls(source, config, scenarios, load_checked(baseline, transcripts=0) if baseline else None, out)
 
     def config(self) -> RunConfig:
-        from evalkit.run.config import load_config
-
-        return load_config(self.source)
+        return self.run_config
 
     def ensure_run(self) -> None:
         if self._done:
@@ -87,15 +116,23 @@ class EvalkitSession:
         from evalkit.results.integrity import load_checked
         from evalkit.run.runner import run_config
 
-        config = self.config()
-        out = self.out or Path(tempfile.mkdtemp(prefix="evalkit-")) / f"{config.name}.jsonl"
-        run_config(config, out, resume=out.exists())
+        out = self.out
+        if out is None:
+            self._temporary = Path(tempfile.mkdtemp(prefix="evalkit-"))
+            out = self._temporary / f"{self.run_config.name}.jsonl"
+        run_config(self.run_config, out, resume=out.exists())
         self._results = load_checked([out], transcripts=0)
-        if self.baseline:
+        if self.baseline is not None:
             from evalkit.gate.comparison import compare
 
-            self._gate = compare(load_checked(self.baseline, transcripts=0), self._results)
+            self._gate = compare(self.baseline, self._results)
         self._done = True
+
+    def clean_up(self) -> None:
+        """Remove the temporary folder of a run with no --evalkit-out (its results are in the report)."""
+        if self._temporary is not None:
+            shutil.rmtree(self._temporary, ignore_errors=True)
+            self._temporary = None
 
     def unsupported(self, cell: str) -> bool:
         """Every run of the cell is `unsupported` (a grammar with native tools, say): not measurable."""
@@ -117,7 +154,7 @@ class EvalkitSession:
             return "; ".join(verdict.reasons) or None
         assert self._results is not None
         runs = [r for r in self._results.runs if _cell_name(r.cell) == cell]
-        if not any(r.outcome not in _NOT_COUNTED for r in runs):
+        if not any(r.counted for r in runs):
             outcomes: list[str] = sorted({r.outcome for r in runs}) or ["no run"]
             return f"not judged: no counted run ({', '.join(outcomes)})"
         return None
@@ -126,7 +163,7 @@ class EvalkitSession:
         from evalkit.stats.intervals import wilson
 
         assert self._results is not None
-        counted = [r for r in self._results.runs if _cell_name(r.cell) == cell and r.outcome not in _NOT_COUNTED]
+        counted = [r for r in self._results.runs if _cell_name(r.cell) == cell and r.counted]
         correct = sum(1 for r in counted if r.correct)
         if not counted:
             return "no counted run"
@@ -147,15 +184,13 @@ class EvalkitConfigFile(pytest.File):
     """A run config: one item per scenario cell of its plan."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from evalkit.run.preflight import config_scenarios
-
         session = self.config.stash[_SESSION]
         config = session.config()
         for entry in config.backends:
             modes, strategies = config.cells_of(entry)
             for mode in modes:
                 for strategy in strategies:
-                    for scenario in config_scenarios(config):
+                    for scenario in session.scenarios:
                         name = f"{entry.label}/{mode}/{strategy}/{scenario.id}"
                         yield EvalkitCell.from_parent(self, name=name)
 

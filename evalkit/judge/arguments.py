@@ -32,6 +32,10 @@ DELIBERATE_DIFFERENCES = {
     "run; BFCL asks only whether the reply held a call, so on irrelevance it passes",
     "relevance_needs_an_offered_tool": "on live_relevance a call passes only if it calls a tool the case offers; BFCL "
     "passes any decodable call, even of a function that does not exist",
+    "answer_breaks_its_schema": "a case whose possible answer needs a value its own function schema forbids (a "
+    "boolean for a required string parameter) is not imported: its reference call, which must pass its check, "
+    "would break the schema evalkit holds it to; BFCL passes only that schema-breaking value (an optional one "
+    "is imported, and judged by BFCL's rule: the answer's type decides)",
     "no_call_where_bfcl_expects_none": "in a multi-turn case, a turn whose ground truth has no call (the datum or the "
     "function is missing) fails if the model calls a tool there; BFCL's checker "
     "defines that check (multi_turn_irrelevance_checker) but never calls it, so it "
@@ -78,7 +82,7 @@ def _literals(spec: Any) -> list[Any]:
             return _literals(operand)
         if key == "$any_of" and isinstance(operand, list):
             return [value for option in operand for value in _literals(option)]
-        if key == "$literal":
+        if key in ("$literal", "$exact"):
             return [operand]
         if isinstance(key, str) and key.startswith("$"):
             return []

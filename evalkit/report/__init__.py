@@ -10,24 +10,51 @@ half-written report behind.
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from evalkit.results.output_file import write_output
 
 if TYPE_CHECKING:
     from evalkit.report.data import ReportData, build_report
 
-__all__ = ["FORMATS", "ReportData", "ReportFormat", "build_report", "render", "write_report"]
+__all__ = [
+    "FORMATS",
+    "Renderer",
+    "ReportData",
+    "ReportFormat",
+    "build_report",
+    "format_for_suffix",
+    "render",
+    "write_report",
+]
 
-ReportFormat = Literal["html", "markdown", "json"]
-# format -> (module, renderer): imported on first use, so that `run` and the terminal summary
-# (evalkit.report.terminal) load neither numpy's report statistics, jinja2 nor matplotlib
-FORMATS: dict[str, tuple[str, str]] = {
-    "html": ("evalkit.report.html", "render_html"),
-    "markdown": ("evalkit.report.markdown", "render_markdown"),
-    "json": ("evalkit.report.jsonfmt", "render_json"),
+ReportFormat = str  # a key of FORMATS
+
+
+@dataclass(frozen=True)
+class Renderer:
+    """A report format: the function that renders it (imported on first use, so that `run` and the
+    terminal summary, `evalkit.report.terminal`, load neither jinja2 nor matplotlib) and the file
+    suffix it is written with."""
+
+    module: str
+    function: str
+    suffix: str
+
+
+# The one list of report formats (`report --format`, `run --report FILE.suffix`).
+FORMATS: dict[ReportFormat, Renderer] = {
+    "html": Renderer("evalkit.report.html", "render_html", ".html"),
+    "markdown": Renderer("evalkit.report.markdown", "render_markdown", ".md"),
+    "json": Renderer("evalkit.report.jsonfmt", "render_json", ".json"),
 }
+
+
+def format_for_suffix(path: Path) -> ReportFormat | None:
+    """The format a file name asks for by its suffix (`.md`: markdown), if any."""
+    return next((name for name, r in FORMATS.items() if r.suffix == path.suffix.lower()), None)
 
 
 def __getattr__(name: str) -> Any:
@@ -39,8 +66,8 @@ def __getattr__(name: str) -> Any:
 def render(data: ReportData, fmt: ReportFormat = "html") -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")
-    module, renderer = FORMATS[fmt]
-    text: str = getattr(importlib.import_module(module), renderer)(data)
+    renderer = FORMATS[fmt]
+    text: str = getattr(importlib.import_module(renderer.module), renderer.function)(data)
     return text
 
 

@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from evalkit import __version__
 from evalkit.report.html import environment
-from evalkit.report.plots import _to_svg
+from evalkit.report.plots import _to_svg, plot_text
 from evalkit.simfit.check import CellFit, CheckResult
 from evalkit.stats.intervals import Interval, wilson
 
@@ -82,7 +82,7 @@ def calibration_svg(shown: list[CalibrationPoint], headline: str) -> str:
             named[level] = named.get(level, -1) + 1  # names at one height are stacked, not overprinted
             right = p.cell.predicted > 0.5  # written towards the middle, so no name leaves the axes
             ax.annotate(
-                f"{p.cell.stack}/{p.cell.scenario}",
+                plot_text(f"{p.cell.stack}/{p.cell.scenario}"),
                 (p.cell.predicted, p.observed),
                 xytext=(-6 if right else 6, 4 + 9 * named[level]),
                 ha="right" if right else "left",
@@ -97,7 +97,7 @@ def calibration_svg(shown: list[CalibrationPoint], headline: str) -> str:
     ax.set_ylabel("observed share of correct runs (real)")
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=7, frameon=False)
-    ax.set_title(headline, fontsize=10)
+    ax.set_title(plot_text(headline), fontsize=10)
     return _to_svg(fig, "calibration")
 
 

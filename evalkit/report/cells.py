@@ -13,32 +13,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evalkit.results.records import RunRecord
-from evalkit.stats.intervals import Interval, IntervalMethod, bootstrap_mean, pass_hat_k, proportion_interval
+from evalkit.stats.intervals import Interval, IntervalMethod, bootstrap_mean, pass_hat_k
+from evalkit.stats.rates import Rate, rate
 
-__all__ = ["PASS_K", "CellStats", "Cost", "Rate", "Tally", "cell_stats", "rate"]
+__all__ = ["PASS_K", "CellStats", "Cost", "Tally", "cell_stats"]
 
 PASS_K = (1, 2, 3, 4, 5)
-
-
-@dataclass(frozen=True)
-class Rate:
-    """x of n, with a confidence interval for the proportion."""
-
-    x: int
-    n: int
-    low: float
-    high: float
-
-    @property
-    def value(self) -> float:
-        return self.x / self.n
-
-
-def rate(x: int, n: int, confidence: float = 0.95, method: IntervalMethod = "wilson") -> Rate | None:
-    if n == 0:
-        return None
-    interval = proportion_interval(x, n, confidence, method)
-    return Rate(x, n, interval.low, interval.high)
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Literal
 
-from evalkit.report.cells import Rate, rate
 from evalkit.results.records import RunRecord
 from evalkit.stats.intervals import Difference, boschloo, holm, mcnemar, newcombe
+from evalkit.stats.rates import Rate, rate
 
 __all__ = ["Comparison", "ComparisonKind", "DiscordantPairs", "Metric", "compare", "paired_outcomes", "two_sided"]
 

@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 
 from evalkit.report.bfcl_table import BfclScore
-from evalkit.report.cells import CellStats, Rate, Tally, cell_stats
+from evalkit.report.cells import CellStats, Tally, cell_stats
 from evalkit.report.comparisons import Comparison, ComparisonKind, compare
 from evalkit.report.findings import Finding, find
 from evalkit.report.power_statement import PowerStatement, power_statement
@@ -28,6 +28,7 @@ from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, pr
 from evalkit.results.integrity import incompleteness
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.intervals import IntervalMethod
+from evalkit.stats.rates import Rate
 
 __all__ = ["Column", "Drilldown", "NotCounted", "ReportData", "Row", "build_report"]
 

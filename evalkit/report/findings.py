@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from evalkit.report.cells import CellStats, Cost, Rate
+from evalkit.report.cells import CellStats, Cost
 from evalkit.report.comparisons import DiscordantPairs
 from evalkit.results.records import RunRecord
 from evalkit.stats.intervals import boschloo, holm, mcnemar
+from evalkit.stats.rates import Rate
 
 __all__ = ["Candidate", "Finding", "find"]
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 from evalkit.report.bfcl_table import BfclEntry
-from evalkit.report.cells import Cost, Rate
+from evalkit.report.cells import Cost
+from evalkit.stats.rates import Rate
 
 __all__ = [
     "bfcl_notes",

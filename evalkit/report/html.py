@@ -29,6 +29,7 @@ from evalkit.report.formats import (
 )
 from evalkit.report.plots import render_plots
 from evalkit.report.style import failure_colour
+from evalkit.results.escaping import terminal_text
 
 __all__ = ["environment", "render_html"]
 
@@ -43,10 +44,17 @@ def stack_of(stacks: tuple[tuple[str, str], ...], label: str) -> str:
     return " | ".join(text for name, text in stacks if name == label) or label
 
 
+def _visible(value: object) -> object:
+    """Every printed string shows its control characters escaped (autoescape handles the markup);
+    the markup evalkit made itself (the plots' SVG) is left as it is."""
+    return terminal_text(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 def environment() -> Environment:
     env = Environment(
         loader=PackageLoader("evalkit", "templates"),
         autoescape=True,
+        finalize=_visible,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

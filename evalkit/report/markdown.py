@@ -13,18 +13,14 @@ from evalkit.report.data import PublishedTable, ReportData
 from evalkit.report.formats import bfcl_notes, bfcl_value, interval, pct, pvalue, side_calls, signed, table_value
 from evalkit.report.provenance import BackendInfo
 from evalkit.report.side_by_side import SideBySideLine
+from evalkit.results.escaping import markdown_cell
 
-__all__ = ["cell_text", "escape_cell", "render_markdown", "side_by_side_table"]
+__all__ = ["cell_text", "render_markdown", "side_by_side_table"]
 
 SIMULATED_NOTE = (
     "> **SIMULATED RESULTS.** Some or all runs come from evalkit's simulated backend; they do not "
     "describe any real model. Simulated columns are marked (SIM)."
 )
-
-
-def escape_cell(text: str) -> str:
-    """Make text safe inside a markdown table cell (and inert as inline HTML)."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;").replace("\n", " ")
 
 
 def cell_text(stats: CellStats | None) -> str:
@@ -43,11 +39,11 @@ def cell_text(stats: CellStats | None) -> str:
 def _matrix(data: ReportData) -> list[str]:
     """Transposed against the HTML matrix (one line per strategy column) so it fits a CI summary."""
     rows = [r for r in data.rows if r.kind != "scenario"]
-    head = ["backend · model · mode", "strategy"] + [escape_cell(r.label) for r in rows]
+    head = ["backend · model · mode", "strategy"] + [markdown_cell(r.label) for r in rows]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for column in data.columns:
-        label = [escape_cell(column.group + (" (SIM)" if column.simulated else "")), escape_cell(column.strategy)]
-        cells = [escape_cell(cell_text(data.cell(row, column))) for row in rows]
+        label = [markdown_cell(column.group + (" (SIM)" if column.simulated else "")), markdown_cell(column.strategy)]
+        cells = [markdown_cell(cell_text(data.cell(row, column))) for row in rows]
         lines.append("| " + " | ".join(label + cells) + " |")
     return lines
 
@@ -67,10 +63,10 @@ def _served(data: ReportData) -> list[str]:
     ]
     for column, cost in costs:
         if cost.served_runs:
-            group = escape_cell(column.group + (" (SIM)" if column.simulated else ""))
+            group = markdown_cell(column.group + (" (SIM)" if column.simulated else ""))
             calls = f"{cost.calls_seen_mean:.1f} | {cost.model_calls_mean:.1f}"
             lines.append(
-                f"| {group} | {escape_cell(column.strategy)} | {calls} | {cost.tokens_mean:.0f} "
+                f"| {group} | {markdown_cell(column.strategy)} | {calls} | {cost.tokens_mean:.0f} "
                 f"| {cost.latency_median_s:.2f} s |"
             )
     return [*lines, ""]
@@ -92,8 +88,8 @@ def _comparisons(data: ReportData) -> list[str]:
             "|---|---|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {_COMPARED[c.kind]} | {escape_cell(c.group)} | {escape_cell(c.scope)} | "
-            f"{escape_cell(c.a)} | {escape_cell(c.b)} | "
+            f"| {_COMPARED[c.kind]} | {markdown_cell(c.group)} | {markdown_cell(c.scope)} | "
+            f"{markdown_cell(c.a)} | {markdown_cell(c.b)} | "
             f"{signed(c.difference.estimate)} | [{signed(c.difference.low)}, {signed(c.difference.high)}] | "
             f"{pvalue(c.p_holm)} |"
             for c in significant
@@ -106,7 +102,7 @@ def _provenance(data: ReportData) -> list[str]:
     lines = [
         "- configs: "
         + ", ".join(
-            escape_cell(
+            markdown_cell(
                 f"{s.config_name} ({s.config_hash}, evalkit {s.evalkit_version}, "
                 f"git {s.git_sha or 'unknown'}, {s.started_at})"
             )
@@ -114,12 +110,12 @@ def _provenance(data: ReportData) -> list[str]:
         )
     ]
     backends = (f"{b.label}: {b.kind} {b.model}" + _phases(b) + _sim_mark(b) for b in p.backends)
-    lines.append("- backends: " + ", ".join(escape_cell(b) for b in backends))
+    lines.append("- backends: " + ", ".join(markdown_cell(b) for b in backends))
     lines.append(f"- runs per cell: {', '.join(map(str, p.runs_per_cell))}; seeds: {', '.join(map(str, p.seeds))}")
     if p.stacks:
-        lines.append("- guard stacks: " + "; ".join(escape_cell(f"{label} = {text}") for label, text in p.stacks))
+        lines.append("- guard stacks: " + "; ".join(markdown_cell(f"{label} = {text}") for label, text in p.stacks))
     if p.guards:
-        lines.append("- guard code: " + "; ".join(escape_cell(f"{name} = {text}") for name, text in p.guards))
+        lines.append("- guard code: " + "; ".join(markdown_cell(f"{name} = {text}") for name, text in p.guards))
     if data.generated_at:
         lines.append(f"- report generated at {data.generated_at}")
     return lines
@@ -140,20 +136,22 @@ def _sim_mark(b: BackendInfo) -> str:
 
 
 def _fitted_note(data: ReportData) -> list[str]:
-    return [f"> {escape_cell(b.label)}: {escape_cell(b.sim_label)}." for b in data.provenance.backends if b.fitted]
+    return [f"> {markdown_cell(b.label)}: {markdown_cell(b.sim_label)}." for b in data.provenance.backends if b.fitted]
 
 
 def _published(table: PublishedTable) -> list[str]:
     lines = [
-        f"**Published numbers beside measured ones.** Source: {escape_cell(table.source)}. Rows marked "
+        f"**Published numbers beside measured ones.** Source: {markdown_cell(table.source)}. Rows marked "
         f"*published* are typed in from it, not measured here; below each, this report's pooled family cells "
         f"for the same guard stack ({table.metric} rate, interval, x/n).",
         "",
-        "| row | " + " | ".join(escape_cell(f) for f in table.families) + " |",
+        "| row | " + " | ".join(markdown_cell(f) for f in table.families) + " |",
         "|---|" + "---|" * len(table.families),
     ]
     for row in table.rows:
-        label = ("*published* " if row.published else "") + escape_cell(row.label) + (" (SIM)" if row.simulated else "")
+        label = (
+            ("*published* " if row.published else "") + markdown_cell(row.label) + (" (SIM)" if row.simulated else "")
+        )
         lines.append(f"| {label} | " + " | ".join(table_value(v, row.published) for v in row.values) + " |")
     return lines
 
@@ -162,7 +160,7 @@ def _bfcl_score(score: BfclScore) -> list[str]:
     judge = f"bfcl-eval {score.bfcl_version}" if score.bfcl_version else score.bfcl_missing
     lines = [
         f"**BFCL score.** Per BFCL category, each column's accuracy by evalkit's checker and by BFCL's own "
-        f"checker ({escape_cell(judge or '')}) on the same final outputs, like a row of BFCL's leaderboard; the "
+        f"checker ({markdown_cell(judge or '')}) on the same final outputs, like a row of BFCL's leaderboard; the "
         "numbers are on this file's sample of each category, not BFCL's full category. *disagree*: runs the two "
         "checkers judged differently; runs BFCL's checker cannot judge are counted apart.",
         "",
@@ -174,8 +172,8 @@ def _bfcl_score(score: BfclScore) -> list[str]:
         for e in row.entries:
             notes = bfcl_notes(e)
             text = f"{bfcl_value(e, 'evalkit')} / {bfcl_value(e, 'bfcl', score.bfcl_missing)}" if e else "–"
-            cells.append(escape_cell(text + (f"; {notes}" if notes else "")))
-        label = escape_cell(row.label) + (" (SIM)" if row.simulated else "")
+            cells.append(markdown_cell(text + (f"; {notes}" if notes else "")))
+        label = markdown_cell(row.label) + (" (SIM)" if row.simulated else "")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
 
@@ -192,14 +190,14 @@ def side_by_side_table(lines: Sequence[SideBySideLine]) -> list[str]:
         for side in (line.left, line.right):
             sim = " (SIM)" if side.simulated else ""
             sides.append(
-                f"{escape_cell(side.column + sim)} | {table_value(side.correct, published=False)} | "
+                f"{markdown_cell(side.column + sim)} | {table_value(side.correct, published=False)} | "
                 f"{side_calls(side.served_calls, side.seen_calls)}"
             )
         d = line.difference
         diff = f"{signed(d.estimate)} [{signed(d.low)}, {signed(d.high)}]" if d else "–"
         test = f"{pvalue(line.p)} ({pvalue(line.p_holm)})" if line.p is not None and line.p_holm is not None else "–"
         mark = " **differ**" if line.significant else ""
-        claim = f"{escape_cell(line.claim)} | {escape_cell(line.scope)}"
+        claim = f"{markdown_cell(line.claim)} | {markdown_cell(line.scope)}"
         out.append(f"| {claim} | {sides[0]} | {sides[1]} | {diff} | {test}{mark} |")
     return out
 
@@ -220,7 +218,7 @@ def _side_by_side(data: ReportData) -> list[str]:
 
 
 def render_markdown(data: ReportData) -> str:
-    lines = [f"# {escape_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
+    lines = [f"# {markdown_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
     if data.simulated:
         lines += [SIMULATED_NOTE, *_fitted_note(data), ""]
     if data.incomplete:
@@ -228,14 +226,14 @@ def render_markdown(data: ReportData) -> str:
             "**Incomplete results**: this file is not a finished run; its findings and comparisons are "
             "provisional (finish it with `evalkit run CONFIG --resume`).",
             "",
-            *[f"- {escape_cell(why)}" for why in data.incomplete],
+            *[f"- {markdown_cell(why)}" for why in data.incomplete],
             "",
         ]
     if data.published is not None:
         lines += [*_published(data.published), ""]
     if data.findings:
         lines += ["**Findings** (best stack per model and family by correct; one-sided Holm tests against it):", ""]
-        lines += [f"- {escape_cell(f.sentence)}" for f in data.findings] + [""]
+        lines += [f"- {markdown_cell(f.sentence)}" for f in data.findings] + [""]
     if data.bfcl_score is not None:
         lines += [*_bfcl_score(data.bfcl_score), ""]
     lines += [*_provenance(data), ""]

@@ -24,8 +24,18 @@ from evalkit.report.cells import CellStats
 from evalkit.report.data import Column, ReportData, Row
 from evalkit.report.forked import draw
 from evalkit.report.style import FAILURE_COLOURS, failure_colour
+from evalkit.results.escaping import terminal_text
 
-__all__ = ["PLOTS", "failure_breakdown", "forest_plots", "heatmap", "render_plots", "retries_distribution", "tradeoff"]
+__all__ = [
+    "PLOTS",
+    "failure_breakdown",
+    "forest_plots",
+    "heatmap",
+    "plot_text",
+    "render_plots",
+    "retries_distribution",
+    "tradeoff",
+]
 
 _GROUP_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#7f7f7f")
 _RETRY_BUCKETS = ("0", "1", "2", "3", "4+")
@@ -70,10 +80,16 @@ def _cropped(svg: str, fig: Figure, box: Bbox) -> str:
     return out
 
 
+def plot_text(text: str) -> str:
+    """A name (from a results file: data) as a plot shows it: control characters escaped (matplotlib
+    has no glyph for them) and `$` literal (`$...$` would be parsed as TeX, and bad TeX raises)."""
+    return terminal_text(text).replace("$", r"\$")
+
+
 def _label(column: Column) -> str:
     """A column's label in a plot, marked when its runs are simulated (never a global title mark:
     most reports mix real and simulated columns)."""
-    return f"{column.label} [SIM]" if column.simulated else column.label
+    return plot_text(f"{column.label} [SIM]" if column.simulated else column.label)
 
 
 def _overall(data: ReportData) -> list[tuple[Column, CellStats]]:
@@ -112,7 +128,7 @@ def _forest(data: ReportData, row: Row, name: str) -> str:
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel(f"correct rate ({data.confidence:.0%} {data.interval_method} interval)")
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title(f"Correct rate: {row.label}")
+    ax.set_title(f"Correct rate: {plot_text(row.label)}")
     return _to_svg(fig, name)
 
 
@@ -180,12 +196,15 @@ def heatmap(data: ReportData) -> str:
     several = len({c.group for c in data.columns}) > 1  # then strategy and mode alone repeat across models
     ax.set_xticks(
         range(len(data.columns)),
-        [f"{c.strategy}\n{c.group if several else c.mode}{' [SIM]' if c.simulated else ''}" for c in data.columns],
+        [
+            plot_text(f"{c.strategy}\n{c.group if several else c.mode}{' [SIM]' if c.simulated else ''}")
+            for c in data.columns
+        ],
         rotation=45,
         ha="right",
         fontsize=8,
     )
-    ax.set_yticks(range(len(rows)), [f"{r.family} / {r.scenario}" for r in rows], fontsize=8)
+    ax.set_yticks(range(len(rows)), [plot_text(f"{r.family} / {r.scenario}") for r in rows], fontsize=8)
     fig.colorbar(image, ax=ax, label="correct rate", fraction=0.03)
     ax.set_title("Correct rate per scenario")
     return _to_svg(fig, "heatmap")

@@ -27,8 +27,8 @@ from pydantic import Field, ValidationError, model_validator
 from evalkit._model import StrictModel
 from evalkit._yaml import read_yaml
 from evalkit.errors import ConfigError
-from evalkit.report.cells import Rate
 from evalkit.report.data import PublishedTable, ReportData, TableRow
+from evalkit.stats.rates import Rate
 
 __all__ = ["Published", "PublishedRow", "load_published", "published_table", "with_published"]
 

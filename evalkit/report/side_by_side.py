@@ -15,11 +15,12 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from evalkit.report.cells import CellStats, Rate
+from evalkit.report.cells import CellStats
 from evalkit.report.comparisons import DiscordantPairs, two_sided
 from evalkit.results.records import Results, RunRecord
 from evalkit.run.config import CellRef, SideBySide
 from evalkit.stats.intervals import Difference, holm, newcombe
+from evalkit.stats.rates import Rate
 
 __all__ = ["SideBySideLine", "configured_pairs", "side_by_side"]
 
@@ -50,7 +51,10 @@ def configured_pairs(results: Results) -> list[SideBySide]:
     """The `side_by_side` pairs of the results headers' configs, each once, in the order given."""
     seen: dict[str, SideBySide] = {}
     for header in results.headers:
-        for item in header.config.get("side_by_side") or []:
+        items = header.config.get("side_by_side") or []
+        if not isinstance(items, list):
+            continue  # results are data: a header that does not hold a list has no pairs
+        for item in items:
             try:
                 pair = SideBySide.model_validate(item)
             except ValidationError:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from evalkit.report.provenance import fitted_labels
+from evalkit.results.escaping import one_line
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.intervals import wilson
 
@@ -90,20 +91,20 @@ def summary_table(results: Results, width: int = WIDTH) -> str:
         if run.simulated:
             simulated.add(column)
         groups[(run.cell.family, column)].append(run)
-    labels = {c: c + (" [SIM]" if c in simulated else "") for c in columns}
+    labels = {c: one_line(c) + (" [SIM]" if c in simulated else "") for c in columns}
     stats = {key: _stats(runs) for key, runs in groups.items()}
     stats_width = max((len(v) for v in stats.values()), default=0)
     label_width = min(max((len(v) for v in labels.values()), default=10), width - 4 - stats_width)
     lines = []
     if simulated:
         lines.append("[SIM] marks SIMULATED results (the simulated backend, not a real model)")
-        lines += [f"[SIM] {backend}: {label}" for backend, label in sorted(fitted_labels(results).items())]
+        lines += [one_line(f"[SIM] {backend}: {label}") for backend, label in sorted(fitted_labels(results).items())]
     lines.append("correct x/N [95% Wilson interval]; completed = ended the expected way; r = mean retries")
     if any(r.served is not None for r in results.runs):
         lines.append("calls per run: seen by evalkit, and served by the model server behind a guard proxy")
     for family in sorted({family for family, _ in groups}):
         lines.append("")
-        lines.append(family)
+        lines.append(one_line(family))
         for c in columns:
             if (family, c) in groups:
                 lines.append(_line(labels[c], stats[(family, c)], label_width))

@@ -6,24 +6,39 @@ resume and `merge` ask too.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from evalkit._model import first_problem
 from evalkit.errors import ResultsError
 from evalkit.results.records import Footer, Header, Results, RunRecord, Segment, _Record
 
-__all__ = ["RunReader", "iter_records", "load_results", "parse_record", "supersedes"]
+__all__ = ["MAX_NESTING", "RunReader", "iter_records", "json_line", "load_results", "parse_record", "supersedes"]
+
+# How deep a results line may nest: the limit of pydantic-core's JSON parser, which reads every line
+# (the writer's run lines through the record models, any other line through `json_line`). It parses
+# without Python recursion, so a line nested 100,000 deep is an error naming the line, never a
+# RecursionError; what the runner writes stays within it (`evalkit.chat.parse_arguments`).
+MAX_NESTING = 200
 
 _RECORD_TYPES: dict[str, type[_Record]] = {"header": Header, "run": RunRecord, "footer": Footer}
 
 
 RunParser = Callable[[str, int, str], RunRecord]
+
+
+def json_line(path: str | Path, lineno: int, line: str) -> Any:
+    """One results line's JSON value; a `ResultsError` naming the line when it is not JSON, holds a
+    number Python cannot hold, or nests deeper than `MAX_NESTING`."""
+    try:
+        return from_json(line)
+    except ValueError as exc:
+        raise ResultsError(f"{path}:{lineno}: not JSON: {exc}") from None
 
 
 def parse_record(path: str, lineno: int, line: str, parse_run: RunParser | None = None) -> _Record:
@@ -36,18 +51,21 @@ def parse_record(path: str, lineno: int, line: str, parse_run: RunParser | None 
             return parse_run(path, lineno, line) if parse_run else RunRecord.model_validate_json(line)
         except ValidationError:
             pass
+    data = json_line(path, lineno, line)
+    kind = data.get("type") if isinstance(data, dict) else None
+    model = _RECORD_TYPES.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise ResultsError(f"{path}:{lineno}: not an evalkit record (type {_short(kind)})")
     try:
-        data = json.loads(line)
-        kind = data.get("type") if isinstance(data, dict) else None
-        model = _RECORD_TYPES.get(str(kind))
-        if model is None:
-            raise ResultsError(f"{path}:{lineno}: not an evalkit record (type {kind!r})")
         return model.model_validate(data)
-    except json.JSONDecodeError as exc:
-        raise ResultsError(f"{path}:{lineno}: not JSON: {exc.msg}") from exc
     except ValidationError as exc:
         problem = first_problem(exc)
         raise ResultsError(f"{path}:{lineno}: {problem.field}: {problem.message}") from exc
+
+
+def _short(value: Any) -> str:
+    text = repr(value) if isinstance(value, str | int | float | bool) or value is None else type(value).__name__
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def iter_records(path: str | Path, parse_run: RunParser | None = None) -> Iterator[_Record]:

@@ -13,19 +13,23 @@ Everything a report, a statistic or the gate shows is rebuilt from these records
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Required
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator, field_validator
+from typing_extensions import TypedDict
 
 from evalkit._model import StrictModel
 from evalkit.chat import Completion, Message, Sampling, ToolMode, Usage
 
 __all__ = [
     "FAILURE_CATEGORIES",
+    "NOT_COUNTED",
     "Cell",
     "CheckItem",
     "Footer",
     "Header",
+    "HeaderBackend",
+    "HeaderConfig",
     "Intervention",
     "ItemKind",
     "ModelCall",
@@ -63,6 +67,8 @@ FailureCategory = Literal[
     "infra_error",
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
+# outcomes that are no verdict on the model: never in a rate's denominator (`RunRecord.counted`)
+NOT_COUNTED: frozenset[Outcome] = frozenset({"infra_error", "unsupported"})
 
 
 class _Record(StrictModel):
@@ -191,7 +197,39 @@ class RunRecord(_Record):
     @property
     def counted(self) -> bool:
         """Whether the run counts in rate denominators (infra errors and unsupported cells do not)."""
-        return self.outcome not in ("infra_error", "unsupported")
+        return self.outcome not in NOT_COUNTED
+
+
+class HeaderBackend(TypedDict, total=False):
+    """A `backends:` entry of a header's config: its label is what the runs' cells name."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    label: Required[str]
+
+
+class HeaderConfig(TypedDict, total=False):
+    """The run config a header records, as the readers of a results file use it (the report's row and
+    column order, the guard stacks `rescore` and `plan --profile` rebuild): those keys are typed, so a
+    hand-edited `modes: null` is an error naming `config.modes`, not a crash where it is read. Every
+    other key is kept as written."""
+
+    __pydantic_config__ = ConfigDict(extra="allow")  # type: ignore[misc]
+
+    name: str
+    backends: list[HeaderBackend]
+    modes: list[str]
+    strategies: dict[str, list[Any]]
+    sampling: dict[str, Any] | None
+    scenarios: list[str]
+    allow_state_modules: list[str]
+
+
+def _checked_as_written(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """The config checked as a `HeaderConfig`, and kept as written (its keys in their order), so that a
+    header copied by `merge` or `rescore` reads as the run wrote it."""
+    handler(value)
+    return value
 
 
 class Header(_Record):
@@ -213,7 +251,7 @@ class Header(_Record):
     started_at: str
     config_name: str
     config_hash: str
-    config: dict[str, Any]
+    config: Annotated[HeaderConfig, WrapValidator(_checked_as_written)]
     seed: int
     runs_per_cell: int
     simulated: bool

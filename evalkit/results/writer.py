@@ -4,18 +4,17 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from evalkit._model import first_problem
 from evalkit.errors import ResultsError
-from evalkit.results.reader import supersedes
+from evalkit.results.reader import json_line, supersedes
 from evalkit.results.records import Header, RunRecord
 
 __all__ = ["Finished", "Opener", "ResultsWriter", "finished_runs", "output_error", "truncate_partial_line"]
@@ -109,22 +108,45 @@ def finished_runs(path: Path) -> Finished:
     """
     found = Finished([], {})
     for lineno, line in enumerate(_lines(path), start=1):
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ResultsError(f"{path}:{lineno}: not JSON: {exc.msg}") from exc
+        data = json_line(path, lineno, line)
         kind = data.get("type") if isinstance(data, dict) else None
         if kind == "header":
             found.headers.append(_parse_header(path, lineno, data))
-        elif kind == "run" and supersedes(found.outcomes.get(data["run_id"])):
-            found.outcomes[data["run_id"]] = str(data.get("outcome"))
-            found.versions.pop(data["run_id"], None)
-            version = data.get("scenario_hash")
-            if isinstance(version, str):
-                found.versions[data["run_id"]] = (str(data.get("cell", {}).get("scenario")), version)
+        elif kind == "run":
+            run = _run_keys(path, lineno, data)
+            if supersedes(found.outcomes.get(run.run_id)):
+                found.outcomes[run.run_id] = run.outcome
+                found.versions.pop(run.run_id, None)
+                if run.scenario_hash is not None:
+                    found.versions[run.run_id] = (run.cell.scenario, run.scenario_hash)
     if not found.headers:
         raise ResultsError(f"{path}: no header record: not an evalkit results file")
     return found
+
+
+class _Lenient(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _CellKey(_Lenient):
+    scenario: str
+
+
+class _RunKeys(_Lenient):
+    """The fields of a run record a resume reads (the rest is left unvalidated: the report reads it)."""
+
+    run_id: str
+    outcome: str
+    cell: _CellKey
+    scenario_hash: str | None = None
+
+
+def _run_keys(path: Path, lineno: int, data: dict[str, Any]) -> _RunKeys:
+    try:
+        return _RunKeys.model_validate(data)
+    except ValidationError as exc:
+        problem = first_problem(exc)
+        raise ResultsError(f"{path}:{lineno}: {problem.field}: {problem.message}") from exc
 
 
 def _parse_header(path: Path, lineno: int, data: dict[str, Any]) -> Header:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,10 @@ from evalkit._model import StrictModel, first_problem
 from evalkit._yaml import read_yaml
 from evalkit.backends.entry import BackendEntry
 from evalkit.chat import Sampling, ToolMode
-from evalkit.errors import ConfigError, ScenarioError
+from evalkit.errors import ConfigError, ResultsError, ScenarioError
 from evalkit.strategies import StrategySpec
 
-__all__ = ["CellRef", "RunConfig", "SideBySide", "load_config", "parse_strategy_specs"]
+__all__ = ["CellRef", "RunConfig", "SideBySide", "load_config", "parse_strategy_specs", "recorded_stacks"]
 
 
 class CellRef(StrictModel):
@@ -204,7 +205,10 @@ def parse_strategy_specs(label: str, specs: list[Any]) -> list[StrategySpec]:
         if isinstance(item, str):
             out.append((item, {}))
         elif isinstance(item, dict) and set(item) <= {"plugin", "options"} and "plugin" in item:
-            out.append((str(item["plugin"]), dict(item.get("options") or {})))
+            options = item.get("options") or {}
+            if not isinstance(options, dict):
+                raise ValueError(f"strategy stack {label!r}: options of plugin {item['plugin']!r} must be a mapping")
+            out.append((str(item["plugin"]), dict(options)))
         elif isinstance(item, dict) and len(item) == 1:
             ((name, options),) = item.items()
             if not isinstance(options, dict):
@@ -215,6 +219,16 @@ def parse_strategy_specs(label: str, specs: list[Any]) -> list[StrategySpec]:
     if not out:
         raise ValueError(f"strategy stack {label!r} is empty (use [trust_text] for no guard)")
     return out
+
+
+def recorded_stacks(config: Mapping[str, Any], where: str) -> dict[str, list[StrategySpec]]:
+    """The guard stacks a results header's config recorded (a results file is data: a stack it cannot
+    hold is a `ResultsError` naming `where`, the file and line)."""
+    strategies = config.get("strategies") or {}
+    try:
+        return {label: parse_strategy_specs(label, specs) for label, specs in strategies.items()}
+    except ValueError as exc:
+        raise ResultsError(f"{where}: config.strategies: {exc}") from None
 
 
 def load_config(path: str | Path) -> RunConfig:

@@ -9,12 +9,14 @@ backends whose every counted run was an `infra_error`.)
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from pathlib import Path
 
-from evalkit.backends import DEFAULT_KEY_ENV, key_required
+from evalkit.backends import key_env, key_required
 from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim_profile import load_profile
 from evalkit.errors import ConfigError, ResultsError
+from evalkit.results.output_file import check_output, check_output_folder
 from evalkit.results.records import Header
 from evalkit.run.config import RunConfig
 from evalkit.run.config_diff import changed_fields
@@ -36,9 +38,12 @@ __all__ = [
 MAX_PLANNED_RUNS = 1_000_000  # a plan is held in memory; beyond this, split the matrix into configs
 
 
-def preflight(config: RunConfig, *, import_plugins: bool = True, backends: set[str] | None = None) -> list[Scenario]:
-    """Check scenarios, families, backends (kind, URL, key, simulated profile; only the entries in
-    `backends` when given), guard stacks and the plan's size; return the scenarios the run will use."""
+def preflight(
+    config: RunConfig, *, import_plugins: bool = True, backends: Collection[str] | None = None
+) -> list[Scenario]:
+    """Check scenarios, families, backends (kind, URL, key, simulated profile), guard stacks and the plan's size;
+    return the scenarios the run will use. `backends`: the labels this invocation runs (`run --backend`),
+    whose keys, served models and profiles are checked now; the others are checked when they run."""
     where = config.source or config.name
     scenarios = config_scenarios(config)
     for scenario in scenarios:
@@ -83,15 +88,13 @@ def config_scenarios(config: RunConfig) -> list[Scenario]:
     return [s for s in scenarios if s.family in config.families]
 
 
-def _check_backends(config: RunConfig, where: str, only: set[str] | None) -> None:
-    """Every entry, or only those in `only` (`run --backend`): an entry that does not run now needs
-    no key, venv or model here (ADR-013's simulated rows run without Forge installed)."""
+def _check_backends(config: RunConfig, where: str, labels: Collection[str] | None) -> None:
     for i, entry in enumerate(config.backends):
-        if only is not None and entry.label not in only:
+        if labels is not None and entry.label not in labels:
             continue
         field = f"{where}: backends.{i}"
         # kind and url were checked when the config was built; the key is checked now, at run time
-        env_name = entry.api_key_env or DEFAULT_KEY_ENV.get(entry.kind)
+        env_name = key_env(entry)
         if env_name and key_required(entry) and not os.environ.get(env_name):
             raise ConfigError(
                 f"{field}.api_key_env: environment variable {env_name} is not set "
@@ -150,15 +153,13 @@ def _check_phases(config: RunConfig, entry: BackendEntry, field: str) -> None:
 
 def check_output_path(output: Path, record_dir: Path | None = None) -> None:
     """A results file that can be created or appended to (not a directory or device), and a
-    recordings directory that is one or can be made; neither under a file."""
+    recordings directory that is one or can be made; neither under a file. Whether an existing
+    results file may be continued or replaced is the caller's rule (`run --resume`, `rescore`)."""
     if output.exists() and not output.is_file():
         raise ResultsError(f"{output} is not a regular file: give the path of a results file (-o FILE.jsonl)")
-    if record_dir is not None and record_dir.exists() and not record_dir.is_dir():
-        raise ResultsError(f"--record {record_dir}: not a directory")
-    for path in (output, record_dir):
-        parent = next((p for p in path.parents if p.exists()), None) if path is not None else None
-        if parent is not None and not parent.is_dir():
-            raise ResultsError(f"{path}: cannot write: {parent} is not a directory")
+    check_output(output, option="-o", replace_results=True)
+    if record_dir is not None:
+        check_output_folder(record_dir, option="--record")
 
 
 def discard_empty_leftover(output: Path) -> bool:
@@ -181,7 +182,7 @@ def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> N
     """A resume needs the file's config, with the same or a larger N (a larger one tops every cell up)."""
     first = headers[0]
     if config.model_copy(update={"runs": first.runs_per_cell}).fingerprint() != first.config_hash:
-        changed = changed_fields(first.config, config)
+        changed = changed_fields(dict(first.config), config)
         if changed:
             raise ResultsError(
                 f"{output} was written by a different config: {', '.join(changed)} changed; "

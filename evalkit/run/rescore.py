@@ -20,15 +20,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from evalkit.backends.base import UNSATISFIABLE, Feature, RetryPolicy
-from evalkit.chat import CallContext, ChatRequest, Completion
-from evalkit.errors import ConfigError, ResultsError
+from evalkit.backends.base import RetryPolicy
+from evalkit.backends.replay import ReplayBackend
+from evalkit.errors import ConfigError, ReplayMiss, ResultsError
 from evalkit.judge.verdict import judge_run
 from evalkit.results.lock import hold_outputs
 from evalkit.results.reader import iter_records
 from evalkit.results.records import Header, RunRecord
 from evalkit.results.writer import ResultsWriter
-from evalkit.run.config import parse_strategy_specs
+from evalkit.run.config import recorded_stacks
 from evalkit.run.loop import run_loop
 from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import Scenario
@@ -47,52 +47,20 @@ class RescoreSummary:
     changed: int = 0
 
 
-class _OutOfOutputs(Exception):
-    pass
-
-
-class _StoredCompletions:
-    """A backend that answers with one run's recorded completions, in order."""
-
-    kind = "stored"
-    simulated = False
-
-    def __init__(self, run: RunRecord):
-        self.model = run.cell.model
-        self.completions = [c.completion for c in run.calls]
-
-    def supports(self, feature: Feature) -> bool:
-        return feature not in UNSATISFIABLE
-
-    async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
-        if context.call_index >= len(self.completions):
-            raise _OutOfOutputs
-        return self.completions[context.call_index]
-
-    async def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind}
-
-    async def aclose(self) -> None:
-        return None
-
-
 async def _rejudge(run: RunRecord, scenario: Scenario, stack: list[tuple[str, dict[str, Any]]]) -> RunRecord:
     try:
         state, view = await run_loop(
             scenario,
             build_stack(stack),
-            _StoredCompletions(run),
+            ReplayBackend.of_run(run),
             mode=run.cell.mode,
             sampling=run.sampling,
             run_id=run.run_id,
             seed=run.seed,
             policy=_ONCE,
         )
-    except _OutOfOutputs:
-        raise ResultsError(
-            f"run {run.run_id}: the current loop needs more model calls than the "
-            f"{len(run.calls)} recorded; re-run it instead"
-        ) from None
+    except ReplayMiss as exc:  # the current loop needs a model call that was never made
+        raise ResultsError(str(exc)) from None
     verdict = judge_run(scenario, state.outcome, view.executed, state.reply)
     used = run.calls[: len(state.calls)]
     calls = [
@@ -166,10 +134,7 @@ def _rescore_locked(
     try:
         for record in iter_records(source):
             if isinstance(record, Header):
-                stacks = {
-                    label: parse_strategy_specs(label, specs)
-                    for label, specs in record.config.get("strategies", {}).items()
-                }
+                stacks = recorded_stacks(record.config, str(source))
                 _check_plugins(source, stacks, allowed_plugins)
                 record = _stamp(record, str(source))
             elif stacks is None:

@@ -29,7 +29,7 @@ from evalkit import __version__
 from evalkit.backends.entry import BackendEntry
 from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.lock import hold_outputs
-from evalkit.results.records import Footer, Header
+from evalkit.results.records import NOT_COUNTED, Footer, Header
 from evalkit.results.secrets import public_config
 from evalkit.results.shards import Shard, check_resume_shard
 from evalkit.results.writer import Opener, ResultsWriter, finished_runs, truncate_partial_line
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 __all__ = ["arun_config", "run_config"]
 
 Progress = Callable[[int, int], None]
-_NOT_COUNTED = ("infra_error", "unsupported")  # never in a rate, so their scenario version does not matter
 
 
 def load_config_scenarios(config: RunConfig) -> list[Scenario]:
@@ -98,7 +97,9 @@ def _finished(
     check_resumable(config, found.headers, output)
     check_resume_shard(output, [h.shard for h in found.headers], shard)
     kept = {run_id for run_id, outcome in found.outcomes.items() if not (retry_infra and outcome == "infra_error")}
-    counted = {r: v for r, v in found.versions.items() if r in kept and found.outcomes[r] not in _NOT_COUNTED}
+    counted = {
+        r: v for r, v in found.versions.items() if r in kept and found.outcomes[r] not in NOT_COUNTED
+    }  # not in a rate: their version does not matter
     check_scenario_versions(scenarios, counted, output)
     return kept
 
@@ -239,14 +240,14 @@ async def arun_config(
     file (a seam for tests of a full disk). SIGINT/SIGTERM raise `KeyboardInterrupt` once the file
     is closed with an `interrupted` footer.
     """
-    scenarios = preflight(config, backends=only_backends)  # everything checked before the output file is created
-    check_output_path(output, record_dir)
     labels = {e.label for e in config.backends}
     if only_backends is not None:
         unknown = only_backends - labels
         if unknown:
             raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
         labels = set(only_backends)
+    scenarios = preflight(config, backends=labels)  # everything checked before the output file is created
+    check_output_path(output, record_dir)
     with hold_outputs(output, record_dir), _stop_on_signals(asyncio.current_task()) as received:
         finished = _finished(config, scenarios, output, resume, retry_infra, shard)
         if record_dir is not None:

@@ -86,7 +86,9 @@ def spec_vs_schema_problem(spec: Any, schema: Any, where: str) -> str | None:
     return _shape_problem(spec, schema if isinstance(schema, dict) else {}, where)
 
 
-def _shape_problem(spec: Any, schema: dict[str, Any], where: str) -> str | None:
+def _shape_problem(spec: Any, schema: Any, where: str) -> str | None:
+    if not isinstance(schema, dict):  # `true` and `false` are JSON Schemas too; they declare no shape
+        schema = {}
     if isinstance(spec, dict) and len(spec) == 1 and str(next(iter(spec))).startswith("$"):
         ((name, operand),) = spec.items()
         options = operand if name == "$any_of" else [operand] if name == "$optional" else []

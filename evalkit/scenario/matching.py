@@ -21,7 +21,11 @@ An *operator* is an object with exactly one key starting with ``$``:
 - ``{$any_of: [spec, ...]}``  any of the specs matches;
 - ``{$absent: true}``   as an object key's spec: the key must not be present;
 - ``{$optional: spec}``  the key may be absent; if present it must match ``spec``;
-- ``{$literal: value}``  ``value`` as a literal, even an object whose keys start with ``$``.
+- ``{$literal: value}``  ``value`` as a literal, even an object whose keys start with ``$``;
+- ``{$exact: value}``  ``value`` as a literal whose strings compare exactly as written, whatever the
+  normalisation (BFCL compares an answer of another type than the declared one so: a "variable");
+- ``{$parsed: {language: java, type: long, value: spec}}``  the actual value is text in the language's
+  spelling; read back as BFCL reads that type (`evalkit.scenario.language_values`), it matches ``spec``.
 
 So a literal object may have any keys (``{contains: x}`` is just an object with a key ``contains``).
 `spec_problem` finds an unknown operator, a bad regex or a malformed operand before anything runs
@@ -35,10 +39,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from evalkit.errors import SpecError
+from evalkit.scenario.language_values import LANGUAGE_TYPES, read_value
 
 __all__ = [
     "DEFAULT_RULES",
@@ -54,7 +59,7 @@ __all__ = [
 ]
 
 Normalisation = Literal["exact", "casefold", "bfcl"]
-OPERATORS = ("$contains", "$regex", "$any_of", "$absent", "$optional", "$literal")
+OPERATORS = ("$contains", "$regex", "$any_of", "$absent", "$optional", "$literal", "$exact", "$parsed")
 
 
 @dataclass(frozen=True)
@@ -114,8 +119,10 @@ def spec_problem(spec: Any, where: str = "") -> str | None:
         return next((p for k, s in spec.items() if (p := spec_problem(s, _join(where, k)))), None)
     name, operand = op
     problem = _operand_problem(name, operand, at)
-    if problem or name not in ("$any_of", "$optional"):
+    if problem or name not in ("$any_of", "$optional", "$parsed"):
         return problem
+    if name == "$parsed":
+        return spec_problem(operand["value"], _join(_join(where, name), "value"))
     return spec_problem(operand, _join(where, name))
 
 
@@ -134,6 +141,19 @@ def _operand_problem(name: str, operand: Any, at: str) -> str | None:
         return f"{at}$any_of needs a non-empty list of specs"
     if name == "$absent" and operand is not True:
         return f"{at}$absent takes the value true"
+    if name == "$parsed":
+        return _parsed_problem(operand, at)
+    return None
+
+
+def _parsed_problem(operand: Any, at: str) -> str | None:
+    if not isinstance(operand, dict) or set(operand) != {"language", "type", "value"}:
+        return f"{at}$parsed takes {{language, type, value}}"
+    types = LANGUAGE_TYPES.get(operand["language"]) if isinstance(operand["language"], str) else None
+    if types is None:
+        return f"{at}$parsed: unknown language {operand['language']!r} (known: {', '.join(LANGUAGE_TYPES)})"
+    if not isinstance(operand["type"], str) or operand["type"] not in types:
+        return f"{at}$parsed: {operand['language']} has no type {operand['type']!r} (known: {', '.join(types)})"
     return None
 
 
@@ -179,6 +199,12 @@ def _operator_mismatch(name: str, operand: Any, actual: Any, rules: MatchRules, 
         return f"{at}missing"
     if name == "$literal":
         return mismatch({"$literal": operand}, actual, rules, where)
+    if name == "$exact":
+        return _literal_mismatch(operand, actual, replace(rules, normalise="exact"), where)
+    if name == "$parsed":
+        if not isinstance(actual, str):
+            return f"{at}wanted {operand['language']} text, got {actual!r}"
+        return mismatch(operand["value"], read_value(actual, operand["language"], operand["type"]), rules, where)
     text = _text(actual)
     if name == "$contains":
         found = normalise_text(operand, rules.normalise) in normalise_text(text, rules.normalise)

@@ -25,16 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalkit.backends.base import UNSATISFIABLE, Feature, RetryPolicy
+from evalkit.backends.base import RetryPolicy
+from evalkit.backends.replay import ReplayBackend
 from evalkit.backends.sim import RESPOND
 from evalkit.chat import CallContext, ChatRequest, Completion, Message, ToolCall
+from evalkit.errors import ReplayMiss, ResultsError
 from evalkit.judge.arguments import arguments_match
 from evalkit.judge.calls import match_rules, uses_v2
 from evalkit.judge.items import check_items
 from evalkit.prompt_mode import parse_strict_calls
 from evalkit.results.reader import iter_records
 from evalkit.results.records import Header, RunRecord
-from evalkit.run.config import parse_strategy_specs
+from evalkit.run.config import recorded_stacks
 from evalkit.run.loop import run_loop
 from evalkit.scenario.matching import mismatch
 from evalkit.scenario.model import CallCheck, Scenario
@@ -146,80 +148,55 @@ def _reply_behaviour(calls: list[ToolCall]) -> str:
     return "respond" if calls[0].name == RESPOND else "unneeded_tool_call"
 
 
-class _Replay:
-    """A backend answering with one run's stored completions, noting each call's situation."""
-
-    kind = "replay-classify"
-    simulated = False
-
-    def __init__(self, run: RunRecord, scenario: Scenario, source: str):
-        self.model = run.cell.model
-        self.run, self.scenario, self.source = run, scenario, source
-        self.completions = [c.completion for c in run.calls]
-        self.seen: list[Observation] = []
-
-    def supports(self, feature: Feature) -> bool:
-        return feature not in UNSATISFIABLE
-
-    async def describe(self) -> dict[str, Any]:
-        return {"kind": self.kind}
-
-    async def aclose(self) -> None:
-        return None
-
-    async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
-        if context.call_index >= len(self.completions):
-            raise _OutOfOutputs
-        completion = self.completions[context.call_index]
-        self.seen.append(self._observe(request, context, completion))
-        return completion
-
-    def _observe(self, request: ChatRequest, context: CallContext, completion: Completion) -> Observation:
-        intended = context.skill.calls
-        offered = {t.name for t in context.offered_tools}
-        calls = completion.tool_calls or (parse_strict_calls(completion.text) if context.mode == "prompt" else [])
-        done = _progress(self.scenario, request.messages, intended)
-        tool_step = done < len(intended)
-        behaviour = (
-            _tool_behaviour(self.scenario, intended[done], calls, offered) if tool_step else _reply_behaviour(calls)
-        )
-        cell = self.run.cell
-        return Observation(
-            source=self.source,
-            strategy=cell.strategy,
-            scenario=cell.scenario,
-            family=cell.family,
-            mode=cell.mode,
-            step="tool" if tool_step else "reply",
-            nudged=bool(request.messages) and request.messages[-1].origin == "guard",
-            constrained=request.constraint is not None,
-            forced=request.tool_choice == "required" or request.constraint is not None,
-            respond=RESPOND in offered,
-            behaviour=behaviour,
-            wrong_reply=not tool_step and _wrong_reply(self.scenario, request.messages, calls, completion.text),
-        )
-
-
-class _OutOfOutputs(Exception):
-    pass
+def _observation(
+    run: RunRecord, scenario: Scenario, source: str, request: ChatRequest, context: CallContext, completion: Completion
+) -> Observation:
+    """The situation of one model call (from the very request the model answered) and what it did."""
+    intended = context.skill.calls
+    offered = {t.name for t in context.offered_tools}
+    calls = completion.tool_calls or (parse_strict_calls(completion.text) if context.mode == "prompt" else [])
+    done = _progress(scenario, request.messages, intended)
+    tool_step = done < len(intended)
+    behaviour = _tool_behaviour(scenario, intended[done], calls, offered) if tool_step else _reply_behaviour(calls)
+    cell = run.cell
+    return Observation(
+        source=source,
+        strategy=cell.strategy,
+        scenario=cell.scenario,
+        family=cell.family,
+        mode=cell.mode,
+        step="tool" if tool_step else "reply",
+        nudged=bool(request.messages) and request.messages[-1].origin == "guard",
+        constrained=request.constraint is not None,
+        forced=request.tool_choice == "required" or request.constraint is not None,
+        respond=RESPOND in offered,
+        behaviour=behaviour,
+        wrong_reply=not tool_step and _wrong_reply(scenario, request.messages, calls, completion.text),
+    )
 
 
 async def _replay(run: RunRecord, scenario: Scenario, stack: list[StrategySpec], source: str) -> list[Observation]:
-    backend = _Replay(run, scenario, source)
+    """Each call of `run`, replayed from its stored completions through the current loop and
+    classified; [] when the loop now needs a call that was never made (the run is skipped)."""
+    seen: list[Observation] = []
+
+    def observe(request: ChatRequest, context: CallContext, completion: Completion) -> None:
+        seen.append(_observation(run, scenario, source, request, context, completion))
+
     try:
         await run_loop(
             scenario,
             build_stack(stack),
-            backend,
+            ReplayBackend.of_run(run, observe),
             mode=run.cell.mode,
             sampling=run.sampling,
             run_id=run.run_id,
             seed=run.seed,
             policy=_ONCE,
         )
-    except _OutOfOutputs:
+    except ReplayMiss:
         return []
-    return backend.seen
+    return seen
 
 
 def _sha256(path: Path) -> str:
@@ -244,17 +221,35 @@ def classify_files(
         found.sources.append((path.name, _sha256(path)))
         stacks: dict[str, list[StrategySpec]] = {}
         config: dict[str, Any] = {}
+        proxied: set[str] = set()
         for record in iter_records(path):
             if isinstance(record, Header):
-                config = record.config
-                stacks = {k: parse_strategy_specs(k, v) for k, v in config.get("strategies", {}).items()}
+                config = dict(record.config)
+                stacks = recorded_stacks(config, str(path))
+                proxied = _behind_a_proxy(record)
                 found.model_sha256 = found.model_sha256 or _model_sha(record, model)
-            elif isinstance(record, RunRecord) and _wanted(record, model, simulated):
+            elif (
+                isinstance(record, RunRecord)
+                and record.cell.backend not in proxied
+                and _wanted(record, model, simulated)
+            ):
                 if record.cell.scenario not in by_id:
                     found.unknown += 1
                     continue
                 _add_run(found, record, by_id[record.cell.scenario], stacks, config, path.name)
     return found
+
+
+def _behind_a_proxy(header: Header) -> set[str]:
+    """The entries that reached the model through another program evalkit started in front of it (a
+    guard proxy's `serve.phases`): their calls are what the proxy passed on, not the model's own."""
+    out = set()
+    for label, info in header.backends.items():
+        started = info.get("started_by_evalkit") if isinstance(info, dict) else None
+        phases = started.get("phases") if isinstance(started, dict) else None
+        if isinstance(phases, list) and len(phases) > 1:
+            out.add(label)
+    return out
 
 
 def _wanted(run: RunRecord, model: str, simulated: bool) -> bool:
@@ -269,6 +264,8 @@ def _add_run(
     config: dict[str, Any],
     source: str,
 ) -> None:
+    if run.cell.strategy not in stacks:
+        raise ResultsError(f"{source}: run {run.run_id}: its header has no strategy stack {run.cell.strategy!r}")
     seen = asyncio.run(_replay(run, scenario, stacks[run.cell.strategy], source))
     if not seen:
         found.skipped += 1

@@ -75,7 +75,8 @@ def draw_profile(profile: SimProfile, rng: np.random.Generator) -> SimProfile:
         return profile
     estimates = profile.fitted.estimates
     data = profile.model_dump()
-    data |= _draw_parts(estimates, "", rng)
+    for part, values in _draw_parts(estimates, "", rng).items():  # a parameter not estimated keeps its value
+        data[part] = {**(data[part] or {}), **values}
     for override in data["overrides"]:
         key = "family" if override["family"] is not None else "mode"
         prefix = f"{key}={override[key]}."

@@ -280,7 +280,8 @@ def approx_n(p_base: float, p_cand: float, *, alpha: float = 0.05, power: float 
     if delta <= 0:
         raise ValueError("the candidate rate must be below the baseline rate")
     pbar = (p_base + p_cand) / 2
-    z_a, z_b = float(special.ndtri(1 - alpha)), float(special.ndtri(power))
+    # -ndtri(α), not ndtri(1 - α): for α under about 1e-16, 1 - α is 1.0 and its quantile infinite
+    z_a, z_b = -float(special.ndtri(alpha)), float(special.ndtri(power))
     root = z_a * math.sqrt(2 * pbar * (1 - pbar)) + z_b * math.sqrt(p_base * (1 - p_base) + p_cand * (1 - p_cand))
     return max(2, math.ceil((root / delta) ** 2))
 

@@ -18,19 +18,13 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from evalkit._imports import load_class, split_target
 from evalkit.errors import ConfigError
 
 __all__ = ["check_plugin", "load_plugin_class", "plugin_allowed"]
 
 _PROTOCOL_METHODS = ("requires", "prepare", "judge")
 MAX_SOURCE_BYTES = 10 * 1024 * 1024  # a plugin module's source that `validate` will read
-
-
-def _split(target: str) -> tuple[str, str]:
-    module_name, _, attr = target.partition(":")
-    if not all(part.isidentifier() for part in module_name.split(".")) or not attr.isidentifier():
-        raise ConfigError(f"plugin {target!r}: expected 'module:Class' (a dotted module name, a colon, a class name)")
-    return module_name, attr
 
 
 def _find_spec(target: str, module_name: str) -> importlib.machinery.ModuleSpec:
@@ -107,7 +101,7 @@ def _check_source_size(target: str, filename: str) -> None:
 
 def check_plugin(target: str) -> None:
     """Check, without running any of its code, that `module:Class` names a class that can be loaded."""
-    module_name, attr = _split(target)
+    module_name, attr = split_target(target)
     spec = _find_spec(target, module_name)
     module = sys.modules.get(module_name)  # already imported: looking at it runs nothing
     if module is None and spec.origin in ("built-in", "frozen"):
@@ -149,15 +143,7 @@ def check_strategy_class(target: str, cls: Any) -> type[Any]:
 
 def load_plugin_class(target: str) -> type[Any]:
     """Import `module:Class` (running the module: only under `evalkit run`) and check it is a Strategy class."""
-    module_name, attr = _split(target)
-    try:
-        module = importlib.import_module(module_name)
-    except (Exception, SystemExit) as exc:  # whatever a user's module raises at import (sys.exit too): one line
-        first = (str(exc).splitlines() or [""])[0][:200]
-        raise ConfigError(f"plugin {target!r}: cannot import {module_name!r}: {type(exc).__name__}: {first}") from exc
-    if not hasattr(module, attr):
-        raise ConfigError(f"plugin {target!r}: module {module_name!r} has no {attr!r}")
-    return check_strategy_class(target, getattr(module, attr))
+    return check_strategy_class(target, load_class(target))
 
 
 def plugin_allowed(target: str, allowed: Iterable[str]) -> bool:

@@ -16,7 +16,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from evalkit.backends.entry import BackendEntry, RetrySettings
+from evalkit.backends.entry import BackendEntry
+from evalkit.backends.settings import RetrySettings
 from evalkit.chat import CallContext, ChatRequest, Message, Sampling, ToolSpec
 from evalkit.scenario.model import Scenario
 from tests.integration.wire import GET_WEATHER, RESPOND, TOOLS

@@ -11,8 +11,8 @@ from typing import Any
 import httpx
 import pytest
 
-from evalkit.backends.entry import RetrySettings
 from evalkit.backends.llama_server import LlamaServerBackend, file_sha256
+from evalkit.backends.settings import RetrySettings
 from evalkit.chat import Completion, Constraint, Message, Sampling, ToolCall
 from evalkit.errors import BackendError, UnsupportedFeature
 from tests.backends import CONTEXT, GET_WEATHER, TOOLS, MockServer, Step, arun, entry, payload, request

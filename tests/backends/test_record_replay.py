@@ -337,3 +337,31 @@ def test_replaying_a_run_with_a_different_grammar_is_a_miss(tmp_path: Path) -> N
     assert run(replay(tmp_path), grammar, mode="prompt").outcome == state.outcome
     with pytest.raises(ReplayMiss, match=r"call 0: the request changed since recording: constraint\.grammar differs"):
         run(replay(tmp_path), [("grammar", {"mode": "grammar", "max_string_chars": 50})], mode="prompt")
+
+
+# --- one run's stored completions (`ReplayBackend.of_run`: rescore and sim fit) -----------------
+
+
+def _stored_run() -> Any:
+    """A committed run with two or more model calls, each with its stored completion."""
+    from evalkit.results.reader import load_results
+
+    results = load_results([Path(__file__).resolve().parents[2] / "results" / "compare-models.jsonl"])
+    return next(r for r in results.runs if len(r.calls) >= 2)
+
+
+def test_a_runs_completions_are_served_in_order_whatever_the_request() -> None:
+    run = _stored_run()
+    seen: list[tuple[int, str]] = []
+    backend = ReplayBackend.of_run(run, lambda req, ctx, done: seen.append((ctx.call_index, done.text)))
+    assert (backend.kind, backend.model, backend.simulated) == ("replay", run.cell.model, run.simulated)
+    for index, call in enumerate(run.calls):
+        context = CallContext(run_id=run.run_id, seed=run.seed, call_index=index)
+        assert arun(backend.complete(request(Message(role="user", content=f"changed {index}")), context)) == (
+            call.completion
+        )
+    assert seen == [(i, c.completion.text) for i, c in enumerate(run.calls)]
+    beyond = CallContext(run_id=run.run_id, seed=run.seed, call_index=len(run.calls))
+    with pytest.raises(ReplayMiss, match=f"needs more model calls than the {len(run.calls)} recorded"):
+        arun(backend.complete(request(), beyond))
+    assert arun(backend.describe())["replayed_from"] == f"run {run.run_id}"

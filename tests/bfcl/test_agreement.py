@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("bfcl_eval")
+from tests.extras import needs_extra
+
+pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
 
 from evalkit.backends.packaged import MODELS
 from evalkit.chat import Completion, ToolCall

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("bfcl_eval")
-pytest.importorskip("mpmath")
+from tests.extras import needs_extra
+
+pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
+pytest.importorskip("mpmath", reason=needs_extra("bfcl"))
 
 from evalkit.importers.bfcl import import_bfcl
 from evalkit.importers.bfcl.convert import convert_case
@@ -49,12 +51,15 @@ def test_categories_once_refused_are_known() -> None:
 
 
 def test_a_case_evalkit_would_refuse_is_skipped_with_its_reason() -> None:
-    """simple_python_149's answer is an array where the parameter is a string: once written, then refused."""
-    scenarios, report = import_bfcl(["simple_python"], None, 0)
-    assert "simple_python_149" not in {s["provenance"]["id"] for s in scenarios}
+    """live_multiple_552's answer is a boolean for a required string parameter: once written, then refused
+    (named rule answer_breaks_its_schema). simple_python_149, once refused for an answer list of lists for
+    a list of strings, now imports: BFCL's rule (the answer's type decides, compared exactly) is followed."""
+    scenarios, report = import_bfcl(["live_multiple", "simple_python"], None, 0)
+    imported = {s["provenance"]["id"] for s in scenarios}
+    assert "live_multiple_552-153-1" not in imported and "simple_python_149" in imported
     reasons = dict(report.skipped)
-    assert "string" in reasons["simple_python_149"]
-    assert report.counts["simple_python"]["skipped"] == len(report.skipped)
+    assert "a boolean where the parameter is a string" in reasons["live_multiple_552-153-1"]
+    assert report.counts["live_multiple"]["skipped"] + report.counts["simple_python"]["skipped"] == len(reasons)
 
 
 def test_a_multi_message_irrelevance_case_is_quoted_in_one_turn() -> None:

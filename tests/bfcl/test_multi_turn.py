@@ -11,8 +11,10 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("bfcl_eval")
-pytest.importorskip("mpmath")
+from tests.extras import needs_extra
+
+pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
+pytest.importorskip("mpmath", reason=needs_extra("bfcl"))
 
 from evalkit.backends.base import RetryPolicy
 from evalkit.chat import Completion, Sampling, ToolCall

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("bfcl_eval")
-pytest.importorskip("mpmath")
+from tests.extras import needs_extra
+
+pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
+pytest.importorskip("mpmath", reason=needs_extra("bfcl"))
 
 from evalkit.importers.bfcl.convert import convert_case
 from evalkit.importers.bfcl.data import load_category

@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-pytest.importorskip("bfcl_eval")
+from tests.extras import needs_extra
+
+pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
 
 from evalkit.importers.bfcl.convert import convert_case
 from evalkit.importers.bfcl.reference import bfcl_verdict, standardize_string
@@ -100,7 +102,8 @@ def test_rule_relevance_needs_an_offered_tool() -> None:
 
 
 def test_rule_no_call_where_bfcl_expects_none() -> None:
-    pytest.importorskip("mpmath")
+    pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
+    pytest.importorskip("mpmath", reason=needs_extra("bfcl"))
     from evalkit.importers.bfcl.data import load_category
     from tests.bfcl.multi_turn_runs import bfcl_multi_turn_verdict, evalkit_multi_turn_verdict, runs
 
@@ -117,3 +120,28 @@ def test_rule_no_call_where_bfcl_expects_none() -> None:
     assert evalkit_multi_turn_verdict(scenario, guessed) is False
     assert bfcl_multi_turn_verdict(case, generated["ground truth"], truth) is True
     assert evalkit_multi_turn_verdict(scenario, generated["ground truth"]) is True
+
+
+def test_rule_answer_breaks_its_schema() -> None:
+    """A boolean answer for a required string parameter: BFCL passes only `true`, which the function's
+    own schema forbids, so evalkit does not import the case; made optional, the case imports, and its
+    verdicts are BFCL's."""
+    params = {"open": {"type": "string", "description": "'True' or 'False'"}}
+    truth = [{"lab.run": {"open": [True]}}]
+    function = {
+        "name": "lab.run",
+        "description": "d",
+        "parameters": {"type": "dict", "properties": params, "required": []},
+    }
+    case = {"id": "live_multiple_0", "question": [[{"role": "user", "content": "Run it."}]], "function": [function]}
+    conversion = convert_case("live_multiple", case, {"id": case["id"], "ground_truth": truth})
+    assert conversion.scenario is not None
+    with pytest.raises(ValueError, match="a boolean where the parameter is a string"):
+        Scenario.model_validate(conversion.scenario)
+    assert bfcl_verdict("live_multiple", [function], [{"lab_run": {"open": True}}], truth) is True
+    assert bfcl_verdict("live_multiple", [function], [{"lab_run": {"open": "True"}}], truth) is False
+    optional = [{"lab.run": {"open": ["", True]}}]
+    conversion = convert_case("live_multiple", case, {"id": case["id"], "ground_truth": optional})
+    scenario = Scenario.model_validate(conversion.scenario)
+    for output in ([{"lab_run": {"open": True}}], [{"lab_run": {"open": "True"}}], [{"lab_run": {}}]):
+        assert evalkit_verdict(scenario, output) == bfcl_verdict("live_multiple", [function], output, optional)

@@ -13,8 +13,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("bfcl_eval")  # the multi-turn cases run on BFCL's own backends, and BFCL's checker judges
-pytest.importorskip("mpmath")
+from tests.extras import needs_extra
+
+# the multi-turn cases run on BFCL's own backends, and BFCL's checker judges
+pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
+pytest.importorskip("mpmath", reason=needs_extra("bfcl"))
 
 from evalkit.backends.packaged import MODELS
 from evalkit.chat import Completion

@@ -61,3 +61,13 @@ def test_validating_the_folder_runs_nothing(
     assert main(["validate", str(BAD)]) == 1
     assert f"0 of {len(EXPECTED)} files valid" in capsys.readouterr().out
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_report_suffix_no_format_writes_is_refused_before_the_runs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`run --report r.pdf` used to run the whole matrix, then stop at the suffix."""
+    out = tmp_path / "r.jsonl"
+    code = main(["run", "configs/default.yaml", "-n", "1", "-o", str(out), "--report", str(tmp_path / "r.pdf")])
+    assert code == 2 and not out.exists()
+    assert capsys.readouterr().err.splitlines()[-1].endswith("r.pdf: unknown suffix (use one of .html, .json, .md)")

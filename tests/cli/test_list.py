@@ -17,11 +17,9 @@ def test_list_strategies_shows_options_and_defaults(capsys: pytest.CaptureFixtur
 
 
 def test_validate_and_list_explain_themselves_in_help(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit):
-        main(["validate", "--help"])
+    assert main(["validate", "--help"]) == 0
     assert "reference solution" in capsys.readouterr().out
-    with pytest.raises(SystemExit):
-        main(["list", "--help"])
+    assert main(["list", "--help"]) == 0
     assert "folder searched for scenarios" in capsys.readouterr().out
 
 
@@ -30,9 +28,9 @@ def test_every_strategy_says_what_it_does_not_where_it_lives(capsys: pytest.Capt
 
     assert main(["list", "strategies"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    for name, target in STRATEGIES.items():
+    for name, cls in STRATEGIES.items():
         line = next(line for line in lines if line.split()[:1] == [name])
-        assert target not in line and len(line.split()) > 2, line
+        assert cls.__name__ not in line and cls.__module__ not in line and len(line.split()) > 2, line
 
 
 def test_scenario_columns_stay_aligned_with_long_bfcl_ids(capsys: pytest.CaptureFixture[str]) -> None:

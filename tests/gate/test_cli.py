@@ -215,17 +215,33 @@ def test_unreadable_results_files_exit_2(
     assert str(path) in reason and expected in reason
 
 
+def test_options_the_runs_cannot_pair_exit_2(sims: Sims, capsys: pytest.CaptureFixture[str]) -> None:
+    reason = one_line_error(
+        *gate(capsys, "--baseline", sims.baseline, "--candidate", sims.reseeded, "--pairing", "paired")
+    )
+    assert reason.startswith("pairing: paired, but the runs do not pair up")
+
+
 @pytest.mark.parametrize(
     ("options", "expected"),
     [
-        (["--floor", "1.5"], "gate option: floor: Input should be less than or equal to 1"),
-        (["--alpha", "0"], "gate option: alpha: Input should be greater than 0"),
-        (["--pairing", "paired"], "pairing: paired, but the runs do not pair up"),
+        (["--floor", "1.5"], "argument --floor: '1.5' is not a number in [0, 1]"),
+        (["--alpha", "0"], "argument --alpha: '0' is not a number in (0, 1)"),
+        (["--max-infra-error-rate", "nan"], "argument --max-infra-error-rate: 'nan' is not a number in [0, 1]"),
+        (["--margin", "1"], "argument --margin: '1' is not a number in [0, 1)"),
+        (["--max-runs", "0"], "argument --max-runs: '0' is not a whole number in [1, 100000]"),
+        (["--batch", "0"], "argument --batch: '0' is not a whole number in [1, 100000]"),
+        (["--futility", "-1"], "argument --futility: '-1' is not a number in [0, 1)"),
     ],
 )
-def test_bad_options_exit_2(sims: Sims, capsys: pytest.CaptureFixture[str], options: list[str], expected: str) -> None:
-    reason = one_line_error(*gate(capsys, "--baseline", sims.baseline, "--candidate", sims.reseeded, *options))
-    assert reason.startswith(expected)
+def test_options_out_of_range_are_a_usage_error_before_anything_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], options: list[str], expected: str
+) -> None:
+    missing = tmp_path / "missing.jsonl"  # never opened: the option is refused while parsing
+    assert main(["gate", "--baseline", str(missing), "--candidate", str(missing), *options]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"evalkit gate: error: {expected}")
 
 
 def test_a_bad_gate_config_file_exits_2_naming_the_line(
@@ -461,36 +477,7 @@ def test_sequential_with_a_dead_backend_exits_2(
     assert error is not None and error.get("message") == reason
 
 
-@pytest.mark.parametrize(
-    ("options", "expected"),
-    [
-        (["--max-runs", "0"], "gate option: sequential.max_runs: Input should be greater than or equal to 1"),
-        (["--batch", "0"], "gate option: sequential.batch: Input should be greater than or equal to 1"),
-        (["--futility", "-1"], "gate option: sequential.futility: Input should be greater than or equal to 0"),
-    ],
-)
-def test_sequential_bad_options_exit_2(
-    tmp_path: Path, strong_baseline: Path, capsys: pytest.CaptureFixture[str], options: list[str], expected: str
-) -> None:
-    config = sequential_config(tmp_path, "strong")
-    reason = one_line_error(
-        *gate(
-            capsys,
-            "--sequential",
-            "--baseline",
-            strong_baseline,
-            "--candidate",
-            config,
-            "--out",
-            tmp_path / "b",
-            *options,
-        )
-    )
-    assert reason.startswith(expected)
-    assert not (tmp_path / "b").exists()  # refused before any run
-
-
-@pytest.mark.parametrize("problem", ["empty candidate", "bad option", "bad config"])
+@pytest.mark.parametrize("problem", ["empty candidate", "bad setting", "bad config"])
 def test_exit_2_writes_the_files_asked_for_with_the_reason(
     sims: Sims, tmp_path: Path, capsys: pytest.CaptureFixture[str], problem: str
 ) -> None:
@@ -500,8 +487,10 @@ def test_exit_2_writes_the_files_asked_for_with_the_reason(
     options: list[str | Path] = []
     if problem == "empty candidate":
         candidate = records.write_results(tmp_path / "empty.jsonl", [])
-    elif problem == "bad option":
-        options = ["--alpha", "2"]
+    elif problem == "bad setting":
+        settings = tmp_path / "gate.yaml"
+        settings.write_text("alpha: 2\n", encoding="utf-8")
+        options = ["--config", settings]
     else:
         options = ["--config", tmp_path / "missing.yaml"]
     reason = one_line_error(

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 from evalkit.report.terminal import summary_table
+from evalkit.results.forge_wheel import read_wheel_record
 from evalkit.results.reader import load_results
 from evalkit.run.config import load_config
 from evalkit.run.runner import run_config
@@ -68,11 +69,15 @@ def test_forge_proxy_in_front_of_the_simulated_model(tmp_path: Path) -> None:
         text=True,
         check=True,
     ).stdout.strip()
-    assert package == {
+    # wheel_sha256 is there when scripts/install-forge.sh recorded the wheel it installed
+    assert {k: v for k, v in package.items() if k != "wheel_sha256"} == {
         "name": "forge-guardrails",
         "version": forge_version(python),
         "record_sha256": hashlib.sha256((Path(record) / "RECORD").read_bytes()).hexdigest(),
     }
+    wheel = read_wheel_record(Path(python).parents[1])
+    if wheel is not None:  # a venv install-forge.sh made: pip installed the very wheel it recorded
+        assert package["wheel_sha256"] == wheel.sha256
     assert "calls per run:" in summary_table(results) and "[SIM]" in summary_table(results)
 
 

@@ -16,6 +16,7 @@ import pytest
 from evalkit.cli import main
 from evalkit.errors import OutputError
 from evalkit.results.output_file import write_output
+from tests.extras import needs_extra
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = str(ROOT / "results/compare-models.jsonl")
@@ -26,7 +27,7 @@ def bad_paths(tmp_path: Path) -> dict[str, tuple[str, str]]:
     (tmp_path / "file.txt").write_text("x")
     (tmp_path / "folder").mkdir()
     paths = {
-        "under a file": (str(tmp_path / "file.txt/out.html"), "Not a directory"),
+        "under a file": (str(tmp_path / "file.txt/out.html"), "is not a directory"),
         "a directory": (str(tmp_path / "folder"), "Is a directory"),
         "empty": ("", "an empty path"),
     }
@@ -74,15 +75,19 @@ def test_gate_output_errors_are_exit_2_and_the_other_file_is_written(
         assert reason in err and written.stat().st_size > 0
 
 
-def test_gate_input_error_still_writes_junit_when_markdown_fails(
+def test_an_unusable_gate_output_fails_before_the_inputs_are_read_and_junit_says_why(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # issue 31: `--markdown "$GITHUB_STEP_SUMMARY"` with the variable unset failed only after the verdict
     junit = tmp_path / "j.xml"
     missing = str(tmp_path / "missing.jsonl")
     assert main(["gate", "--baseline", missing, "--candidate", RESULTS, "--junit", str(junit), "--markdown", ""]) == 2
     err = capsys.readouterr().err
-    assert "Traceback" not in err and "an empty path" in err and "missing.jsonl" in err
-    assert "missing.jsonl" in junit.read_text()
+    assert one_line(err) == "evalkit: error: --markdown '': an empty path (an unset environment variable?)"
+    assert (
+        "--markdown &apos;&apos;: an empty path" in junit.read_text()
+        or "--markdown '': an empty path" in junit.read_text()
+    )
 
 
 def _limit_file_size() -> None:
@@ -122,8 +127,8 @@ def test_rescore_never_renames_over_a_directory_or_a_special_file(
 
 
 def test_import_into_a_path_under_a_file_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("bfcl_eval")
+    pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
     (tmp_path / "file.txt").write_text("x")
     out = str(tmp_path / "file.txt/scenarios")
     assert main(["import", "bfcl", "--categories", "simple_python", "--sample", "1", "-o", out]) == 2
-    assert "cannot write: Not a directory" in one_line(capsys.readouterr().err)
+    assert "is not a directory" in one_line(capsys.readouterr().err)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.extras import extra_of, needs_extra
 from tests.integration.conftest import require_llama_server
 from tests.integration.readme_blocks import INSTALL_PREFIX, README, Block, copy_repo, evalkit_shim, readme_blocks
 
@@ -72,7 +73,8 @@ def test_readme_block_runs_as_written(
 ) -> None:  # type: ignore[no-untyped-def]
     script, cwd, timeout = block.script, clone, 900.0
     if block.kind == "needs" and importlib.util.find_spec(block.arg) is None:
-        pytest.skip(f"README line {block.line} needs {block.arg}")
+        extra = extra_of(block.arg)
+        pytest.skip(f"README line {block.line}: " + (needs_extra(extra) if extra else f"needs {block.arg}"))
     if block.kind == "server":
         require_llama_server()
         timeout = 3600.0

@@ -95,3 +95,60 @@ def test_the_fixture_runs_a_config_through_the_python_api(pytester: pytest.Pytes
         """
     )
     pytester.runpytest_subprocess(*PLUGIN).assert_outcomes(passed=1)
+
+
+# -- issue 30: inputs checked before anything runs, one line each, nothing left behind ----------------
+
+
+def _one_line_usage_error(result: pytest.RunResult, says: str) -> None:
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("ERROR: evalkit: ") and says in errors[0], errors
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_a_missing_baseline_is_one_line_before_anything_runs(pytester: pytest.Pytester) -> None:
+    # before: it ran the whole config, then failed every cell (14,692 lines for a large config)
+    cfg = _config(pytester.path, "nobase", {"trust_text": ["trust_text"]})
+    out = pytester.path / "out.jsonl"
+    result = pytester.runpytest_subprocess(
+        *PLUGIN, "--evalkit", str(cfg), "--evalkit-baseline", "missing.jsonl", "--evalkit-out", str(out)
+    )
+    _one_line_usage_error(result, "missing.jsonl: cannot read")
+    assert not out.exists()  # nothing ran
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("name: x\nruns: [unclosed\n", "invalid YAML"),  # before: the right line after 16 frames of YAML internals
+        ("name: x\nruns: 0\n", "runs"),
+        ("- a list\n", "x.yaml"),
+    ],
+)
+def test_a_bad_config_is_one_line_without_traceback_frames(pytester: pytest.Pytester, text: str, says: str) -> None:
+    cfg = pytester.path / "x.yaml"
+    cfg.write_text(text, encoding="utf-8")
+    result = pytester.runpytest_subprocess(*PLUGIN, "--evalkit", str(cfg))
+    _one_line_usage_error(result, says)
+    assert "yaml/" not in result.stdout.str() + result.stderr.str()
+
+
+def test_an_output_that_cannot_be_written_is_one_line(pytester: pytest.Pytester) -> None:
+    cfg = _config(pytester.path, "badout", {"trust_text": ["trust_text"]})
+    (pytester.path / "afile").write_text("x", encoding="utf-8")
+    result = pytester.runpytest_subprocess(*PLUGIN, "--evalkit", str(cfg), "--evalkit-out", "afile/r.jsonl")
+    _one_line_usage_error(result, "is not a directory")
+
+
+def test_the_temporary_results_folder_is_removed(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # before: every session left an evalkit-* folder in the temporary directory
+    cfg = _config(pytester.path, "tidy", {"trust_text": ["trust_text"]})
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))  # where the child's tempfile.mkdtemp makes its folder
+    result = pytester.runpytest_subprocess(*PLUGIN, "--evalkit", str(cfg))
+    result.assert_outcomes(passed=2)
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("evalkit-")]

@@ -21,6 +21,7 @@ from evalkit.report.jsonfmt import report_dict
 from evalkit.report.markdown import render_markdown
 from evalkit.results.integrity import load_checked
 from evalkit.results.records import ModelCall, RunRecord
+from tests.extras import needs_extra
 from tests.report import records
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,7 +117,7 @@ def _bfcl_direct(run: dict[str, Any], category: str, cases: dict[str, Any]) -> b
 
 
 def test_bfcls_accuracy_is_its_own_checkers_verdict_on_the_final_reply() -> None:
-    pytest.importorskip("bfcl_eval")
+    pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
     from evalkit.importers.bfcl.data import load_category
 
     score, _ = _score(GRAMMAR)
@@ -166,7 +167,7 @@ def _run(index: int, text: str, correct: bool, outcome: str = "final_answer") ->
 
 
 def test_a_different_verdict_is_a_disagreement_and_unjudged_runs_are_counted_apart() -> None:
-    pytest.importorskip("bfcl_eval")
+    pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
     runs = [
         _run(0, "<|im_end|><|im_start|>assistant<|im_end|>", correct=False),  # evalkit: degenerate; BFCL: no call
         _run(1, "No tool can do that.", correct=True),
@@ -211,8 +212,8 @@ def _multi_turn_run(drop_last_turns_calls: bool = False, turns_kept: int | None 
 
 
 def test_bfcls_multi_turn_checker_judges_the_transcript_turn_by_turn() -> None:
-    pytest.importorskip("bfcl_eval")
-    pytest.importorskip("mpmath")
+    pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))
+    pytest.importorskip("mpmath", reason=needs_extra("bfcl"))
     from evalkit.importers.bfcl.score import CheckerJudge
 
     judge = CheckerJudge()

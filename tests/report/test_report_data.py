@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from evalkit.report.cells import PASS_K, Rate
+from evalkit.report.cells import PASS_K
 from evalkit.report.data import OVERALL, Column, ReportData, Row, build_report
 from evalkit.report.power_statement import BASELINES, DROPS, NEEDED_AT_DEFAULTS, POWER, power_statement
 from evalkit.results.reader import load_results
@@ -26,6 +26,7 @@ from evalkit.results.records import Results, RunRecord
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
 from evalkit.stats import intervals
+from evalkit.stats.rates import Rate
 from tests.report import records
 
 ROOT = Path(__file__).resolve().parents[2]

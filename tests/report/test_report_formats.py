@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from evalkit.cli import main
-from evalkit.report import ReportFormat, render
+from evalkit.report import FORMATS, render
 from evalkit.report.data import build_report
-from evalkit.report.markdown import escape_cell
+from evalkit.results.escaping import markdown_cell
 from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
@@ -92,7 +92,7 @@ def test_markdown_escapes_table_syntax_and_html() -> None:
     assert row[:2] == ["sim · m · native", "a\\|b&lt;i&gt;"]
     assert len(row) == 2 + 2  # overall and the one family: the pipe in the name split nothing
     assert "SIMULATED" not in text and "(SIM)" not in text
-    assert escape_cell("x\ny|<z>") == "x y\\|&lt;z&gt;"
+    assert markdown_cell("x\ny|<z>") == "x y\\|&lt;z&gt;"
 
 
 # --- JSON ----------------------------------------------------------------------------------------
@@ -181,8 +181,7 @@ HEADER_KEY = "sk-evalkit-FAKE-header-2b7c5e9a1d40"
 
 def _all_formats(paths: list[Path]) -> dict[str, str]:
     data = build_report(load_results(paths), include_power=False)
-    formats: tuple[ReportFormat, ...] = ("html", "markdown", "json")
-    return {fmt: render(data, fmt) for fmt in formats}
+    return {fmt: render(data, fmt) for fmt in FORMATS}
 
 
 def test_api_keys_never_reach_results_or_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from evalkit.report.html import render_html
 from evalkit.report.plots import failure_breakdown
 from evalkit.report.provenance import portable
 from evalkit.report.style import FAILURE_COLOURS
-from evalkit.results.records import ModelCall, RunRecord
+from evalkit.results.records import FAILURE_CATEGORIES, ModelCall, RunRecord
 from evalkit.stats.intervals import holm
 from tests.report import records
 from tests.report.test_report_html import Page
@@ -218,3 +218,8 @@ def test_mixed_data_is_marked_per_column_not_in_the_title() -> None:
 def test_power_table_says_none_instead_of_a_dash() -> None:
     html = render_html(build_report(records.results(records.cell_runs(1, 1))))
     assert "≤ –" not in html and "none (not even a fall to 0%)" in html
+
+
+def test_every_failure_category_has_its_colour() -> None:
+    """The categories are one Literal (`FailureCategory`); the colour table must follow it."""
+    assert list(FAILURE_COLOURS) and set(FAILURE_COLOURS) == set(FAILURE_CATEGORIES)

@@ -34,7 +34,7 @@ def test_the_committed_adr013_results_are_real_and_replay_exactly(tmp_path: Path
     assert described["gemma3-270m"]["model_sha256"] == MODELS["gemma3-270m"].sha256
     assert all(not r.simulated for r in results.runs if r.cell.backend not in simulated)
     for label in ("forge-sim", "forge-respond-sim"):
-        model, forge = described[label]["started_by_evalkit"]["phases"]
+        _model, forge = described[label]["started_by_evalkit"]["phases"]
         assert forge["packages"][0]["name"] == "forge-guardrails" and forge["packages"][0]["version"] == "0.10.0"
 
     config = load_config(ROOT / "configs/adr013.yaml").as_replay(ROOT / "recordings/adr013")

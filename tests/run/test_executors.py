@@ -18,6 +18,7 @@ from evalkit.results.shards import Shard
 from evalkit.run.executors import create_executor
 from evalkit.run.executors.local import LocalExecutor
 from evalkit.run.runner import run_config
+from tests.extras import needs_extra
 from tests.results.test_shards import decided
 from tests.run.test_runner import config
 from tests.stub_server import chat_stubs
@@ -33,7 +34,8 @@ def test_executor_options_are_checked() -> None:
 
 @pytest.fixture(scope="module")
 def ray_local() -> Iterator[object]:
-    ray = pytest.importorskip("ray")
+    ray = pytest.importorskip("ray", reason=needs_extra("ray"))
+
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()

@@ -80,7 +80,8 @@ def test_a_bad_n_is_a_one_line_error_and_leaves_no_file(
     # before: -n 0 was silently ignored, -n -1 left an empty file, -n 1000000000000 hung planning
     out = tmp_path / "r.jsonl"
     assert run_cli(write_config(tmp_path / "c.yaml"), "-o", out, "-n", n) == 2
-    assert one_line(capsys.readouterr().err).startswith(f"evalkit: error: -n {n}: ")
+    expected = f"evalkit run: error: argument -n/--runs: {n!r} is not a whole number in [1, 100000]"
+    assert one_line(capsys.readouterr().err).startswith(expected)  # the range of a config's `runs:`
     assert not out.exists()
 
 
@@ -123,7 +124,7 @@ FAILED_STARTS: dict[str, tuple[dict[str, Any], tuple[str, ...], str]] = {
         f"backends.0.api_key_env: environment variable {UNSET} is not set",
     ),
     "families match nothing": ({"families": ["no_such_family"]}, (), "families: ['no_such_family'] match no"),
-    "-n -1": ({}, ("-n", "-1"), "-n -1: "),
+    "-n -1": ({}, ("-n", "-1"), "argument -n/--runs: '-1'"),
     "unknown --backend": ({}, ("--backend", "nope"), "no backend labelled ['nope']"),
     "scenarios match no file": ({"scenarios": ["missing/*.yaml"]}, (), "scenarios: pattern 'missing/*.yaml' matches"),
 }
@@ -186,7 +187,7 @@ def test_an_output_that_is_a_directory_or_under_a_file_is_a_one_line_error(
     )
     assert run_cli(cfg, "-o", plain / "r.jsonl", *again) == 2
     assert one_line(capsys.readouterr().err) == (
-        f"evalkit: error: {plain / 'r.jsonl'}: cannot write: {plain} is not a directory"
+        f"evalkit: error: -o {plain / 'r.jsonl'}: cannot write: {plain} is not a directory"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "out", "plain"] and not list(folder.iterdir())
     assert run_cli(cfg, "-o", folder / "new" / "r.jsonl") == 0  # missing folders are made
@@ -202,7 +203,7 @@ def test_a_record_dir_that_is_a_file_is_a_one_line_error_before_anything_is_writ
     assert one_line(capsys.readouterr().err) == f"evalkit: error: --record {plain}: not a directory"
     assert run_cli(cfg, "-o", out, "--record", plain / "rec") == 2
     assert one_line(capsys.readouterr().err) == (
-        f"evalkit: error: {plain / 'rec'}: cannot write: {plain} is not a directory"
+        f"evalkit: error: --record {plain / 'rec'}: cannot write: {plain} is not a directory"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml", "plain"]
 
@@ -408,3 +409,15 @@ def test_a_packaged_model_whose_package_is_missing_names_the_pip_command() -> No
         )
         with pytest.raises(ModelUnavailable, match=r"pip install no-such-model-dist==1\.0"):
             absent.check_installed()
+
+
+def test_a_backend_left_out_by_backend_is_not_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`run --backend sim` runs the sim entry only: an entry it leaves out (here one whose key is not
+    set; in ADR-013's config a served model a dev install lacks) is checked when it runs, not now."""
+    keyless = api_backend(url="http://127.0.0.1:9", api_key_env=UNSET)
+    cfg = write_config(tmp_path / "c.yaml", backends=[SIM, keyless])
+    out = tmp_path / "r.jsonl"
+    assert run_cli(cfg, "-o", out, "--backend", "sim", "-n", "1") == 0
+    assert {r.cell.backend for r in load_results([out]).runs} == {"sim"}
+    assert run_cli(cfg, "-o", out, "--resume") == 2  # the left-out entry, now run, is checked
+    assert f"backends.1.api_key_env: environment variable {UNSET} is not set" in capsys.readouterr().err

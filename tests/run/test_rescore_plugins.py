@@ -87,7 +87,8 @@ def test_the_flag_or_the_runs_config_opts_in(
         "strategies": {"trust_text": [{"plugin": f"{module}:Plain"}]},
     }
     config.write_text(yaml.safe_dump(doc), encoding="utf-8")
-    assert rescore(source, tmp_path, "--config", str(config)) == 0, capsys.readouterr().err
+    # out.jsonl now holds the first rescore's results: replacing them takes --overwrite
+    assert rescore(source, tmp_path, "--config", str(config), "--overwrite") == 0, capsys.readouterr().err
 
 
 def test_a_plugin_under_another_module_is_not_opted_in(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -75,6 +75,37 @@ def test_unknown_operators_and_bad_operands_are_named() -> None:
         value_matches({"$startswith": "fri"}, "friday")
 
 
+def test_exact_compares_as_written_whatever_the_normalisation() -> None:
+    bfcl = MatchRules(normalise="bfcl", strict_types=True)
+    assert value_matches("EVENT_THREAD", " event-thread.", bfcl)  # normalised
+    assert not value_matches({"$exact": "EVENT_THREAD"}, " event-thread.", bfcl)
+    assert value_matches({"$exact": ["Apple", {"a": 1}]}, ["Apple", {"a": 1}], bfcl)
+    assert not value_matches({"$exact": ["Apple"]}, ["apple"], bfcl)
+    assert not value_matches({"$exact": True}, "True", bfcl) and value_matches({"$exact": True}, True, bfcl)
+
+
+def test_parsed_reads_text_as_the_language_does() -> None:
+    bfcl = MatchRules(normalise="bfcl", strict_types=True)
+    java_long = {"$parsed": {"language": "java", "type": "long", "value": 42}}
+    assert value_matches(java_long, "42L", bfcl) and not value_matches(java_long, "42", bfcl)
+    assert not value_matches(java_long, 42, bfcl)  # the value is text, or nothing
+    js_float = {"$parsed": {"language": "javascript", "type": "float", "value": 5.0}}
+    assert value_matches(js_float, "5", bfcl) and value_matches(js_float, "5.0", bfcl)
+    assert not value_matches(js_float, "5e0", bfcl)  # JavaScript's rule reads no exponent
+    js_string = {"$parsed": {"language": "javascript", "type": "String", "value": "hello world"}}
+    assert value_matches(js_string, "'Hello World'", bfcl) and value_matches(js_string, '"hello-world"', bfcl)
+    assert "unknown language 'rust'" in (
+        spec_problem({"$parsed": {"language": "rust", "type": "i32", "value": 1}}) or ""
+    )
+    assert "has no type 'long'" in (
+        spec_problem({"$parsed": {"language": "javascript", "type": "long", "value": 1}}) or ""
+    )
+    assert "takes {language, type, value}" in (spec_problem({"$parsed": {"language": "java"}}) or "")
+    assert "value.0: unknown matcher operator" in (
+        spec_problem({"$parsed": {"language": "java", "type": "String", "value": [{"$nope": 1}]}}) or ""
+    )
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
@@ -85,7 +116,19 @@ specs = st.recursive(
     lambda children: st.one_of(
         st.builds(
             lambda k, v: {k: v},
-            st.sampled_from(["$contains", "$regex", "$any_of", "$absent", "$optional", "$literal", "$startswith"]),
+            st.sampled_from(
+                [
+                    "$contains",
+                    "$regex",
+                    "$any_of",
+                    "$absent",
+                    "$optional",
+                    "$literal",
+                    "$exact",
+                    "$parsed",
+                    "$startswith",
+                ]
+            ),
             children | st.lists(children, max_size=3) | st.text(max_size=6),
         ),
         st.lists(children, max_size=3),

@@ -19,6 +19,7 @@ from evalkit.errors import ScenarioError
 from evalkit.scenario.model import Scenario, StatefulClass, load_scenario
 from evalkit.scenario.state_allowlist import BFCL_STATE_CLASSES
 from evalkit.scenario.statemocks import StatefulMocks
+from tests.extras import needs_extra
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -173,7 +174,8 @@ def test_bfcl_classes_are_allowed_by_exact_path_only(tmp_path: Path) -> None:
 
 
 def test_the_bfcl_allowlist_is_bfcls_own_mapping() -> None:
-    constants = pytest.importorskip("bfcl_eval.constants.executable_backend_config")
+    constants = pytest.importorskip("bfcl_eval.constants.executable_backend_config", reason=needs_extra("bfcl"))
+
     mapping = constants.CLASS_FILE_PATH_MAPPING
     assert {f"{module}:{cls}" for cls, module in mapping.items()} == BFCL_STATE_CLASSES
 

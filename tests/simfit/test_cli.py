@@ -56,3 +56,53 @@ def test_list_shows_the_fitted_profiles(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["list", "profiles"]) == 0
     shown = capsys.readouterr().out.splitlines()
     assert "  fitted/smollm2" in shown and "  fitted/gemma3-270m" in shown and "  small-local" in shown
+
+
+# -- issue 30: hostile and careless inputs -------------------------------------------------------------
+
+
+def _profile_counting(tmp_path: Path, estimate: str, count: int) -> Path:
+    """The shipped fitted profile with one estimate's `count` changed."""
+    text = (ROOT / "evalkit/profiles/fitted/smollm2.yaml").read_text()
+    at = text.index(f"    {estimate}:\n")
+    start = text.index("      count: ", at)
+    path = tmp_path / "edited.yaml"
+    path.write_text(text[:start] + f"      count: {count}" + text[text.index("\n", start) :])
+    return path
+
+
+@pytest.mark.parametrize("command", ["sim check", "plan --profile"])
+def test_an_estimate_counting_more_than_its_calls_is_exit_2_naming_it(
+    command: str, at_root: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # before: ValueError: b <= 0 from numpy's beta draw, exit 1
+    edited = _profile_counting(tmp_path, "reply_step.uses_respond", 5000)
+    argv = (
+        ["sim", "check", str(edited), "results/compare-models.jsonl"]
+        if command == "sim check"
+        else ["plan", "results/compare-models.jsonl", "--profile", str(edited)]
+    )
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"evalkit: error: {edited}: fitted.estimates.reply_step.uses_respond: count 5000 is more")
+    assert err.count("\n") == 1
+
+
+def test_fit_makes_the_output_folder(at_root: None, tmp_path: Path) -> None:
+    # before: FileNotFoundError traceback for -o missing-dir/p.yaml
+    out = tmp_path / "missing-dir" / "p.yaml"
+    assert main(["sim", "fit", "results/compare-models.jsonl", "--model", "smollm2", "-o", str(out)]) == 0
+    assert load_profile(str(out)).fitted is not None
+
+
+def test_fit_never_replaces_a_results_file(at_root: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # before: `sim fit RESULTS --model smollm2 -o victim.jsonl` replaced 80 run records with a profile, exit 0
+    victim = tmp_path / "victim.jsonl"
+    victim.write_bytes((ROOT / "results/compare-models.jsonl").read_bytes())
+    before = victim.read_bytes()
+    assert main(["sim", "fit", "results/compare-models.jsonl", "--model", "smollm2", "-o", str(victim)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"evalkit: error: -o {victim}: holds evalkit results, which this command does not replace: " + (
+        "choose another path\n"
+    )
+    assert victim.read_bytes() == before

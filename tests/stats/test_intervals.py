@@ -1,4 +1,8 @@
-"""Statistics against the reference values in the shared notes (Part 2), computed with scipy 1.17."""
+"""Every interval, test, power and sample size the report and the gate print, held to an independent
+reference: scipy's own implementation where it has one (Boschloo, Fisher, the bootstrap, the
+binomial), exact enumeration where it does not, and a table of reference values at N = 25 computed
+once with scipy 1.17 (the numbers a reader of the README checks first). A disagreement is either a
+bug here or a difference of definition, and the comment beside the value says which."""
 
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ def approx(value: float, abs: float = 0.0015) -> object:
         (0, (0.0, 0.133), (0.0, 0.137)),
     ],
 )
-def test_one_proportion_intervals_match_the_notes_table(
+def test_one_proportion_intervals_match_the_reference_table(
     x: int, wilson: tuple[float, float], cp: tuple[float, float]
 ) -> None:
     w, c = intervals.wilson(x, 25), intervals.clopper_pearson(x, 25)
@@ -63,10 +67,10 @@ def test_fisher_one_and_two_sided() -> None:
 
 
 def test_boschloo_one_binomial_arm_per_column() -> None:
-    # The notes list 0.011 (and 0.025 for 21/25): that is scipy on the *transposed* table, which
+    # A reference table listed 0.011 (and 0.025 for 21/25): that is scipy on the *transposed* table, which
     # treats "passed"/"failed" as the two samples. scipy wants one arm per column ("each column
     # stores the binomial experiment"); with that orientation the p-values are 0.0164 and 0.0325,
-    # and the notes' own power figures (0.77 at N=25, N=27 for 80%) come out as listed below.
+    # and the table's own power figures (0.77 at N=25, N=27 for 80%) come out as listed below.
     assert intervals.boschloo(25, 25, 20, 25) == approx(0.0164, abs=2e-4)
     assert intervals.boschloo(25, 25, 21, 25) == approx(0.0325, abs=2e-4)
     assert boschloo_exact([[25, 0], [20, 5]], alternative="greater").pvalue == approx(0.011)
@@ -151,7 +155,7 @@ def test_pass_hat_k_tau_bench() -> None:
     assert intervals.pass_hat_k([(1, 1)], 2) is None  # no scenario has k runs
 
 
-def test_power_at_n25_matches_the_notes() -> None:
+def test_power_at_n25_matches_the_reference_table() -> None:
     boschloo, exact = intervals.two_sample_power(25, 1.0, 0.8)
     assert exact and boschloo == approx(0.77, abs=0.006)
     assert intervals.two_sample_power(25, 1.0, 0.8, test="fisher")[0] == approx(0.58, abs=0.006)
@@ -162,7 +166,7 @@ def test_power_at_n25_matches_the_notes() -> None:
 def test_runs_needed_per_arm() -> None:
     assert intervals.n_needed(1.0, 0.8) == intervals.SampleSize(27, pytest.approx(0.818, abs=1e-3), True)  # type: ignore[arg-type]
     assert intervals.n_needed(1.0, 0.8, test="fisher").n == 33
-    # the notes say 66 for Fisher at 95% → 80%; its exact power at 66 is 0.7996, so strictly 67
+    # the reference table gave 66 for Fisher at 95% → 80%; its exact power at 66 is 0.7996, so strictly 67
     assert intervals.two_sample_power(66, 0.95, 0.8, test="fisher")[0] == approx(0.80, abs=0.001)
     assert intervals.approx_n(1.0, 0.8) == 27
     assert intervals.approx_n(0.95, 0.8) == 60
@@ -177,7 +181,7 @@ def test_power_is_exact_at_large_n_and_the_search_finds_the_first_n() -> None:
     assert intervals.two_sample_power(needed.n - 1, 0.95, 0.9)[0] < 0.8
 
 
-def test_sprt_bounds_and_the_notes_example() -> None:
+def test_sprt_bounds_and_decisions() -> None:
     upper, lower = intervals.sprt_bounds(0.05, 0.2)
     assert (upper, lower) == (approx(2.773, abs=5e-4), approx(-1.558, abs=5e-4))
     assert intervals.sprt([False, False], 0.95, 0.8).decision == "regression"

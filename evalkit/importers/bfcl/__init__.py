@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from evalkit._model import first_problem
 from evalkit.errors import EvalkitError
 from evalkit.importers.bfcl.convert import Conversion, convert_case
 from evalkit.importers.bfcl.data import ALIASES, CATEGORIES, BfclMissing, attribution, load_category, require_bfcl
@@ -56,13 +60,18 @@ def _refusal(scenario: dict[str, Any]) -> str:
     through its own mocks and check, as `evalkit validate` does."""
     try:
         problems = reference_problems(Scenario.model_validate(scenario))
+    except ValidationError as exc:
+        problem = first_problem(exc)
+        return f"{problem.field}: {problem.message}"[:300]
     except (ValueError, EvalkitError) as exc:
         return " ".join(str(exc).split())[:300]
     return "; ".join(problems)[:300]
 
 
-def _convert(category: str, case: dict[str, Any], answer: dict[str, Any] | None, report: ImportReport) -> Any:
-    conversion = convert_case(category, case, answer)
+def _convert(
+    category: str, case: dict[str, Any], answer: dict[str, Any] | None, report: ImportReport, folder: Path | None
+) -> Any:
+    conversion = convert_case(category, case, answer, folder)
     reason = conversion.skipped if conversion.scenario is None else _refusal(conversion.scenario)
     if reason:
         report.skipped.append((case["id"], reason))
@@ -73,21 +82,24 @@ def _convert(category: str, case: dict[str, Any], answer: dict[str, Any] | None,
     return conversion
 
 
-def import_bfcl(categories: list[str], sample: int | None, seed: int) -> tuple[list[dict[str, Any]], ImportReport]:
+def import_bfcl(
+    categories: list[str], sample: int | None, seed: int, folder: Path | None = None
+) -> tuple[list[dict[str, Any]], ImportReport]:
     """Converted scenarios (with provenance) for a seeded sample of each category, and what happened.
-    A scenario evalkit would refuse is never returned: its case is listed as skipped, with the reason."""
+    A scenario evalkit would refuse is never returned: its case is listed as skipped, with the reason.
+    `folder`: BFCL's data laid out as bfcl_eval/data is (default: the installed package's)."""
     categories = resolve_categories(categories)
     require_bfcl()
     license_name, credit = attribution()
     report = ImportReport()
     out: list[dict[str, Any]] = []
     for category in categories:
-        cases = load_category(category)
+        cases = load_category(category, folder)
         if sample is not None and sample < len(cases):
             picked = sorted(random.Random(f"{seed}:{category}").sample(range(len(cases)), sample))
             cases = [cases[i] for i in picked]
         for case, answer in cases:
-            conversion = _convert(category, case, answer, report)
+            conversion = _convert(category, case, answer, report, folder)
             if conversion is None:
                 continue
             conversion.scenario["provenance"] = {

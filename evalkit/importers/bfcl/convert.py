@@ -13,10 +13,18 @@ is skipped with the reason: nothing is dropped silently.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from evalkit.importers.bfcl.data import ALIASES, CATEGORIES, data_dir
-from evalkit.importers.bfcl.languages import LANGUAGES, language_answer, language_functions
+from evalkit.importers.bfcl.languages import (
+    LANGUAGES,
+    PYTHON_KIND,
+    language_functions,
+    language_key,
+    spelled,
+    unreadable_parameter,
+)
 from evalkit.importers.bfcl.multiturn import convert_multi_turn
 from evalkit.importers.bfcl.schema import tool_name, tool_schema
 
@@ -61,7 +69,9 @@ def _literal_alternatives(alts: list[Any]) -> Any:
 
 
 def _alternatives(alts: list[Any]) -> Any:
-    specs = [_value_spec(a) for a in alts]
+    specs = [
+        a if isinstance(a, dict) and len(a) == 1 and set(a) <= {"$exact", "$literal"} else _value_spec(a) for a in alts
+    ]
     if not specs:
         return _NOTHING
     return specs[0] if len(specs) == 1 else {"$any_of": specs}
@@ -83,26 +93,96 @@ def _floats(value: Any, schema: dict[str, Any]) -> Any:
     return value
 
 
-def _param_spec(alts: list[Any], schema: dict[str, Any], required: bool) -> Any:
+# BFCL's Python types (ast_checker's PYTHON_TYPE_MAPPING): an answer of another type is a "variable"
+_PYTHON_TYPES: dict[str, type] = {
+    "string": str,
+    "integer": int,
+    "float": float,
+    "boolean": bool,
+    "array": list,
+    "tuple": list,
+    "dict": dict,
+    "any": str,
+}
+
+
+def _variable(given: list[Any], kind: str) -> bool:
+    """BFCL's rule: when the first answer's type is not the declared one, the answer is a "variable" and
+    a value is compared with it exactly, as written (an int answer for a float is read as a float)."""
+    expected = _PYTHON_TYPES.get(kind)
+    if not given or expected is None or type(given[0]) is expected:
+        return False
+    return not (expected is float and type(given[0]) is int)
+
+
+def _with_float_items(value: Any, schema: dict[str, Any]) -> list[Any]:
+    """An answer list of ints for a list of floats is the ints (whose type lets an int item through, as
+    BFCL types items by the answer's first) and the same numbers as floats (BFCL then compares the lists
+    by value: `[23.0, 45]` equals `[23, 45]`)."""
+    items = schema.get("items")
+    floats = isinstance(items, dict) and items.get("type") == "float"
+    if floats and isinstance(value, list) and value and _is_int(value[0]):
+        return [value, [float(v) if _is_int(v) else v for v in value]]
+    return [value]
+
+
+def _variable_items(value: Any, schema: dict[str, Any]) -> bool:
+    """An answer list whose first item is not of the declared item type: BFCL types its items by that
+    first item (a list of lists for a list of strings passes), then compares the list as any other.
+    A `$literal` says it without the load-time check that items have the declared shape."""
+    items = schema.get("items")
+    kind = items.get("type") if isinstance(items, dict) else None
+    return isinstance(value, list) and bool(value) and isinstance(kind, str) and _variable(value[:1], kind)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _param_spec(alts: list[Any], schema: dict[str, Any], required: bool, language: str | None = None) -> Any:
     """BFCL's possible answers of one parameter as a spec. `""` among them means "may be omitted"; BFCL's
-    checker also accepts the value `""` for a string parameter then, and `[]` for an array one."""
-    given = [_floats(a, schema) for a in alts if a != ""]
-    empty = _EMPTY.get(schema.get("type", ""), _NOTHING) if "" in alts else _NOTHING
-    spec = _alternatives(given + ([] if empty is _NOTHING else [empty]))
+    checker also accepts the value `""` for a string parameter then, and `[]` for an array one. In a
+    Java or JavaScript case the value is text, read back as BFCL reads the declared type (`$parsed`)."""
+    declared = schema.get("type", "")
+    kind = PYTHON_KIND[language].get(declared, "") if language else declared
+    given = [a for a in alts if a != ""]
+    if _variable(given, kind):
+        exact = [{"$exact": a} for a in given]
+        empty_ok = "" in alts and (_PYTHON_TYPES[kind] is str or isinstance(given[0], str))
+        spec = _alternatives(exact + ([{"$exact": ""}] if empty_ok else []))
+    else:
+        given = [v for a in given for v in _with_float_items(_floats(a, {**schema, "type": kind}), schema)]
+        given = [{"$literal": a} if _variable_items(a, schema) else a for a in given]
+        empty = _EMPTY.get(kind, _NOTHING) if "" in alts else _NOTHING
+        spec = _alternatives(given + ([] if empty is _NOTHING else [empty]))
     if spec is _NOTHING:
         return {"$absent": True}
+    if language:
+        spec = {"$parsed": {"language": language, "type": declared, "value": spec}}
     return {"$optional": spec} if "" in alts and not required else spec
 
 
-def _call_check(name: str, answer: dict[str, list[Any]], function: dict[str, Any]) -> dict[str, Any] | str:
+def _call_check(
+    name: str, answer: dict[str, list[Any]], function: dict[str, Any], language: str | None = None
+) -> dict[str, Any] | str:
     """The check of one expected call, or why BFCL fails every output for it."""
     params = function.get("parameters", {})
     must = set(params.get("required", []))
     lacking = sorted(must - set(answer))
     if lacking:
         return f"BFCL fails every output: {name} requires {lacking}, which the possible answer does not give"
+    empty = sorted(p for p, alts in answer.items() if not alts)
+    if empty:
+        return f"BFCL fails every output: {name}.{empty[0]} has no acceptable value in the possible answer"
     properties = params.get("properties", {})
-    arguments = {p: _param_spec(alts, properties.get(p, {}), p in must) for p, alts in answer.items()}
+    undeclared = sorted(p for p in answer if p not in properties)
+    if any("" not in answer[p] for p in undeclared):
+        needs = f"the possible answer needs {name}.{undeclared[0]}"
+        return f"BFCL fails every output: {needs}, which {name} does not declare"
+    # an undeclared argument the answer lets out: BFCL fails an output that gives it, as `extra_arguments` does
+    arguments = {
+        p: _param_spec(alts, properties[p], p in must, language) for p, alts in answer.items() if p in properties
+    }
     return {"name": tool_name(name), "arguments": arguments, "extra_arguments": "forbid"}
 
 
@@ -123,24 +203,28 @@ def _prompt(case: dict[str, Any], notes: list[str]) -> tuple[str, list[str]] | s
     return "\n".join(system), [quoted]
 
 
-def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | None) -> Conversion:
+def convert_case(
+    category: str, case: dict[str, Any], answer: dict[str, Any] | None, folder: Path | None = None
+) -> Conversion:
+    """One BFCL case (and its possible answer) as a scenario; `folder`: BFCL's data, if not the package's."""
     category = ALIASES.get(category, category)
     if category.startswith("multi_turn"):
-        return _multi_turn(category, case, answer)
+        return _multi_turn(category, case, answer, folder)
     notes: list[str] = []
     prompt = _prompt(case, notes)
     if isinstance(prompt, str):
         return Conversion(None, skipped=f"cannot say {prompt} as one scenario turn")
     system, turns = prompt
     docs = case["function"]
+    functions = {f["name"]: f for f in docs}  # as BFCL declares them: their types decide how values are judged
+    language = None
     if category in LANGUAGES:
-        spelled = language_answer(answer, docs) if answer else answer
+        unreadable = unreadable_parameter(category, answer, docs) if answer else ""
+        if unreadable:
+            return Conversion(None, skipped=unreadable)
+        language = language_key(category)
         docs = language_functions(category, docs)
-        if isinstance(spelled, str):
-            return Conversion(None, skipped=spelled)
-        answer = spelled
-        notes.append(f"{LANGUAGES[category]} values are compared as text in the language's spelling")
-    functions = {f["name"]: f for f in docs}
+        notes.append(f"{LANGUAGES[category]} values are text in the language's spelling, read back as BFCL reads them")
     tools = [tool_schema(f) | {"results": [{"returns": {"status": "ok"}}]} for f in docs]
     if "irrelevance" in category:
         check: dict[str, Any] = {"no_tool_calls": True}
@@ -157,7 +241,7 @@ def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | N
             ((name, params),) = entry.items()
             if name not in functions:
                 return Conversion(None, skipped=f"the answer calls {name!r}, which the case does not offer")
-            call = _call_check(name, params, functions[name])
+            call = _call_check(name, params, functions[name], language)
             if isinstance(call, str):
                 return Conversion(None, skipped=call)
             required.append(call)
@@ -185,8 +269,8 @@ def convert_case(category: str, case: dict[str, Any], answer: dict[str, Any] | N
     return Conversion(scenario, approximations=notes)
 
 
-def _multi_turn(category: str, case: dict[str, Any], answer: dict[str, Any] | None) -> Conversion:
-    fields, notes, skipped = convert_multi_turn(case, answer, data_dir(), tool_schema)
+def _multi_turn(category: str, case: dict[str, Any], answer: dict[str, Any] | None, folder: Path | None) -> Conversion:
+    fields, notes, skipped = convert_multi_turn(case, answer, data_dir(folder), tool_schema)
     if fields is None:
         return Conversion(None, skipped=skipped)
     scenario = {
@@ -202,8 +286,11 @@ def _reference_args(entry: dict[str, Any]) -> dict[str, Any]:
     """A literal call that passes the check: the first alternative, optional and absent keys left out."""
 
     def first(spec: Any) -> Any:
-        if isinstance(spec, dict) and "$literal" in spec:
-            return spec["$literal"]
+        if isinstance(spec, dict) and ("$literal" in spec or "$exact" in spec):
+            return spec.get("$literal", spec.get("$exact"))
+        if isinstance(spec, dict) and "$parsed" in spec:
+            parsed = spec["$parsed"]
+            return spelled(first(parsed["value"]), parsed["language"], parsed["type"])
         if isinstance(spec, dict) and "$any_of" in spec:
             return first(spec["$any_of"][0])
         if isinstance(spec, dict):

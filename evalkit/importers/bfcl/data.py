@@ -3,14 +3,27 @@
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 from importlib import metadata, resources
-from typing import Any
+from pathlib import Path
+from typing import Annotated, Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import from_json
+
+from evalkit._model import first_problem
 from evalkit.errors import EvalkitError
 
-__all__ = ["ALIASES", "CATEGORIES", "BfclMissing", "attribution", "data_dir", "load_category"]
+__all__ = [
+    "ALIASES",
+    "CATEGORIES",
+    "BfclMissing",
+    "FunctionDoc",
+    "attribution",
+    "data_dir",
+    "load_category",
+    "read_lines",
+]
 
 CATEGORIES = {  # BFCL category -> evalkit family
     "simple_python": "tool_selection",
@@ -53,11 +66,90 @@ def require_bfcl() -> None:
         raise BfclMissing("not installed")
 
 
-def data_dir() -> Any:
+def data_dir(folder: Path | None = None) -> Any:
+    """BFCL's data folder: `folder` when given (laid out as bfcl_eval/data is), else the installed package's."""
+    if folder is not None:
+        return folder
     try:
         return resources.files("bfcl_eval") / "data"
     except ModuleNotFoundError as exc:
         raise BfclMissing("not installed") from exc
+
+
+class _Shape(BaseModel):
+    """The fields of BFCL's records the converter reads, typed; the records themselves stay dicts."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class _Message(_Shape):
+    role: str
+    content: str
+
+
+class _Property(_Shape):
+    type: str = "string"
+    description: str = ""
+    items: _Property | None = None
+    properties: dict[str, _Property] | None = None
+
+
+class _Parameters(_Shape):
+    properties: dict[str, _Property] = {}
+    required: list[str] = []
+
+
+class FunctionDoc(_Shape):
+    name: str
+    description: str = ""
+    parameters: _Parameters = _Parameters()
+
+
+class _Case(_Shape):
+    id: str
+    question: list[list[_Message]]
+    function: list[FunctionDoc] = []
+    involved_classes: list[str] = []
+    initial_config: dict[str, dict[str, Any]] = {}
+    missed_function: dict[str, list[str]] = {}
+    excluded_function: list[str] = []
+
+
+class _Answer(_Shape):
+    id: str
+    # one {function: {parameter: [acceptable values]}} per call
+    ground_truth: list[Annotated[dict[str, dict[str, list[Any]]], Field(min_length=1, max_length=1)]]
+
+
+class _MultiTurnAnswer(_Shape):
+    id: str
+    ground_truth: list[list[str]]  # the call strings of each turn
+
+
+def read_lines(file: Any, shape: type[BaseModel] | None = None) -> list[dict[str, Any]]:
+    """A BFCL data file's records, one JSON object a line, each checked against `shape`; a line that
+    is not one is an error naming the file, the line and the field."""
+    try:
+        lines = file.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalkitError(f"{file}: cannot read BFCL data: {exc}") from None
+    out = []
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = from_json(line)
+        except ValueError as exc:
+            raise EvalkitError(f"{file}:{lineno}: not JSON: {exc}") from None
+        if not isinstance(record, dict):
+            raise EvalkitError(f"{file}:{lineno}: not a JSON object")
+        try:
+            (shape or _Shape).model_validate(record)
+        except ValidationError as exc:
+            problem = first_problem(exc)
+            raise EvalkitError(f"{file}:{lineno}: {problem.field}: {problem.message}") from None
+        out.append(record)
+    return out
 
 
 def attribution() -> tuple[str, str]:
@@ -72,16 +164,15 @@ def attribution() -> tuple[str, str]:
     return ", ".join(meta.get_all("License") or []) or "Apache 2.0", text
 
 
-def load_category(category: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
-    """The category's cases, each with its possible answer (None for (ir)relevance categories)."""
+def load_category(category: str, folder: Path | None = None) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """The category's cases, each with its possible answer (None for (ir)relevance categories), from
+    `folder` or the installed package's data."""
     category = ALIASES.get(category, category)
-    base = data_dir()
-    questions = (base / f"BFCL_v4_{category}.json").read_text(encoding="utf-8").splitlines()
+    base = data_dir(folder)
     answer_file = base / "possible_answer" / f"BFCL_v4_{category}.json"
     answers = {}
     if answer_file.is_file():
-        for line in answer_file.read_text(encoding="utf-8").splitlines():
-            entry = json.loads(line)
-            answers[entry["id"]] = entry
-    cases = [json.loads(line) for line in questions if line.strip()]
+        shape = _MultiTurnAnswer if category.startswith("multi_turn") else _Answer
+        answers = {entry["id"]: entry for entry in read_lines(answer_file, shape)}
+    cases = read_lines(base / f"BFCL_v4_{category}.json", _Case)
     return [(case, answers.get(case["id"])) for case in cases]

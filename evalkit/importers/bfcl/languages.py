@@ -1,23 +1,55 @@
 """BFCL's Java and JavaScript cases: every argument is a string, in the language's own spelling.
 
 BFCL shows function-calling models these functions with every parameter typed `string` and a hint in
-its description (`bfcl_eval.utils._func_doc_language_specific_pre_processing`); its checker parses
-the string back into the typed value (`java_type_converter`, `js_type_converter`) and compares that
-with the typed possible answer. evalkit keeps the strings typed (strict types: a number or boolean
-where a string is declared fails, as in BFCL) and compares the text with the answer spelled as the
-language spells it. Answers that are lists or objects are parsed by BFCL from any spelling; their
-cases are skipped with that reason.
+its description (`bfcl_eval.utils._func_doc_language_specific_pre_processing`); its checker reads the
+string back with the declared type's rule (`java_type_converter`, `js_type_converter`) and then judges
+the value as it judges a Python argument (`ast_checker.simple_function_checker`): by type, then a
+string normalised, a number by value, an answer of another type than the declared one exactly. An
+evalkit check says the same with `$parsed` around the typed answer's spec (`evalkit.scenario.
+language_values` holds the reading rules): `"5.0"` for a JavaScript float answer 5 passes, as in BFCL,
+and `" EVENT_THREAD."` for a Java `integer` parameter whose answer is the name `EVENT_THREAD` fails,
+as in BFCL (before, both languages' answers were compared as normalised text). Parameters BFCL reads
+as collections (Java arrays, lists and maps; JavaScript arrays and objects) are parsed by BFCL from
+any spelling with regular expressions that split on every comma; their cases are not imported.
 """
 
 from __future__ import annotations
 
 import copy
-import json
+from decimal import Decimal
 from typing import Any
 
-__all__ = ["LANGUAGES", "language_answer", "language_functions"]
+__all__ = ["LANGUAGES", "PYTHON_KIND", "language_functions", "language_key", "spelled", "unreadable_parameter"]
 
 LANGUAGES = {"simple_java": "Java", "simple_javascript": "JavaScript"}
+_KEY = {"simple_java": "java", "simple_javascript": "javascript"}
+# each readable type as the Python-typed kind BFCL judges its value by (ast_checker's JAVA_TYPE_CONVERSION
+# and JS_TYPE_CONVERSION), in the names of BFCL's Python function docs
+PYTHON_KIND = {
+    "java": {
+        **dict.fromkeys(("byte", "short", "integer", "long"), "integer"),
+        **dict.fromkeys(("float", "double"), "float"),
+        "boolean": "boolean",
+        **dict.fromkeys(("char", "String", "any"), "string"),
+        **dict.fromkeys(("Array", "ArrayList"), "array"),
+        "HashMap": "dict",
+    },
+    "javascript": {
+        "String": "string",
+        "integer": "integer",
+        "Bigint": "integer",
+        "float": "float",
+        "Boolean": "boolean",
+        "any": "string",
+        "array": "array",
+        "dict": "dict",
+    },
+}
+_COLLECTIONS = ("array", "dict")
+
+
+def language_key(category: str) -> str:
+    return _KEY[category]
 
 
 def language_functions(category: str, functions: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -44,27 +76,36 @@ def language_functions(category: str, functions: list[dict[str, Any]]) -> list[d
     return out
 
 
-def _spelling(value: Any, kind: str) -> str | None:
-    """The value as BFCL's Java/JavaScript converters read it back (a Java `long` needs its `L`, a Java
-    `float` its `f`: without them BFCL reads the text as a string, not a number)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        text = json.dumps(value)
-        return text + {"long": "L", "float": "f"}.get(kind, "")
-    return value if isinstance(value, str) else None
-
-
-def language_answer(answer: dict[str, Any], functions: list[dict[str, Any]]) -> dict[str, Any] | str:
-    """The possible answer with every value as the language spells it, or why that cannot be said."""
+def unreadable_parameter(category: str, answer: dict[str, Any], functions: list[dict[str, Any]]) -> str:
+    """Why a case's answer needs a parameter's text read in a way evalkit does not ('' if none): a
+    collection given as one (BFCL parses any spelling of it with regular expressions that split on every
+    comma), or a type BFCL's checker cannot read either (`Set`, `Queue`: it raises)."""
     declared = {f["name"]: f.get("parameters", {}).get("properties", {}) for f in functions}
-    out = copy.deepcopy(answer)
-    for entry in out["ground_truth"]:
+    kinds = PYTHON_KIND[_KEY[category]]
+    for entry in answer["ground_truth"]:
         for name, params in entry.items():
             for param, alts in params.items():
                 kind = declared.get(name, {}).get(param, {}).get("type", "")
-                spelled = [a if a == "" else _spelling(a, kind) for a in alts]
-                if None in spelled:
-                    return f"{name}.{param}: a list or object answer (BFCL parses any spelling of it)"
-                params[param] = spelled
-    return out
+                if kind not in kinds:
+                    return f"{name}.{param}: a {LANGUAGES[category]} {kind or 'untyped'} parameter BFCL cannot read"
+                if kinds[kind] in _COLLECTIONS and not all(isinstance(a, str) for a in alts):
+                    what = f"a {LANGUAGES[category]} {kind} given as one"
+                    return f"{name}.{param}: {what} (BFCL parses any spelling of it with regular expressions)"
+    return ""
+
+
+_SUFFIX = {"java": {"long": "L", "float": "f"}, "javascript": {"Bigint": "n"}}
+
+
+def spelled(value: Any, language: str, kind: str) -> Any:
+    """A typed answer as the language spells it (the reference call's text): a Java `long` needs its `L`,
+    a `float` its `f`, a JavaScript `Bigint` its `n`; a boolean is `true` or `false`; a float is written
+    without an exponent (JavaScript's rule reads none)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        text = format(Decimal(repr(value)), "f") if isinstance(value, float) else str(value)
+        if isinstance(value, float) and "." not in text:
+            text += ".0"
+        return text + _SUFFIX[language].get(kind, "")
+    return value

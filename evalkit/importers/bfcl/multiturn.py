@@ -18,21 +18,25 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
-import json
 from typing import Any
+
+from evalkit.importers.bfcl.data import FunctionDoc, read_lines
 
 __all__ = ["convert_multi_turn"]
 
 
-def _class_paths(classes: list[str]) -> dict[str, str]:
+def _class_paths(classes: list[str]) -> dict[str, str] | str:
+    """Each class's module, or why a class has none (BFCL's checker knows only its own backends)."""
     from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING
 
+    unknown = [name for name in classes if name not in CLASS_FILE_PATH_MAPPING]
+    if unknown:
+        return f"unknown BFCL backend class {unknown[0]!r} (known: {', '.join(sorted(CLASS_FILE_PATH_MAPPING))})"
     return {name: CLASS_FILE_PATH_MAPPING[name] for name in classes}
 
 
 def _function_docs(module_path: str, data: Any) -> list[dict[str, Any]]:
-    doc_file = data / "multi_turn_func_doc" / f"{module_path.rsplit('.', 1)[1]}.json"
-    return [json.loads(line) for line in doc_file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return read_lines(data / "multi_turn_func_doc" / f"{module_path.rsplit('.', 1)[1]}.json", FunctionDoc)
 
 
 def _parse_call(text: str, methods: dict[str, Any]) -> dict[str, Any]:
@@ -59,7 +63,9 @@ def convert_multi_turn(
     truth: list[list[str]] = answer["ground_truth"]
     if len(truth) != len(case["question"]):
         return None, [], f"{len(case['question'])} turns but {len(truth)} ground-truth turns"
-    paths = _class_paths(case["involved_classes"])
+    paths = _class_paths(case.get("involved_classes", []))
+    if isinstance(paths, str):
+        return None, [], paths
     excluded = set(case.get("excluded_function", []))
     tools, methods = [], {}
     for class_name, module_path in paths.items():
@@ -69,6 +75,8 @@ def convert_multi_turn(
             return None, [], f"BFCL's {class_name} backend cannot be imported ({exc})"
         for doc in _function_docs(module_path, data):
             if doc["name"] not in excluded:
+                if not callable(getattr(cls, doc["name"], None)):
+                    return None, [], f"BFCL's {class_name} has no method {doc['name']!r} its function docs name"
                 tools.append(tool_schema(doc))
                 methods[doc["name"]] = getattr(cls, doc["name"])
     turns = []

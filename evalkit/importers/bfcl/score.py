@@ -129,9 +129,6 @@ class _Tally:
         )
 
 
-_NOT_JUDGED = {"infra_error": "infra error", "unsupported": "unsupported"}
-
-
 def bfcl_score(results: Results, columns: Iterable[Column], judge: Judge | None) -> BfclScore | None:
     """The table for the report columns `columns`; None when the results hold no imported BFCL case.
     `judge` None: BFCL's checker is not available (its column says so)."""
@@ -142,8 +139,8 @@ def bfcl_score(results: Results, columns: Iterable[Column], judge: Judge | None)
     tallies: dict[tuple[tuple[str, ...], str], _Tally] = defaultdict(_Tally)
     for run, category in bfcl_runs:
         verdict: bool | str | None = None
-        if run.outcome in _NOT_JUDGED:
-            verdict = _NOT_JUDGED[run.outcome]
+        if not run.counted:  # no answer of the model's to judge: infra error, unsupported
+            verdict = run.outcome.replace("_", " ")
         elif judge is not None:
             verdict = judge(category, whole[run.run_id]) if run.run_id in whole else "no transcript in the file"
         c = run.cell
