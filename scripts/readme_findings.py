@@ -1,9 +1,9 @@
 """Regenerate the README's findings from the committed results, or check that they still match.
 
-The README's "Reproducing ADR-013", "Compare models before deployment" and "Importing BFCL" sections hold blocks
-between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; each block is written here from
-results files (a correct-rate table per family, the findings summary's sentences, a BFCL score table
-per category), never typed.
+The README's "Reproducing ADR-013", "Forge's own guards under test", "Compare models before deployment" and
+"Importing BFCL" sections hold blocks between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; each
+block is written here from results files (a correct-rate table per family, the findings summary's sentences,
+a BFCL score table per category, a config's side-by-side pairs, an upgrade gate's summary), never typed.
 tests/report/test_readme_findings.py fails when the README and the results disagree.
 
     python scripts/readme_findings.py          # rewrite the blocks in README.md
@@ -86,19 +86,58 @@ def bfcl_categories(*results: str) -> str:
             text = f"{bfcl_value(entry, 'evalkit')} / {bfcl_value(entry, 'bfcl')}" if entry else "–"
             cells.append(markdown_cell(text + (f"; {notes}" if notes else "")))
         lines.append(f"| {category} | " + " | ".join(cells) + " |")
-    lines.append("")
+    lines += ["", *_file_states(*results)]
+    return "\n".join(lines) + "\n"
+
+
+def side_by_side(results: str) -> str:
+    """The config's `side_by_side` pairs per family (the report's "Side by side" table), and the
+    file's state (a partial one is labelled)."""
+    from evalkit.report.markdown import side_by_side_table
+
+    return "\n".join([*side_by_side_table(_data(results).side_by_side), "", *_file_states(results)]) + "\n"
+
+
+def _file_states(*results: str) -> list[str]:
+    from evalkit.results.reader import load_results
+
+    lines = []
     for r in results:  # each file's state: a partial one is labelled, with what it holds
         file = load_results([ROOT / r])
         status = file.footers[-1].status if file.footers else "no footer"
         partial = "" if status == "complete" else " (partial: `evalkit run CONFIG --resume` finishes it)"
         lines.append(f"- `{r}`: {status}, {len(file.runs)} runs{partial}")
-    return "\n".join(lines) + "\n"
+    return lines
+
+
+def gate_summary(baseline: str, candidate: str, *options: str) -> str:
+    """What `evalkit gate --baseline B --candidate C OPTIONS --markdown FILE` writes, up to its table of
+    passed cells (which the committed report under reports/ keeps): the verdict, the cells it did not
+    judge and why, and its power notes; with the command that made it."""
+    import contextlib
+    import io
+    import tempfile
+
+    from evalkit.cli import main as evalkit
+
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "gate.md"
+        args = ["gate", "--baseline", str(ROOT / baseline), "--candidate", str(ROOT / candidate), *options]
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = evalkit([*args, "--markdown", str(out)])
+        summary = out.read_text(encoding="utf-8").split("<details>", 1)[0].rstrip()
+    command = " ".join(["evalkit gate --baseline", baseline, "--candidate", candidate, *options])
+    return f"`{command}` (exit {code}):\n\n{summary.replace('## ', '**', 1).replace(chr(10), '**' + chr(10), 1)}\n"
 
 
 # the grammar stack ran as a second config (a results file keeps its config); runs pair across the two
 COMPARE_BFCL = ("results/compare-models-bfcl.jsonl", "results/compare-models-bfcl-grammar.jsonl")
 # likewise: configs/bfcl-wide.yaml (native, trust_text) and its grammar sibling (prompt)
 BFCL_WIDE = ("results/bfcl-wide.jsonl", "results/bfcl-wide-grammar.jsonl")
+# configs/forge-sim.yaml with forge-guardrails 0.7.3 (baseline) and 0.10.0 (candidate): README "Forge"
+FORGE_GATE_SIM = ("results/forge-sim-0.7.3.jsonl", "results/forge-sim-0.10.0.jsonl")
+FORGE_GATE_SMOLLM2 = ("results/forge-smollm2-0.7.3.jsonl", "results/forge-smollm2-0.10.0.jsonl")
+FORGE_GATE_OPTIONS = ("--level", "family", "--margin", "0.1")
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "adr013-matrix": lambda: matrix("results/adr013.jsonl"),
@@ -108,6 +147,11 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "compare-models-bfcl-matrix": lambda: matrix(*COMPARE_BFCL),
     "compare-models-bfcl-findings": lambda: findings(*COMPARE_BFCL),
     "bfcl-wide-categories": lambda: bfcl_categories(*BFCL_WIDE),
+    "adr013-forge": lambda: side_by_side("results/adr013.jsonl"),
+    "forge-sim-side-by-side": lambda: side_by_side("results/forge-sim-0.10.0.jsonl"),
+    "forge-smollm2-side-by-side": lambda: side_by_side("results/forge-smollm2.jsonl"),
+    "forge-upgrade-gate-sim": lambda: gate_summary(*FORGE_GATE_SIM, *FORGE_GATE_OPTIONS),
+    "forge-upgrade-gate-smollm2": lambda: gate_summary(*FORGE_GATE_SMOLLM2, *FORGE_GATE_OPTIONS),
 }
 
 

@@ -3,16 +3,25 @@ kind, read from the backend classes' registry (`evalkit.backends.BACKENDS`)."""
 
 from __future__ import annotations
 
-from pydantic import field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from evalkit.backends import BACKENDS
 from evalkit.backends.settings import BackendSettings
+from evalkit.chat import ToolMode
 
 __all__ = ["BackendEntry"]
 
 
 class BackendEntry(BackendSettings):
-    """One backend and model of a run config; `kind` is one of the registered kinds."""
+    """One backend and model of a run config; `kind` is one of the registered kinds.
+
+    `strategies` and `modes` narrow the matrix for this entry: only these guard stacks (labels of the
+    config's `strategies`) and tool modes run on it. A guard proxy's entry then runs `[trust_text]`
+    alone, instead of evalkit's guards stacked on top of the proxy's. By default, all of them.
+    """
+
+    strategies: list[str] | None = Field(None, min_length=1)
+    modes: list[ToolMode] | None = Field(None, min_length=1)
 
     @field_validator("kind")
     @classmethod

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 from evalkit.backends._wire import check_tool_choice, constraint_body, settle_constraint
 from evalkit.backends.base import Feature, RetryPolicy, call_with_retries
 from evalkit.backends.http_backend import HttpBackend
-from evalkit.backends.openai import chat_messages, chat_tools, parse_chat_response
+from evalkit.backends.openai import UNPARSED_CALL, chat_messages, chat_tools, parse_chat_response, unparsed_call
 from evalkit.backends.settings import BackendSettings
-from evalkit.chat import UNKNOWN_TOOL_NAME, CallContext, ChatRequest, Completion, ToolCall
+from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError, UnsupportedFeature
 from evalkit.results.portable import portable_path
 from evalkit.results.secrets import public_url
@@ -34,9 +34,7 @@ from evalkit.results.secrets import public_url
 if TYPE_CHECKING:
     import httpx
 
-__all__ = ["UNPARSED_CALL", "LlamaServerBackend", "file_sha256", "unparsed_call"]
-
-UNPARSED_CALL = "Failed to parse tool call arguments as JSON"  # llama-server's HTTP 500 text
+__all__ = ["LlamaServerBackend", "file_sha256"]
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 _SAMPLING_KEYS = (
@@ -204,16 +202,3 @@ class LlamaServerBackend(HttpBackend):
                 return unparsed_call(str(exc), time.perf_counter() - started)
             raise
         return parse_chat_response(reply.body, reply.latency_s, constraint_dropped=dropped)
-
-
-def unparsed_call(message: str, latency_s: float) -> Completion:
-    """The model's tool call that llama-server could not parse, kept as a malformed call.
-
-    The server parses native tool calls itself and answers HTTP 500 when the model's output is not
-    JSON (a small model often runs an argument string to max_tokens). That is a model failure, not a
-    server fault: it must be neither retried nor recorded as an infrastructure error. The error text
-    is all that is left of the output; the tool's name is lost with it.
-    """
-    message = message[message.find(UNPARSED_CALL) :]  # without our "HTTP 500 from ..." prefix
-    call = ToolCall(id="call_0", name=UNKNOWN_TOOL_NAME, raw_arguments=message, parse_error="llama-server: " + message)
-    return Completion(tool_calls=[call], finish_reason="tool_calls", latency_s=latency_s)

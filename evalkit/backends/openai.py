@@ -7,21 +7,25 @@ named by `api_key_env` (default OPENAI_API_KEY) and is sent as a bearer token on
 Options (`entry.options`): `max_tokens_field` (default `max_tokens`; newer OpenAI models want
 `max_completion_tokens`), `parallel_tool_calls` (sent only when set).
 
-The message and response helpers here are shared with llama-server, which speaks the same dialect.
+The message and response helpers here are shared with llama-server, which speaks the same dialect;
+so is the rule for llama.cpp's HTTP 500 on a tool call it cannot parse (`unparsed_call`): a model's
+failure, whether evalkit reaches the llama.cpp server as `kind: llama-server` or through `kind:
+openai` (as the `direct` entries of configs/forge-smollm2.yaml do, beside Forge's proxy).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from evalkit.backends._wire import check_tool_choice, constraint_body, normalise_finish, settle_constraint, tool_call
 from evalkit.backends.base import Feature
 from evalkit.backends.http_backend import HttpBackend
-from evalkit.chat import CallContext, ChatRequest, Completion, Message, ToolCall, ToolSpec, Usage
+from evalkit.chat import UNKNOWN_TOOL_NAME, CallContext, ChatRequest, Completion, Message, ToolCall, ToolSpec, Usage
 from evalkit.errors import BackendError
 
-__all__ = ["OpenAIBackend", "chat_messages", "parse_chat_response"]
+__all__ = ["UNPARSED_CALL", "OpenAIBackend", "chat_messages", "parse_chat_response", "unparsed_call"]
 
 DEFAULT_URL = "https://api.openai.com/v1"
 _FEATURES: frozenset[Feature] = frozenset({"native_tools", "tool_choice_required", "json_schema"})
@@ -147,5 +151,27 @@ class OpenAIBackend(HttpBackend):
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        reply = await self._post("chat/completions", body)
+        started = time.perf_counter()
+        try:
+            reply = await self._post("chat/completions", body)
+        except BackendError as exc:
+            if exc.status == 500 and UNPARSED_CALL in str(exc):
+                return unparsed_call(str(exc), time.perf_counter() - started)
+            raise
         return parse_chat_response(reply.body, reply.latency_s, constraint_dropped=dropped)
+
+
+UNPARSED_CALL = "Failed to parse tool call arguments as JSON"  # llama.cpp's HTTP 500 text
+
+
+def unparsed_call(message: str, latency_s: float) -> Completion:
+    """The model's tool call that llama-server could not parse, kept as a malformed call.
+
+    The server parses native tool calls itself and answers HTTP 500 when the model's output is not
+    JSON (a small model often runs an argument string to max_tokens). That is a model failure, not a
+    server fault: it must be neither retried nor recorded as an infrastructure error. The error text
+    is all that is left of the output; the tool's name is lost with it.
+    """
+    message = message[message.find(UNPARSED_CALL) :]  # without our "HTTP 500 from ..." prefix
+    call = ToolCall(id="call_0", name=UNKNOWN_TOOL_NAME, raw_arguments=message, parse_error="llama-server: " + message)
+    return Completion(tool_calls=[call], finish_reason="tool_calls", latency_s=latency_s)

@@ -24,14 +24,24 @@ model server served. Placeholders (`PLACEHOLDERS`) are filled in per phase; `{{`
 
 from __future__ import annotations
 
+import os
+import re
 import string
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
 from evalkit._model import StrictModel
 
-__all__ = ["PLACEHOLDERS", "LlamaServerPhase", "LlamaServerSettings", "PhaseSettings", "placeholders_in"]
+__all__ = [
+    "PLACEHOLDERS",
+    "LlamaServerPhase",
+    "LlamaServerSettings",
+    "PhaseSettings",
+    "expand_env",
+    "placeholders_in",
+]
 
 PLACEHOLDERS = {
     "port": "the port evalkit gives this phase (a free one, or the phase's `port`)",
@@ -42,6 +52,27 @@ PLACEHOLDERS = {
     "config": "the run config file",
     "config_dir": "the folder of the run config file",
 }
+
+
+_ENV_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand_env(text: str, field: str, environ: Mapping[str, str] | None = None) -> str:
+    """`${NAME}` and `${NAME:-default}` in a phase's `venv` or `python` filled in from the environment,
+    so one config runs against several installs (`venv: ../.forge/${FORGE_VERSION:-0.10.0}`) and the
+    config, its hash and its backend labels stay the same: the header records what really ran (the
+    phase's interpreter and its packages' versions). ValueError names the field and the variable."""
+    env = os.environ if environ is None else environ
+
+    def value(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if env.get(name):
+            return env[name]
+        if default is not None:
+            return default
+        raise ValueError(f"{field}: environment variable {name} is not set (or give a default: ${{{name}:-VALUE}})")
+
+    return _ENV_VARIABLE.sub(value, text)
 
 
 def placeholders_in(text: str) -> set[str]:
@@ -78,7 +109,8 @@ class PhaseSettings(StrictModel):
     """One program of a chain: `command` (with `python` or a `venv` to run it in), or `llama_server`.
 
     `ready`: a path on the phase's URL (or a whole URL) answered with HTTP 200 once it serves; it is
-    polled for up to `timeout_s`. `env` is added to evalkit's environment. `packages`: distributions
+    polled for up to `timeout_s`. `venv` and `python` may name environment variables (`expand_env`).
+    `env` is added to evalkit's environment. `packages`: distributions
     whose version and installed files' hash the results header records, besides the one that provides
     the module a `-m` command runs.
     """
@@ -105,6 +137,13 @@ class PhaseSettings(StrictModel):
         if self.python is not None and self.venv is not None:
             raise ValueError("give `python` or `venv`, not both (a venv runs its own bin/python)")
         return self
+
+    @field_validator("venv", "python")
+    @classmethod
+    def _balanced_variables(cls, value: str | None) -> str | None:
+        if value is not None and "$" in _ENV_VARIABLE.sub("", value):
+            raise ValueError(f"{value!r}: write an environment variable as ${{NAME}} or ${{NAME:-default}}")
+        return value
 
     @field_validator("command", "ready")
     @classmethod

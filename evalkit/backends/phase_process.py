@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 import httpx
 
-from evalkit.backends.phase_config import PhaseSettings
+from evalkit.backends.phase_config import PhaseSettings, expand_env
 from evalkit.backends.serve import _die_with_parent, pick_free_port
 from evalkit.errors import ConfigError, ServerUnavailable
 from evalkit.results.portable import portable_args, portable_path
@@ -50,7 +50,7 @@ def venv_bin(settings: PhaseSettings, base_dir: Path) -> Path | None:
     """The `bin` folder of the phase's venv (relative to the config's folder), or None."""
     if settings.venv is None:
         return None
-    found = (base_dir / settings.venv / "bin").absolute()
+    found = (base_dir / _expanded(settings.venv, "venv") / "bin").absolute()
     if not found.is_dir():
         raise ConfigError(f"venv: {found.parent} is not a virtual environment (no bin/ folder)")
     return found
@@ -65,7 +65,7 @@ def phase_argv(settings: PhaseSettings, base_dir: Path, words: list[str]) -> lis
     """
     bin_dir = venv_bin(settings, base_dir)
     if settings.python is not None:
-        return [str(_existing(base_dir, settings.python, "python")), *words]
+        return [str(_existing(base_dir, _expanded(settings.python, "python"), "python")), *words]
     first = words[0]
     if first.startswith("-"):
         python = bin_dir / "python" if bin_dir is not None else Path(sys.executable)
@@ -88,6 +88,13 @@ def check_phase(settings: PhaseSettings, base_dir: Path, config_file: str) -> No
     if not config_file and settings.uses("config"):
         raise ConfigError("command: {config} names the run config file, and this config was not read from one")
     phase_argv(settings, base_dir, [w.format_map(_SAMPLE | {"config_dir": str(base_dir)}) for w in settings.command])
+
+
+def _expanded(text: str, field: str) -> str:
+    try:
+        return expand_env(text, field)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def _existing(base_dir: Path, path: str, field: str) -> Path:

@@ -91,8 +91,7 @@ def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> i
     its runs by id, and then only for a plan `preflight` accepts: this runs before `preflight`
     refuses an oversized plan, and must not take as long as that plan is big."""
     scenarios = load_config_scenarios(config)
-    entries = sum(1 for e in config.backends if only is None or e.label in only)
-    total = entries * len(config.modes) * len(config.strategies) * len(scenarios) * config.runs
+    total = config.cell_count(len(scenarios), only) * config.runs
     if shard is None or total > MAX_PLANNED_RUNS:
         return total
     return sum(1 for _ in shard.select(iter_runs(config, scenarios, only)))  # lazily: memory stays flat

@@ -187,8 +187,9 @@ class EvalkitConfigFile(pytest.File):
         session = self.config.stash[_SESSION]
         config = session.config()
         for entry in config.backends:
-            for mode in config.modes:
-                for strategy in config.strategies:
+            modes, strategies = config.cells_of(entry)
+            for mode in modes:
+                for strategy in strategies:
                     for scenario in session.scenarios:
                         name = f"{entry.label}/{mode}/{strategy}/{scenario.id}"
                         yield EvalkitCell.from_parent(self, name=name)

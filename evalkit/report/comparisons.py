@@ -21,7 +21,7 @@ from evalkit.stats.proportions import Difference, newcombe
 from evalkit.stats.pvalues import boschloo, holm, mcnemar
 from evalkit.stats.rates import Rate, rate
 
-__all__ = ["Comparison", "ComparisonKind", "DiscordantPairs", "Metric", "compare", "paired_outcomes"]
+__all__ = ["Comparison", "ComparisonKind", "DiscordantPairs", "Metric", "compare", "paired_outcomes", "two_sided"]
 
 PairKey = tuple[str, int, int]
 Metric = Literal["correct", "completed"]
@@ -84,9 +84,11 @@ class DiscordantPairs:
         )
 
 
-def _test(
+def two_sided(
     a: Sequence[RunRecord], b: Sequence[RunRecord], ra: Rate, rb: Rate, pairs: DiscordantPairs
 ) -> tuple[str, tuple[int, int] | None, float]:
+    """The two-sided exact test of correct(a) against correct(b): McNemar on the discordant pairs when
+    the runs pair one to one, else Boschloo on the two proportions. (name, discordant pairs, p)."""
     discordant = pairs.count(a, b)
     if discordant is not None:
         return "McNemar exact (paired)", discordant, mcnemar(*discordant, alternative="two-sided")
@@ -112,7 +114,7 @@ def _compare(
         ra, rb = rates[a], rates[b]
         if ra is None or rb is None:
             continue
-        test, discordant, p = _test(sides[a], sides[b], ra, rb, pairs)
+        test, discordant, p = two_sided(sides[a], sides[b], ra, rb, pairs)
         out.append(
             Comparison(
                 kind,

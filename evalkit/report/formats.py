@@ -19,6 +19,7 @@ __all__ = [
     "pct",
     "pvalue",
     "rate_colour",
+    "side_calls",
     "signed",
     "table_value",
 ]
@@ -88,6 +89,15 @@ def calls_text(cost: Cost) -> str:
     if not cost.served_runs:
         return f"{cost.model_calls_mean:.1f} model calls"
     return f"{cost.model_calls_mean:.1f} model calls served ({cost.calls_seen_mean:.1f} seen)"
+
+
+def side_calls(served: float | None, seen: float | None) -> str:
+    """Model calls per run on one side of a side-by-side line: served, and seen where they differ."""
+    if served is None:
+        return "–"
+    if seen is None or abs(served - seen) < 0.05:
+        return f"{served:.1f}"
+    return f"{served:.1f} ({seen:.1f} seen)"
 
 
 def pvalue(p: float) -> str:

@@ -24,6 +24,7 @@ from evalkit.report.formats import (
     pct,
     pvalue,
     rate_colour,
+    side_calls,
     signed,
     table_value,
 )
@@ -80,6 +81,7 @@ def environment() -> Environment:
         calls_text=calls_text,
         pvalue=pvalue,
         signed=signed,
+        side_calls=side_calls,
         failure_colour=failure_colour,
     )
     return env

@@ -71,6 +71,7 @@ def report_dict(data: ReportData) -> dict[str, Any]:
         "drilldowns": drilldowns,
         **({"published": _plain(data.published)} if data.published is not None else {}),
         **({"bfcl_score": _plain(data.bfcl_score)} if data.bfcl_score is not None else {}),
+        **({"side_by_side": _plain(data.side_by_side)} if data.side_by_side else {}),
     }
 
 

@@ -5,14 +5,17 @@ Family and overall rows only (the HTML report has the scenarios, plots and trans
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from evalkit.report.bfcl_table import BfclScore
 from evalkit.report.cells import CellStats
 from evalkit.report.data import PublishedTable, ReportData
-from evalkit.report.formats import bfcl_notes, bfcl_value, interval, pct, pvalue, signed, table_value
+from evalkit.report.formats import bfcl_notes, bfcl_value, interval, pct, pvalue, side_calls, signed, table_value
 from evalkit.report.provenance import BackendInfo
+from evalkit.report.side_by_side import SideBySideLine
 from evalkit.results.escaping import markdown_cell, plural
 
-__all__ = ["cell_text", "render_markdown"]
+__all__ = ["cell_text", "render_markdown", "side_by_side_table"]
 
 SIMULATED_NOTE = (
     "> **SIMULATED RESULTS.** Some or all runs come from evalkit's simulated backend; they do not "
@@ -106,14 +109,22 @@ def _provenance(data: ReportData) -> list[str]:
             for s in p.sources
         )
     ]
-    backends = (f"{b.label}: {b.kind} {b.model}" + _sim_mark(b) for b in p.backends)
+    backends = (f"{b.label}: {b.kind} {b.model}" + _phases(b) + _sim_mark(b) for b in p.backends)
     lines.append("- backends: " + ", ".join(markdown_cell(b) for b in backends))
     lines.append(f"- runs per cell: {', '.join(map(str, p.runs_per_cell))}; seeds: {', '.join(map(str, p.seeds))}")
     if p.stacks:
         lines.append("- guard stacks: " + "; ".join(markdown_cell(f"{label} = {text}") for label, text in p.stacks))
+    if p.guards:
+        lines.append("- guard code: " + "; ".join(markdown_cell(f"{name} = {text}") for name, text in p.guards))
     if data.generated_at:
         lines.append(f"- report generated at {data.generated_at}")
     return lines
+
+
+def _phases(b: BackendInfo) -> str:
+    """The packages a backend's server phases ran (a guard proxy's version), in brackets."""
+    ran = [f"{k.removesuffix(' phase')}: {v}" for k, v in b.essentials if k.endswith(" phase")]
+    return f" ({'; '.join(ran)})" if ran else ""
 
 
 def _not_counted(data: ReportData) -> str:
@@ -168,6 +179,45 @@ def _bfcl_score(score: BfclScore) -> list[str]:
     return lines
 
 
+def side_by_side_table(lines: Sequence[SideBySideLine]) -> list[str]:
+    """The config's `side_by_side` pairs per family: both rates, served calls, the difference and
+    its two-sided exact test (Holm over the table). Also the README's Forge tables."""
+    out = [
+        "| claim | scope | left | correct | calls/run | right | correct | calls/run | left − right | p (Holm) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for line in lines:
+        sides = []
+        for side in (line.left, line.right):
+            sim = " (SIM)" if side.simulated else ""
+            sides.append(
+                f"{markdown_cell(side.column + sim)} | {table_value(side.correct, published=False)} | "
+                f"{side_calls(side.served_calls, side.seen_calls)}"
+            )
+        d = line.difference
+        diff = f"{signed(d.estimate)} [{signed(d.low)}, {signed(d.high)}]" if d else "–"
+        test = f"{pvalue(line.p)} ({pvalue(line.p_holm)})" if line.p is not None and line.p_holm is not None else "–"
+        mark = " **differ**" if line.significant else ""
+        claim = f"{markdown_cell(line.claim)} | {markdown_cell(line.scope)}"
+        out.append(f"| {claim} | {sides[0]} | {sides[1]} | {diff} | {test}{mark} |")
+    return out
+
+
+def _side_by_side(data: ReportData) -> list[str]:
+    if not data.side_by_side:
+        return []
+    tests = {line.test for line in data.side_by_side if line.test}
+    return [
+        "**Side by side** (pairs that claim the same behaviour; correct rate x/n with "
+        f"{data.confidence:.0%} interval, model calls per run as the model server served them, the "
+        f"difference in points with its Newcombe interval, two-sided {' / '.join(sorted(tests)) or 'exact'} "
+        f"p-value and Holm's over the table, α = {data.alpha}):",
+        "",
+        *side_by_side_table(data.side_by_side),
+        "",
+    ]
+
+
 def render_markdown(data: ReportData) -> str:
     lines = [f"# {markdown_cell(data.title)}{' (SIMULATED)' if data.all_simulated else ''}", ""]
     if data.simulated:
@@ -193,7 +243,7 @@ def render_markdown(data: ReportData) -> str:
         f"[{data.confidence:.0%} {data.interval_method} interval], completed rate (c), mean retries (r):",
         "",
     ]
-    lines += [*_matrix(data), "", *_served(data), *_comparisons(data), ""]
+    lines += [*_matrix(data), "", *_served(data), *_side_by_side(data), *_comparisons(data), ""]
     if data.power is not None:
         lines += [f"**Power.** {data.power.summary}", ""]
     lines += [_not_counted(data), ""]

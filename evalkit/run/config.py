@@ -31,7 +31,24 @@ from evalkit.chat import Sampling, ToolMode
 from evalkit.errors import ConfigError, ResultsError, ScenarioError
 from evalkit.strategies import StrategySpec
 
-__all__ = ["RunConfig", "load_config", "parse_strategy_specs", "recorded_stacks"]
+__all__ = ["CellRef", "RunConfig", "SideBySide", "load_config", "parse_strategy_specs", "recorded_stacks"]
+
+
+class CellRef(StrictModel):
+    """A column of the matrix: a backend entry's label, a guard stack's label and a tool mode."""
+
+    backend: str
+    strategy: str
+    mode: ToolMode = "native"
+
+
+class SideBySide(StrictModel):
+    """Two columns that claim the same behaviour, compared per family in the report (e.g. a Forge
+    proxy stack and evalkit's copy of it). It decides no run: editing it never blocks a resume."""
+
+    claim: str
+    left: CellRef
+    right: CellRef
 
 
 class RunConfig(StrictModel):
@@ -49,6 +66,7 @@ class RunConfig(StrictModel):
     output: str | None = None
     # modules whose classes scenarios may use as stateful mocks (their code runs: see scenario/state_allowlist.py)
     allow_state_modules: list[str] = Field(default_factory=list)
+    side_by_side: list[SideBySide] = Field(default_factory=list)
     base_dir: str = Field("", exclude=True)
     source: str = Field("", exclude=True)  # the file it was loaded from, for error messages
 
@@ -65,7 +83,44 @@ class RunConfig(StrictModel):
     def _check_strategies(self) -> RunConfig:
         for label, specs in self.strategies.items():
             parse_strategy_specs(label, specs)
+        for i, entry in enumerate(self.backends):
+            unknown = [s for s in entry.strategies or [] if s not in self.strategies]
+            if unknown:
+                raise ValueError(f"backends.{i}.strategies: {unknown[0]!r} is not a stack of `strategies`")
+            unused = [m for m in entry.modes or [] if m not in self.modes]
+            if unused:
+                raise ValueError(f"backends.{i}.modes: {unused[0]!r} is not in the config's `modes`")
+        for i, pair in enumerate(self.side_by_side):
+            for side in ("left", "right"):
+                problem = self._not_a_column(getattr(pair, side))
+                if problem:
+                    raise ValueError(f"side_by_side.{i}.{side}: {problem}")
         return self
+
+    def _not_a_column(self, ref: CellRef) -> str | None:
+        entry = next((b for b in self.backends if b.label == ref.backend), None)
+        if entry is None:
+            return f"no backend entry {ref.backend!r}"
+        modes, stacks = self.cells_of(entry)
+        if ref.strategy not in stacks or ref.mode not in modes:
+            return f"{ref.backend} does not run {ref.strategy!r} in {ref.mode} mode"
+        return None
+
+    def cells_of(self, entry: BackendEntry) -> tuple[list[ToolMode], list[str]]:
+        """The tool modes and guard stack labels that run on `entry`: the config's, in its order,
+        narrowed by the entry's own `modes` and `strategies`."""
+        modes = [m for m in self.modes if entry.modes is None or m in entry.modes]
+        stacks = [s for s in self.strategies if entry.strategies is None or s in entry.strategies]
+        return modes, stacks
+
+    def cell_count(self, scenarios: int, labels: set[str] | None = None) -> int:
+        """Scenario cells in the matrix (optionally only the backend entries in `labels`)."""
+        total = 0
+        for entry in self.backends:
+            if labels is None or entry.label in labels:
+                modes, stacks = self.cells_of(entry)
+                total += len(modes) * len(stacks) * scenarios
+        return total
 
     def allowing_state_modules(self, modules: list[str]) -> RunConfig:
         """This config with `modules` (`--allow-state-module`) added to its own allowlist."""
@@ -107,7 +162,7 @@ class RunConfig(StrictModel):
 
     def with_runs(self, runs: int) -> RunConfig:
         """This config with N runs per cell (`-n`), checked like the config's own `runs`."""
-        data = self.model_dump()
+        data = self.model_dump(exclude_unset=True)  # a serve chain refuses llama-server fields given beside it
         data["runs"] = runs
         try:
             checked = RunConfig.model_validate(data)
@@ -118,7 +173,7 @@ class RunConfig(StrictModel):
     def fingerprint(self) -> str:
         """A hash of everything that decides the runs, to tell configs apart (a resume compares the
         stored config field by field: evalkit/run/config_diff.py)."""
-        dumped = self.model_dump(exclude={"output", "description", "allow_state_modules"})
+        dumped = self.model_dump(exclude={"output", "description", "allow_state_modules", "side_by_side"})
         _drop_added_defaults(dumped, _ADDED_LATER["top"])
         for backend in dumped["backends"]:  # fields added later count only when set: old hashes hold
             _drop_added_defaults(backend, _ADDED_LATER["backend"])
@@ -132,7 +187,7 @@ class RunConfig(StrictModel):
 # leave the hash as it was, so a committed file's hash still matches its unchanged config.
 _ADDED_LATER: dict[str, dict[str, Any]] = {
     "top": {"custom_families": []},
-    "backend": {"urls": None, "endpoints": None},
+    "backend": {"urls": None, "endpoints": None, "strategies": None, "modes": None},
     "serve": {"replicas": 1, "phases": None},
 }
 

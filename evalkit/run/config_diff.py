@@ -4,6 +4,11 @@ A results header keeps the config that wrote it. Resuming compares that config w
 field by field, after both went through today's model (so a field added since, at its default,
 reads the same on both sides), leaving out what only decides how fast the runs go (concurrency,
 timeouts, retries) or what is only a label (output, description).
+
+A backend entry the stored config does not have is not a change: its cells are new, and every run
+already in the file was asked and answered as before (a run's seed comes from its own backend label,
+so an added entry moves no other run). So ADR-013's file grows a column with `--resume`. A backend
+that is gone, or one whose fields differ, is a change.
 """
 
 from __future__ import annotations
@@ -19,11 +24,11 @@ __all__ = ["OPERATIONAL", "changed_fields", "differing_fields", "run_defining"]
 
 # Fields that change how a run is carried out, never what it answers.
 OPERATIONAL = {
-    "top": {"output", "description", "runs", "allow_state_modules"},
+    "top": {"output", "description", "runs", "allow_state_modules", "side_by_side"},
     "backend": {"concurrency", "timeout_s", "retry"},
-    "serve": {"startup_timeout_s"},
+    "serve": {"startup_timeout_s", "threads"},  # threads: how fast llama-server computes, not what
     "endpoint": {"concurrency"},
-    "phase": {"timeout_s", "port"},  # a serve phase's; its llama_server's startup_timeout_s too
+    "phase": {"timeout_s", "port", "ready"},  # a serve phase's; its llama_server's startup_timeout_s too
 }
 
 
@@ -92,7 +97,8 @@ def _diff(old: Any, new: Any, path: str) -> list[str]:
 
 
 def _diff_backends(old: list[Any], new: list[Any]) -> list[str]:
-    """Backends compared by label, so a reordered list is no change but an added one is."""
+    """Backends compared by label, so a reordered list is no change, nor an added one (new cells);
+    a removed one is."""
     by_label = [{str(b.get("label")): b for b in side if isinstance(b, dict)} for side in (old, new)]
-    labels = sorted(set(by_label[0]) | set(by_label[1]))
+    labels = sorted(by_label[0])
     return [p for label in labels for p in _diff(by_label[0].get(label), by_label[1].get(label), f"backends[{label}]")]

@@ -59,8 +59,10 @@ def iter_runs(config: RunConfig, scenarios: list[Scenario], labels: set[str] | N
     for entry in config.backends:
         if labels is not None and entry.label not in labels:
             continue
-        for mode in config.modes:
-            for label, stack in specs.items():
+        modes, labels_here = config.cells_of(entry)
+        for mode in modes:
+            for label in labels_here:
+                stack = specs[label]
                 for scenario in scenarios:
                     cell = Cell(
                         backend=entry.label,

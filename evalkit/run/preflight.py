@@ -55,7 +55,7 @@ def preflight(
             check_specs(specs, import_plugins=import_plugins)
         except ConfigError as exc:
             raise ConfigError(f"{where}: strategies.{label}: {exc}") from exc
-    cells = len(config.backends) * len(config.modes) * len(config.strategies) * len(scenarios)
+    cells = config.cell_count(len(scenarios))
     if cells * config.runs > MAX_PLANNED_RUNS:
         raise ConfigError(
             f"{where}: runs: {cells} cells x {config.runs} runs is {cells * config.runs} runs; "

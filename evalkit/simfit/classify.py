@@ -221,17 +221,35 @@ def classify_files(
         found.sources.append((path.name, _sha256(path)))
         stacks: dict[str, list[StrategySpec]] = {}
         config: dict[str, Any] = {}
+        proxied: set[str] = set()
         for record in iter_records(path):
             if isinstance(record, Header):
                 config = dict(record.config)
                 stacks = recorded_stacks(config, str(path))
+                proxied = _behind_a_proxy(record)
                 found.model_sha256 = found.model_sha256 or _model_sha(record, model)
-            elif isinstance(record, RunRecord) and _wanted(record, model, simulated):
+            elif (
+                isinstance(record, RunRecord)
+                and record.cell.backend not in proxied
+                and _wanted(record, model, simulated)
+            ):
                 if record.cell.scenario not in by_id:
                     found.unknown += 1
                     continue
                 _add_run(found, record, by_id[record.cell.scenario], stacks, config, path.name)
     return found
+
+
+def _behind_a_proxy(header: Header) -> set[str]:
+    """The entries that reached the model through another program evalkit started in front of it (a
+    guard proxy's `serve.phases`): their calls are what the proxy passed on, not the model's own."""
+    out = set()
+    for label, info in header.backends.items():
+        started = info.get("started_by_evalkit") if isinstance(info, dict) else None
+        phases = started.get("phases") if isinstance(started, dict) else None
+        if isinstance(phases, list) and len(phases) > 1:
+            out.add(label)
+    return out
 
 
 def _wanted(run: RunRecord, model: str, simulated: bool) -> bool:

@@ -146,3 +146,24 @@ def test_describe_survives_a_proxy_without_models_and_redacts_the_key() -> None:
     info = arun(backend(server).describe())
     assert info["models_error"].startswith("HTTP 404 from /v1/models") and KEY not in repr(info)
     assert "served_model" not in info
+
+
+def test_llama_cpps_unparsable_tool_call_is_the_models_malformed_call() -> None:
+    """An OpenAI-compatible llama.cpp server (the `direct` entries of configs/forge-smollm2.yaml reach
+    llama-server as `kind: openai`) answers HTTP 500 when it cannot parse the model's tool call: the
+    model's failure, as with `kind: llama-server`, never retried and never an infra error. Seen in
+    SmolLM2's runs through `kind: openai`, recorded as infra errors before this rule."""
+    message = (
+        "Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 2, "
+        "column 31: syntax error while parsing value - invalid string: missing closing quote; "
+        "last read: '\"Patient P-1'"
+    )
+    server = MockServer({CHAT: [(500, {"error": {"code": 500, "message": message, "type": "server_error"}})]})
+    reply = arun(backend(server).complete(request(), CONTEXT))
+    assert len(server.hits(CHAT)) == 1
+    [call] = reply.tool_calls
+    assert call.malformed and "missing closing quote" in (call.parse_error or "")
+    other = MockServer({CHAT: [(500, {"error": {"code": 500, "message": "overloaded", "type": "server_error"}})]})
+    with pytest.raises(BackendError) as raised:
+        arun(backend(other).complete(request(), CONTEXT))
+    assert raised.value.retryable and raised.value.status == 500

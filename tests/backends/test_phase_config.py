@@ -73,9 +73,11 @@ def _config(serve: dict[str, Any]) -> RunConfig:
     )
 
 
-def test_a_resume_ignores_ports_and_timeouts_but_not_the_venv() -> None:
+def test_a_resume_ignores_ports_timeouts_and_readiness_but_not_the_venv() -> None:
+    """Forge 0.7.3 answers readiness on /health, 0.10.0 on /forge/health too: how a phase is known to
+    be up decides no answer."""
     stored = _config({"phases": [SIM, FORGE]}).model_dump(mode="json")
-    faster = _config({"phases": [{**SIM, "timeout_s": 5}, {**FORGE, "port": 9000}]})
+    faster = _config({"phases": [{**SIM, "timeout_s": 5}, {**FORGE, "port": 9000, "ready": "/forge/health"}]})
     assert changed_fields(stored, faster) == []
     other = _config({"phases": [SIM, {**FORGE, "venv": ".forge/0.9.5"}]})
     assert changed_fields(stored, other) == ["backends[x].serve.phases"]
@@ -86,5 +88,26 @@ def test_the_plain_serve_form_keeps_its_fingerprint() -> None:
     today, still name the same runs (a resume of them goes on)."""
     config = load_config(ROOT / "configs/adr013.yaml")
     header = load_results([ROOT / "results/adr013.jsonl"]).headers[0]
-    assert config.model_copy(update={"runs": header.runs_per_cell}).fingerprint() == "862a5ec466e21532"
+    first = {b["label"] for b in header.config["backends"]}  # the Forge entries came later (a resume)
+    then = config.model_copy(
+        update={"runs": header.runs_per_cell, "backends": [b for b in config.backends if b.label in first]}
+    )
+    assert then.fingerprint() == "862a5ec466e21532"
     assert changed_fields(header.config, config) == []
+
+
+def test_llama_servers_threads_are_operational() -> None:
+    """`threads: 1` makes llama-server on a loaded 2-core machine many times faster (README "Forge"),
+    and decides no answer: a resume may change it, in a phase or in the plain `serve:` form."""
+    llama = {"llama_server": {"model": "smollm2"}}
+    stored = _config({"phases": [llama, FORGE]}).model_dump(mode="json")
+    one = _config({"phases": [{"llama_server": {"model": "smollm2", "threads": 1}}, FORGE]})
+    assert changed_fields(stored, one) == []
+    plain = RunConfig.model_validate(
+        {"name": "c", "scenarios": ["x"], "strategies": {"t": ["trust_text"]},
+         "backends": [{"label": "s", "kind": "llama-server", "model": "smollm2", "serve": {"parallel": 2}}]}
+    )  # fmt: skip
+    threaded = plain.model_copy(deep=True)
+    assert threaded.backends[0].serve is not None
+    threaded.backends[0].serve.threads = 1
+    assert changed_fields(plain.model_dump(mode="json"), threaded) == []

@@ -80,3 +80,26 @@ def test_the_committed_adr013_table_loads_and_the_report_shows_it(tmp_path: Path
 def test_the_committed_adr013_report_shows_the_published_table() -> None:
     html = (ROOT / "reports" / "adr013.html").read_text(encoding="utf-8")
     assert 'id="published-table"' in html and "Ministral 8B, ADR-013, trust text" in html
+
+
+def test_a_row_with_backends_lists_only_their_columns(tmp_path: Path) -> None:
+    """A guard proxy's entry runs `trust_text` on evalkit's side: a row that names backends keeps it
+    from being listed as "trust text", and a later row picks it up."""
+    runs = [
+        *records.cell_runs(1, 2, backend="direct", strategy="trust_text", family="casual_greeting"),
+        *records.cell_runs(2, 2, backend="forge-proxy", strategy="trust_text", family="casual_greeting"),
+    ]
+    table = """\
+source: s
+families: [casual_greeting]
+rows:
+  - {label: "trust text", strategy: trust_text, backends: [direct], rates: {casual_greeting: 0.5}}
+  - {label: "Forge's proxy", strategy: trust_text, backends: [forge-proxy], rates: {casual_greeting: null}}
+  - {label: "any trust text", strategy: trust_text, rates: {casual_greeting: 0.1}}
+"""
+    data = with_published(build_report(records.results(runs), include_power=False), _write(tmp_path, table))
+    assert data.published is not None
+    labels = [row.label.split(" · ")[0] for row in data.published.rows]
+    assert labels == ["trust text", "measured: direct", "Forge's proxy", "measured: forge-proxy", "any trust text"]
+    with pytest.raises(ConfigError, match="backends"):
+        load_published(_write(tmp_path, table.replace("backends: [direct]", "backends: []")))

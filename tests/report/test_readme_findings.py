@@ -17,7 +17,12 @@ import pytest
 from tests.extras import needs_extra
 
 ROOT = Path(__file__).resolve().parents[2]
-SECTIONS = ("## Reproducing ADR-013", "## Compare models before deployment", "### SmolLM2 on every category")
+SECTIONS = (
+    "## Reproducing ADR-013",
+    "## Forge's own guards under test",
+    "## Compare models before deployment",
+    "### SmolLM2 on every category",
+)
 # a rate ("40%", "40–60%"), a count ("1/5") or a mean retries figure ("r3.0")
 TYPED_RESULT = re.compile(r"\d+\s*%|\b\d+/\d+\b|\br\d\.\d\b")
 

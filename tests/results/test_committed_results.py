@@ -27,10 +27,15 @@ def outcomes(path: Path) -> dict[str, tuple[object, ...]]:
 def test_the_committed_adr013_results_are_real_and_replay_exactly(tmp_path: Path) -> None:
     committed = ROOT / "results/adr013.jsonl"
     results = load_results([committed])
-    real = {label: info for h in results.headers for label, info in h.backends.items() if label != "sim-small"}
-    assert real["smollm2"]["model_sha256"] == MODELS["smollm2"].sha256
-    assert real["gemma3-270m"]["model_sha256"] == MODELS["gemma3-270m"].sha256
-    assert all(not r.simulated for r in results.runs if r.cell.backend != "sim-small")
+    described = {label: info for h in results.headers for label, info in h.backends.items()}
+    simulated = {label for label, info in described.items() if info.get("simulated")}
+    assert simulated == {"sim-small", "forge-sim", "forge-respond-sim"}  # the model behind Forge's proxy too
+    assert described["smollm2"]["model_sha256"] == MODELS["smollm2"].sha256
+    assert described["gemma3-270m"]["model_sha256"] == MODELS["gemma3-270m"].sha256
+    assert all(not r.simulated for r in results.runs if r.cell.backend not in simulated)
+    for label in ("forge-sim", "forge-respond-sim"):
+        _model, forge = described[label]["started_by_evalkit"]["phases"]
+        assert forge["packages"][0]["name"] == "forge-guardrails" and forge["packages"][0]["version"] == "0.10.0"
 
     config = load_config(ROOT / "configs/adr013.yaml").as_replay(ROOT / "recordings/adr013")
     replayed = run_config(config, tmp_path / "replayed.jsonl")

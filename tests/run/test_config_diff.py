@@ -59,7 +59,28 @@ def test_concurrency_and_backend_order_are_not_changes():
     assert changed_fields(stored, faster) == []
     two = [{"label": x, "kind": "sim", "model": "small-local"} for x in ("a", "b")]
     assert changed_fields(config(backends=two).model_dump(mode="json"), config(backends=two[::-1])) == []
-    assert changed_fields(config(backends=two[:1]).model_dump(mode="json"), config(backends=two)) == ["backends[b]"]
+    # an added entry only adds cells; a removed one is a change
+    assert changed_fields(config(backends=two[:1]).model_dump(mode="json"), config(backends=two)) == []
+    assert changed_fields(config(backends=two).model_dump(mode="json"), config(backends=two[:1])) == ["backends[b]"]
+
+
+def test_a_resume_with_an_added_backend_runs_its_cells_and_leaves_the_others(tmp_path):
+    """ADR-013's file grows Forge columns this way: the old runs stay as written, byte for byte, the
+    new entry's cells are run, and they are what a fresh run of the grown config gives them."""
+    one = [{"label": "sim", "kind": "sim", "model": "small-local"}]
+    two = [*one, {"label": "sim-b", "kind": "sim", "model": "small-local", "strategies": ["trust_text"]}]
+    out = run_config(config(runs=2, backends=one), tmp_path / "r.jsonl")
+    before = out.read_text()
+    run_config(config(runs=2, backends=two), out, resume=True)
+    assert out.read_text().startswith(before.rsplit("\n", 2)[0])  # all but the footer kept
+    grown = load_results([out]).runs
+    fresh = load_results([run_config(config(runs=2, backends=two), tmp_path / "fresh.jsonl")]).runs
+    key = lambda r: (r.run_id, r.correct, r.seed, r.model_calls)  # noqa: E731
+    assert sorted(map(key, grown)) == sorted(map(key, fresh))
+    assert {r.cell.strategy for r in grown if r.cell.backend == "sim-b"} == {"trust_text"}
+    edited = [{**one[0], "model": "small-local-degraded"}, two[1]]
+    with pytest.raises(ResultsError, match=r"backends\[sim\]\.model changed"):
+        run_config(config(runs=2, backends=edited), out, resume=True)
 
 
 def test_every_committed_results_file_matches_its_committed_config():
