@@ -30,7 +30,12 @@ def _group_note(cells: Sequence[CellVerdict], alpha: float, margin: float) -> st
     test = REGISTRY[v.kind]
     base = _median_rate(cells)
     caught = detectable_drop(test, v.baseline.n, v.candidate.n, base, alpha, margin)
-    seen = f"to {caught:.0%} or lower" if caught is not None else "not even to 0%"
+    if base <= 0:
+        claim = "at 0% no drop is possible, so none can be caught"
+    elif caught is None:
+        claim = f"even a drop from {base:.0%} to 0% is caught with less than 80% probability (exact)"
+    else:
+        claim = f"a drop from {base:.0%} to {caught:.0%} or lower is caught with 80% probability (exact)"
     sides = (
         f"{v.baseline.n} pairs"
         if test.paired
@@ -39,8 +44,7 @@ def _group_note(cells: Sequence[CellVerdict], alpha: float, margin: float) -> st
         else f"{v.baseline.n} baseline and {v.candidate.n} candidate runs"
     )
     return (
-        f"power: {len(cells)} cell(s) with {sides} ({test.name}, α/m = {alpha:.2g}, the first Holm step): "
-        f"a drop from {base:.0%} {seen} is caught with 80% probability (exact)"
+        f"power: {len(cells)} cell(s) with {sides} ({test.name}, α/m = {alpha:.2g}, the first Holm step): {claim}"
     )
 
 

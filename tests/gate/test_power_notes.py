@@ -64,3 +64,15 @@ def test_the_power_of_the_boschloo_region_matches_scipy() -> None:
     for p in np.linspace(0.05, 0.95, 19):
         size = sps.binom.pmf(np.arange(n1 + 1), n1, p) @ region @ sps.binom.pmf(np.arange(n2 + 1), n2, p)
         assert size <= alpha + 1e-9
+
+
+def test_a_cell_at_zero_says_no_drop_is_possible_and_an_out_of_reach_drop_says_so() -> None:
+    """Issue 31: "a drop from 0% not even to 0% is caught with 80% probability" read as a claim."""
+    zero = records.results(records.cell_runs(0, 3))
+    result = compare(zero, records.results(records.cell_runs(0, 3)), GateConfig())
+    (line,) = [line for line in render_text(result).splitlines() if line.startswith("note: power:")]
+    assert line.endswith("at 0% no drop is possible, so none can be caught"), line
+    (line,) = power_lines(2, 2, cells=1)
+    assert "even a drop from 100% to 0% is caught with less than 80% probability (exact)" in line, line
+    # and that is exact: at 2 runs a side Boschloo cannot reject 2/2 -> 0/2 at α = 0.05 at all
+    assert BOSCHLOO.power(2, 2, 1.0, 0.0, 0.0, 0.05) < 0.8
