@@ -43,9 +43,7 @@ def _group_note(cells: Sequence[CellVerdict], alpha: float, margin: float) -> st
         if v.baseline.n == v.candidate.n
         else f"{v.baseline.n} baseline and {v.candidate.n} candidate runs"
     )
-    return (
-        f"power: {len(cells)} cell(s) with {sides} ({test.name}, α/m = {alpha:.2g}, the first Holm step): {claim}"
-    )
+    return f"power: {len(cells)} cell(s) with {sides} ({test.name}, α/m = {alpha:.2g}, the first Holm step): {claim}"
 
 
 def _margin_note(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[str]:
