@@ -3,7 +3,6 @@ that kind, an "unknown X" lists what `evalkit list` lists, and counts take their
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -42,13 +41,18 @@ def test_unknown_strategy_lists_what_list_strategies_lists(tmp_path: Path, capsy
 
 
 def test_validate_configs_checks_each_file_as_its_kind(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    """configs/ holds run configs and a published table: each passes as what it is (forge-inproc.yaml
-    needs Python 3.12 with Forge, so it is left out here)."""
+    """configs/ holds run configs and a published table: each passes as what it is. Left out: the
+    configs whose check needs more than a dev install (a `serve:` entry needs llama-server's packaged
+    models or a Forge venv beside the repository; forge-inproc.yaml needs Python 3.12 with Forge)."""
     folder = tmp_path / "configs"
-    shutil.copytree(ROOT / "configs", folder, ignore=shutil.ignore_patterns("forge-inproc.yaml"))
-    for path in folder.glob("*.yaml"):  # the copies name the repository's scenarios
-        text = path.read_text(encoding="utf-8").replace("../scenarios", str(ROOT / "scenarios"))
-        path.write_text(text, encoding="utf-8")
+    folder.mkdir()
+    for source in sorted((ROOT / "configs").glob("*.yaml")):
+        text = source.read_text(encoding="utf-8")
+        if "serve:" in text or source.name == "forge-inproc.yaml":
+            continue
+        # the copies name the repository's scenarios
+        (folder / source.name).write_text(text.replace("../scenarios", str(ROOT / "scenarios")), encoding="utf-8")
+    assert len(list(folder.iterdir())) >= 3
     assert main(["validate", str(folder)]) == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert "published table" in out and "run config" in out
