@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit.backends._wire import check_tool_choice, constraint_body, settle_constraint
 from evalkit.backends.base import Feature, RetryPolicy, call_with_retries
 from evalkit.backends.http_backend import HttpBackend
-from evalkit.backends.openai import UNPARSED_CALL, chat_messages, chat_tools, parse_chat_response, unparsed_call
+from evalkit.backends.openai import chat_messages, chat_tools, post_chat
 from evalkit.backends.settings import BackendSettings
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError, UnsupportedFeature
@@ -194,11 +193,4 @@ class LlamaServerBackend(HttpBackend):
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        started = time.perf_counter()
-        try:
-            reply = await self._post("v1/chat/completions", body)
-        except BackendError as exc:
-            if exc.status == 500 and UNPARSED_CALL in str(exc):
-                return unparsed_call(str(exc), time.perf_counter() - started)
-            raise
-        return parse_chat_response(reply.body, reply.latency_s, constraint_dropped=dropped)
+        return await post_chat(self, "v1/chat/completions", body, constraint_dropped=dropped)

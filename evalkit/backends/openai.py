@@ -25,7 +25,7 @@ from evalkit.backends.http_backend import HttpBackend
 from evalkit.chat import UNKNOWN_TOOL_NAME, CallContext, ChatRequest, Completion, Message, ToolCall, ToolSpec, Usage
 from evalkit.errors import BackendError
 
-__all__ = ["UNPARSED_CALL", "OpenAIBackend", "chat_messages", "parse_chat_response", "unparsed_call"]
+__all__ = ["UNPARSED_CALL", "OpenAIBackend", "chat_messages", "parse_chat_response", "post_chat", "unparsed_call"]
 
 DEFAULT_URL = "https://api.openai.com/v1"
 _FEATURES: frozenset[Feature] = frozenset({"native_tools", "tool_choice_required", "json_schema"})
@@ -151,14 +151,21 @@ class OpenAIBackend(HttpBackend):
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        started = time.perf_counter()
-        try:
-            reply = await self._post("chat/completions", body)
-        except BackendError as exc:
-            if exc.status == 500 and UNPARSED_CALL in str(exc):
-                return unparsed_call(str(exc), time.perf_counter() - started)
-            raise
-        return parse_chat_response(reply.body, reply.latency_s, constraint_dropped=dropped)
+        return await post_chat(self, "chat/completions", body, constraint_dropped=dropped)
+
+
+async def post_chat(backend: HttpBackend, path: str, body: dict[str, Any], *, constraint_dropped: bool) -> Completion:
+    """One Chat Completions call, read as a completion; llama.cpp's HTTP 500 on a tool call it cannot
+    parse is the model's malformed call, not a server fault (`unparsed_call`). Shared by `kind:
+    openai` and `kind: llama-server`, which differ only in the path."""
+    started = time.perf_counter()
+    try:
+        reply = await backend._post(path, body)
+    except BackendError as exc:
+        if exc.status == 500 and UNPARSED_CALL in str(exc):
+            return unparsed_call(str(exc), time.perf_counter() - started)
+        raise
+    return parse_chat_response(reply.body, reply.latency_s, constraint_dropped=constraint_dropped)
 
 
 UNPARSED_CALL = "Failed to parse tool call arguments as JSON"  # llama.cpp's HTTP 500 text
