@@ -56,6 +56,17 @@ def chromium_path() -> str | None:
     return shutil.which("chromium")
 
 
+def skip_without_chromium() -> None:
+    """For a browser test's fixture: skip where chromium is missing, but fail under CI, which installs
+    it (scripts/install-chromium.sh): a browser test that silently never runs there proves nothing."""
+    import pytest
+
+    if chromium_path() is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed and CI is set: run scripts/install-chromium.sh (as root)")
+        pytest.skip("chromium is not installed (bash scripts/install-chromium.sh)")
+
+
 def _require() -> str:
     path = chromium_path()
     if path is None:

@@ -4,7 +4,6 @@ shows the matrix, the plots and the transcripts, and a screenshot lands in tests
 from __future__ import annotations
 
 import json
-import os
 import struct
 from pathlib import Path
 from typing import Any
@@ -26,10 +25,7 @@ def sim_run(tmp_path_factory: pytest.TempPathFactory) -> SimRun:
 
 @pytest.fixture(autouse=True)
 def _chromium() -> None:
-    if browser.chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed and CI is set: run scripts/install-chromium.sh (as root)")
-        pytest.skip("chromium is not installed (bash scripts/install-chromium.sh)")
+    browser.skip_without_chromium()
 
 
 BROKEN_PAGE = """<!DOCTYPE html><html><head><title>broken</title>

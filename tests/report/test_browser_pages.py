@@ -9,7 +9,6 @@ regenerates the committed page; the template is what this test holds)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +33,7 @@ WIDTH, HEIGHT = 1366, 768
 
 @pytest.fixture(autouse=True)
 def _chromium() -> None:
-    if browser.chromium_path() is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed and CI is set: run scripts/install-chromium.sh (as root)")
-        pytest.skip("chromium is not installed (bash scripts/install-chromium.sh)")
+    browser.skip_without_chromium()
 
 
 PROBE = """(() => {
