@@ -41,7 +41,8 @@ from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismat
 from evalkit.gate.outcome import CellVerdict, GateResult, PooledVerdict
 from evalkit.gate.power_notes import power_notes
 from evalkit.gate.stratify import stratified_tests
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import Cell, Results, RunRecord
+from evalkit.results.table import group_runs
 from evalkit.stats.gate_tests import Counts, select
 from evalkit.stats.pvalues import floor_pvalue
 from evalkit.stats.rates import rate
@@ -51,8 +52,7 @@ __all__ = ["compare"]
 Key = tuple[str, ...]
 
 
-def _key(run: RunRecord, config: GateConfig) -> Key:
-    c = run.cell
+def _key(c: Cell, config: GateConfig) -> Key:
     extra = {"cell": (), "family": (c.family,), "scenario": (c.family, c.scenario)}[config.level]
     return (c.backend, c.mode, c.strategy, *extra) + ((c.model,) if config.match_model else ())
 
@@ -62,14 +62,11 @@ def _name(key: Key, config: GateConfig) -> str:
     return "/".join(parts[:3] + parts[4:] if config.level == "scenario" else parts)
 
 
-def _group(results: Results, config: GateConfig) -> dict[Key, list[RunRecord]]:
-    groups: dict[Key, list[RunRecord]] = defaultdict(list)
-    for run in results.runs:
-        groups[_key(run, config)].append(run)
-    return groups
+def _group(results: Results, config: GateConfig) -> dict[Key, Sequence[RunRecord]]:
+    return group_runs(results.runs, lambda cell: (_key(cell, config),))
 
 
-def _check_sides(base: dict[Key, list[RunRecord]], cand: dict[Key, list[RunRecord]]) -> None:
+def _check_sides(base: dict[Key, Sequence[RunRecord]], cand: dict[Key, Sequence[RunRecord]]) -> None:
     if not base or not cand:
         raise GateInputError(f"the {'baseline' if not base else 'candidate'} has no runs")
 
@@ -147,7 +144,9 @@ UNSUPPORTED = "unsupported on both sides"
 Partial = dict[str, dict[CellId, str]]
 
 
-def _not_judged(key: Key, base: list[RunRecord], cand: list[RunRecord], config: GateConfig, partial: Partial) -> str:
+def _not_judged(
+    key: Key, base: Sequence[RunRecord], cand: Sequence[RunRecord], config: GateConfig, partial: Partial
+) -> str:
     """Why the cell cannot be judged, or "" when it can."""
     if not base or not cand:
         return "missing in the candidate" if base else "not in the baseline"
@@ -161,7 +160,12 @@ def _not_judged(key: Key, base: list[RunRecord], cand: list[RunRecord], config: 
 
 
 def _compare_cell(
-    key: Key, base: list[RunRecord], cand: list[RunRecord], config: GateConfig, notes: list[str], partial: Partial
+    key: Key,
+    base: Sequence[RunRecord],
+    cand: Sequence[RunRecord],
+    config: GateConfig,
+    notes: list[str],
+    partial: Partial,
 ) -> dict[str, Any] | tuple[str, bool]:
     """The cell's measured fields, or (why the cell was not compared, whether that leaves it unjudged)."""
     name = _name(key, config)

@@ -6,6 +6,7 @@ whatever it said) is the structural rate shown beside it.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -85,7 +86,7 @@ class Tally:
     retries: Counter[int] = field(default_factory=Counter)  # retries → counted runs
     failures: Counter[str] = field(default_factory=Counter)  # category → counted runs that were not correct
     per_scenario: dict[str, list[int]] = field(default_factory=dict)  # scenario → [correct, counted]
-    latency: list[float] = field(default_factory=list)
+    latency: array[float] = field(default_factory=lambda: array("d"))  # 8 bytes a run
     model_calls: int = 0  # served where the model server counted them, else seen (`Cost`)
     wasted_calls: int = 0
     tokens: int = 0

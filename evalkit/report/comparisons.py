@@ -16,15 +16,16 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Literal
 
+import numpy as np
+
 from evalkit.results.records import RunRecord
+from evalkit.results.table import pair_keys
 from evalkit.stats.proportions import Difference, newcombe
 from evalkit.stats.pvalues import boschloo, holm, mcnemar
 from evalkit.stats.rates import Rate, rate
 
-__all__ = ["Comparison", "ComparisonKind", "DiscordantPairs", "Metric", "compare", "paired_outcomes", "two_sided"]
+__all__ = ["Comparison", "ComparisonKind", "DiscordantPairs", "compare", "two_sided"]
 
-PairKey = tuple[str, int, int]
-Metric = Literal["correct", "completed"]
 ComparisonKind = Literal["strategy", "model"]
 
 
@@ -45,43 +46,39 @@ class Comparison:
     significant: bool
 
 
-def _outcomes(runs: Sequence[RunRecord], metric: Metric) -> dict[PairKey, bool]:
-    return {(r.cell.scenario, r.index, r.seed): bool(getattr(r, metric)) for r in runs if r.counted}
-
-
-def paired_outcomes(
-    a: Sequence[RunRecord], b: Sequence[RunRecord], metric: Metric = "completed"
-) -> list[tuple[bool, bool]] | None:
-    """(a passed, b passed) per pair, or None when the runs do not pair up one to one."""
-    left, right = _outcomes(a, metric), _outcomes(b, metric)
-    if not left or left.keys() != right.keys():
-        return None
-    return [(left[k], right[k]) for k in sorted(left)]
-
-
 class DiscordantPairs:
-    """Discordant pairs of `correct` between two cells' runs, with each cell's outcomes by pair key
-    built once: a pooled cell is a side of many comparisons."""
+    """Discordant pairs of `correct` between two cells' runs. Each cell's counted runs are held by
+    pair key, sorted, as arrays (17 bytes a run) built once: a pooled cell is a side of many
+    comparisons."""
 
     def __init__(self) -> None:
-        self._outcomes: dict[int, tuple[Sequence[RunRecord], dict[PairKey, bool]]] = {}
+        self._held: dict[int, tuple[Sequence[RunRecord], np.ndarray | None, np.ndarray]] = {}
+        self._scenarios: dict[str, int] = {}  # one numbering for every cell's keys
 
-    def _of(self, runs: Sequence[RunRecord]) -> dict[PairKey, bool]:
-        held = self._outcomes.get(id(runs))
+    def _of(self, runs: Sequence[RunRecord]) -> tuple[np.ndarray | None, np.ndarray]:
+        """(the counted runs' pair keys, sorted, or None when two share one; their `correct`)."""
+        held = self._held.get(id(runs))
         if held is None or held[0] is not runs:
-            held = self._outcomes[id(runs)] = (runs, _outcomes(runs, "correct"))
-        return held[1]
+            keys, counted, correct = pair_keys(runs, self._scenarios)
+            keys, correct = keys[counted], correct[counted]
+            order = np.argsort(keys, kind="stable")
+            keys, correct = keys[order], correct[order]
+            unique = not np.any(keys[1:] == keys[:-1])
+            held = self._held[id(runs)] = (runs, keys if unique else None, correct)
+        return held[1], held[2]
 
     def count(self, a: Sequence[RunRecord], b: Sequence[RunRecord]) -> tuple[int, int] | None:
-        """(a correct and b not, b correct and a not) over the pairs, or None when the runs do not
-        pair up one to one (as `paired_outcomes`)."""
-        left, right = self._of(a), self._of(b)
-        if not left or left.keys() != right.keys():
+        """(a correct and b not, b correct and a not) over the pairs, or None when the counted runs
+        do not pair up one to one by (scenario, run index, seed)."""
+        (left, x), (right, y) = self._of(a), self._of(b)
+        if left is None or right is None or not len(left) or not np.array_equal(left, right):
             return None
-        return (
-            sum(1 for k, x in left.items() if x and not right[k]),
-            sum(1 for k, y in right.items() if y and not left[k]),
-        )
+        return int(np.count_nonzero(x & ~y)), int(np.count_nonzero(y & ~x))
+
+    def correct_rate(self, runs: Sequence[RunRecord], confidence: float) -> Rate | None:
+        """The rate of `correct` over the counted runs."""
+        correct = self._of(runs)[1]
+        return rate(int(np.count_nonzero(correct)), len(correct), confidence)
 
 
 def two_sided(
@@ -95,21 +92,18 @@ def two_sided(
     return "Boschloo exact", None, boschloo(ra.x, ra.n, rb.x, rb.n, alternative="two-sided")
 
 
-def _correct_rate(runs: Sequence[RunRecord], confidence: float) -> Rate | None:
-    counted = [r for r in runs if r.counted]
-    return rate(sum(r.correct for r in counted), len(counted), confidence)
-
-
 def _compare(
     kind: ComparisonKind,
     group: str,
     scope: str,
-    sides: dict[str, list[RunRecord]],
+    sides: dict[str, Sequence[RunRecord]],
     confidence: float,
     pairs: DiscordantPairs,
 ) -> list[Comparison]:
     out = []
-    rates = {label: _correct_rate(runs, confidence) for label, runs in sides.items()}  # once per side, not per pair
+    rates = {
+        label: pairs.correct_rate(runs, confidence) for label, runs in sides.items()
+    }  # once per side, not per pair
     for a, b in combinations(sides, 2):
         ra, rb = rates[a], rates[b]
         if ra is None or rb is None:
@@ -136,7 +130,7 @@ def _compare(
 
 
 def compare(
-    groups: dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]],
+    groups: dict[tuple[ComparisonKind, str, str], dict[str, Sequence[RunRecord]]],
     *,
     alpha: float = 0.05,
     confidence: float = 0.95,

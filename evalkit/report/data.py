@@ -26,7 +26,8 @@ from evalkit.report.side_by_side import SideBySideLine, configured_pairs, side_b
 from evalkit.report.terminal import configured_order
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
 from evalkit.results.integrity import incompleteness
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import Cell, Results, RunRecord
+from evalkit.results.table import group_runs
 from evalkit.stats.proportions import IntervalMethod
 from evalkit.stats.rates import Rate
 
@@ -188,23 +189,23 @@ def _rows(results: Results) -> list[Row]:
 
 def _group_runs(
     results: Results, columns: Sequence[Column], rows: Sequence[Row]
-) -> dict[tuple[str, str], list[RunRecord]]:
-    """Runs per (row id, column id), in file order; one pass over the runs."""
+) -> dict[tuple[str, str], Sequence[RunRecord]]:
+    """Runs per (row id, column id), in file order: each run in its scenario's, its family's and the
+    overall row's cell of its column."""
     by_column: dict[ColumnKey, str] = {(c.backend, c.model, c.mode, c.strategy): c.id for c in columns}
     row_of = {(r.family, r.scenario): r.id for r in rows if r.kind != "overall"}
     overall = rows[0].id
-    grouped: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
-    for run in results.runs:
-        c = run.cell
+
+    def cells_of(c: Cell) -> tuple[tuple[str, str], ...]:
         column = by_column[(c.backend, c.model, c.mode, c.strategy)]
-        grouped[(overall, column)].append(run)
-        grouped[(row_of[(c.family, "")], column)].append(run)
-        grouped[(row_of[(c.family, c.scenario)], column)].append(run)
+        return ((overall, column), (row_of[(c.family, "")], column), (row_of[(c.family, c.scenario)], column))
+
+    grouped = group_runs(results.runs, cells_of)
     order = {(r.id, c.id): i for i, (c, r) in enumerate((c, r) for c in columns for r in rows)}
     return {key: grouped[key] for key in sorted(grouped, key=order.__getitem__)}
 
 
-def _tallies(rows: Sequence[Row], grouped: dict[tuple[str, str], list[RunRecord]]) -> dict[tuple[str, str], Tally]:
+def _tallies(rows: Sequence[Row], grouped: dict[tuple[str, str], Sequence[RunRecord]]) -> dict[tuple[str, str], Tally]:
     """Scenario cells tally their runs; a family's cells and the overall row's add up their scenarios'."""
     family_row = {r.family: r.id for r in rows if r.kind == "family"}
     scenario_rows = {r.id: r for r in rows if r.kind == "scenario"}
@@ -217,11 +218,11 @@ def _tallies(rows: Sequence[Row], grouped: dict[tuple[str, str], list[RunRecord]
 
 
 def _comparison_groups(
-    columns: Sequence[Column], rows: Sequence[Row], grouped: dict[tuple[str, str], list[RunRecord]]
-) -> dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]]:
+    columns: Sequence[Column], rows: Sequence[Row], grouped: dict[tuple[str, str], Sequence[RunRecord]]
+) -> dict[tuple[ComparisonKind, str, str], dict[str, Sequence[RunRecord]]]:
     """Strategies side by side within a backend/model/mode, and models side by side within a
     mode/strategy, for the overall row and each family."""
-    out: dict[tuple[ComparisonKind, str, str], dict[str, list[RunRecord]]] = defaultdict(dict)
+    out: dict[tuple[ComparisonKind, str, str], dict[str, Sequence[RunRecord]]] = defaultdict(dict)
     for row in rows:
         if row.kind == "scenario":
             continue  # per-scenario pairs would multiply the comparisons past any useful power
@@ -234,7 +235,7 @@ def _comparison_groups(
 
 
 def _not_counted(
-    columns: Sequence[Column], rows: Sequence[Row], grouped: dict[tuple[str, str], list[RunRecord]]
+    columns: Sequence[Column], rows: Sequence[Row], grouped: dict[tuple[str, str], Sequence[RunRecord]]
 ) -> list[NotCounted]:
     out = []
     for column in columns:
@@ -260,8 +261,8 @@ def _drilldown(
     ident: str,
     column: Column,
     row: Row,
-    runs: list[RunRecord],
-    whole: list[RunRecord],
+    runs: Sequence[RunRecord],
+    whole: Sequence[RunRecord],
     stats: CellStats,
     max_failed: int,
 ) -> Drilldown:
@@ -320,7 +321,6 @@ def build_report(
                     max_failed_transcripts,
                 )
             )
-    counted = [r for r in results.runs if r.counted]
     per_cell = [s.counted for by_col in cells.values() for s in by_col.values()]
     names = sorted({h.config_name for h in results.headers})
     source = provenance(results, root)
@@ -335,7 +335,7 @@ def build_report(
         bootstrap_seed=seed,
         provenance=source,
         total_runs=len(results.runs),
-        counted_runs=len(counted),
+        counted_runs=sum(r.counted for r in results.runs),
         incomplete=tuple(portable(why, root) for why in incompleteness(results)),
         columns=tuple(columns),
         rows=tuple(rows),

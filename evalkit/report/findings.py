@@ -99,6 +99,10 @@ def finding_sentence(f: Finding) -> str:
     best = f.best
     others = len(f.not_worse) + len(f.too_few) + len(f.worse)
     model = f"{f.model} [SIM]" if f.simulated else f.model
+    if best.correct.x == 0 and not others:
+        return (
+            f"{model}, {f.family}: the only stack measured, {best.name}, produced no correct run (0/{best.correct.n})."
+        )
     if best.correct.x == 0:
         return (
             f"{model}, {f.family}: no stack produced a correct run "
@@ -154,13 +158,17 @@ def _rank(c: Candidate, order: int) -> tuple[float, int, float, float, int]:
 
 
 def _finding(
-    model: str, family: str, candidates: list[tuple[Candidate, list[RunRecord]]], alpha: float, pairs: DiscordantPairs
+    model: str,
+    family: str,
+    candidates: list[tuple[Candidate, Sequence[RunRecord]]],
+    alpha: float,
+    pairs: DiscordantPairs,
 ) -> Finding:
     ranked = sorted(enumerate(candidates), key=lambda item: _rank(item[1][0], item[0]))
     (best, best_runs), rest = ranked[0][1], [c for _, c in ranked[1:]]
     p_raw = [_p_better(best_runs, runs, best.correct, c.correct, pairs) for c, runs in rest]
 
-    def too_few(c: Candidate, runs: list[RunRecord], p: float) -> bool:
+    def too_few(c: Candidate, runs: Sequence[RunRecord], p: float) -> bool:
         return p > alpha and _smallest_p(best_runs, runs, best.correct, c.correct, pairs, len(rest)) > alpha
 
     tested = [(replace(c, p_holm=p), too_few(c, runs, p)) for (c, runs), p in zip(rest, holm(p_raw), strict=True)]
@@ -179,7 +187,7 @@ def _finding(
 def find(
     families: Sequence[tuple[str, str]],
     columns: Sequence[tuple[str, str, str]],
-    runs: dict[tuple[str, str], list[RunRecord]],
+    runs: dict[tuple[str, str], Sequence[RunRecord]],
     cells: dict[tuple[str, str], CellStats],
     alpha: float = 0.05,
     guards: dict[str, str] | None = None,

@@ -84,7 +84,7 @@ def side_by_side(
     scopes: Sequence[tuple[str, str]],
     column_of: dict[tuple[str, str, str], str],
     cells: dict[str, dict[str, CellStats]],
-    grouped: dict[tuple[str, str], list[RunRecord]],
+    grouped: dict[tuple[str, str], Sequence[RunRecord]],
     *,
     confidence: float = 0.95,
     alpha: float = 0.05,

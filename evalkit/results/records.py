@@ -309,7 +309,7 @@ class Results:
         table_says = getattr(self.runs, "any_simulated", None)  # a RunTable answers from its columns
         return bool(table_says) if table_says is not None else any(r.simulated for r in self.runs)
 
-    def whole(self, runs: list[RunRecord], failed: int) -> list[RunRecord]:
+    def whole(self, runs: Sequence[RunRecord], failed: int) -> Sequence[RunRecord]:
         """The records of one cell's `runs` with their transcripts: all of them, or the sample kept,
         which holds what a drill-down showing up to `failed` failed runs needs."""
         if self.transcripts is None or not runs:

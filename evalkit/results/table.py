@@ -8,6 +8,11 @@ sampling settings, the outcome, the failure category, the error text, the scenar
 prepare choices) are stored once and referred to by number. A run id is stored only when it is not
 the writer's own (`backend/mode/strategy/scenario/index`).
 
+A report's cells and the gate's are `RunSelection`s: row numbers of the table (4 bytes a run a cell,
+where a list of `RunRow`s costs about 60), made by `group_runs`; `pair_keys` reads the columns the
+report pairs two cells by, without a `RunRow` a run. With both, a report on a million runs holds
+the table and a few arrays, not a Python object a run (README "Benchmarks").
+
 Repeated run ids are resolved after reading, as `load_results` resolves them while it reads: the
 first record of a run id is kept unless it is an `infra_error` a later record supersedes
 (`evalkit.results.reader.supersedes`); other repeats are counted, and listed when their verdict
@@ -17,15 +22,20 @@ differs.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Sequence
-from typing import Any, overload
+from collections import defaultdict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
 from evalkit.chat import Sampling, Usage
-from evalkit.results.records import Cell, Intervention, RunRecord
+from evalkit.results.records import NOT_COUNTED, Cell, Intervention, RunRecord
 
-__all__ = ["RunRow", "RunTable"]
+__all__ = ["RunRow", "RunSelection", "RunTable", "group_runs", "pair_keys"]
+
+K = TypeVar("K", bound=Hashable)
+# a run's pair key (scenario, run index, seed), the scenario as a number a caller's dict gives it
+PAIR_KEY = np.dtype([("scenario", np.int32), ("index", np.int32), ("seed", np.int64)])
 
 _EMPTY: list[Any] = []
 _COUNTERS = 6  # retries, guard fires, model calls, iterations, ideal iterations, wasted calls
@@ -84,7 +94,8 @@ class RunTable(Sequence[RunRecord]):
                 -1 if scenario_hash is None else text.number(scenario_hash),
             )
         )
-        self._flags.append(run.simulated | run.completed << 1 | run.correct << 2 | run.first_try << 3)
+        counted = run.outcome not in NOT_COUNTED
+        self._flags.append(run.simulated | run.completed << 1 | run.correct << 2 | run.first_try << 3 | counted << 4)
         self._counters.extend(
             (run.retries, run.guard_fires, run.model_calls, run.iterations, run.ideal_iterations, run.wasted_calls)
         )
@@ -173,6 +184,93 @@ class RunTable(Sequence[RunRecord]):
     def any_simulated(self) -> bool:
         return any(flags & 1 for flags in self._flags)
 
+    # --- selections ----------------------------------------------------------------------------
+
+    def group(self, keys_of: Callable[[Cell], Iterable[K]]) -> dict[K, RunSelection]:
+        """The rows of each group `keys_of` puts a cell's runs in (one run may be in several), in
+        file order, held as row numbers: 4 bytes a run a group, not a `RunRow` each."""
+        if not self._rows:
+            return {}
+        numbers = np.frombuffer(self._cell, dtype=np.int32)
+        order = np.argsort(numbers, kind="stable").astype(np.int32)
+        bounds = np.searchsorted(numbers[order], np.arange(len(self._cells.values) + 1))
+        del numbers  # the array may grow again only when no view of it is alive
+        parts: dict[K, list[np.ndarray]] = defaultdict(list)
+        for number, cell in enumerate(self._cells.values):
+            if bounds[number] < bounds[number + 1]:
+                for key in keys_of(cell):
+                    parts[key].append(order[bounds[number] : bounds[number + 1]])
+        return {key: RunSelection(self, np.sort(np.concatenate(rows))) for key, rows in parts.items()}
+
+    def pair_keys(self, rows: np.ndarray, scenarios: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`pair_keys` for some rows, from the columns."""
+        numbers = np.array([scenarios.setdefault(c.scenario, len(scenarios)) for c in self._cells.values], np.int32)
+        keys = np.empty(len(rows), PAIR_KEY)
+        keys["scenario"] = numbers[np.frombuffer(self._cell, dtype=np.int32)[rows]]
+        keys["index"] = np.frombuffer(self._index, dtype=np.int32)[rows]
+        keys["seed"] = np.frombuffer(self._seed, dtype=np.int64)[rows]
+        flags = np.frombuffer(self._flags, dtype=np.uint8)[rows]
+        return keys, flags & 16 != 0, flags & 4 != 0
+
+
+class RunSelection(Sequence[RunRecord]):
+    """Some runs of a `RunTable`, by row number: a cell's runs in a report or the gate."""
+
+    __slots__ = ("rows", "table")
+
+    def __init__(self, table: RunTable, rows: np.ndarray) -> None:
+        self.table, self.rows = table, rows.astype(np.int32)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> RunRecord: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[RunRecord]: ...
+
+    def __getitem__(self, i: int | slice) -> RunRecord | list[RunRecord]:
+        if isinstance(i, slice):
+            return [self.table[int(row)] for row in self.rows[i]]
+        return self.table[int(self.rows[i])]
+
+    def __iter__(self) -> Iterator[RunRecord]:
+        table = self.table
+        for row in self.rows.tolist():
+            yield RunRow(table, row)  # type: ignore[misc]
+
+
+def group_runs(runs: Sequence[RunRecord], keys_of: Callable[[Cell], Iterable[K]]) -> dict[K, Sequence[RunRecord]]:
+    """Runs grouped by the keys `keys_of` gives their cell (one run may be in several groups), in
+    the order of `runs`: `RunTable.group` for a table, lists otherwise."""
+    if isinstance(runs, RunTable):
+        return runs.group(keys_of)  # type: ignore[return-value]
+    groups: dict[K, list[RunRecord]] = defaultdict(list)
+    keys: dict[tuple[str, ...], list[K]] = {}
+    for run in runs:
+        cell = run.cell
+        key = (*cell.key(), cell.family)
+        found = keys.get(key)
+        if found is None:
+            found = keys[key] = list(keys_of(cell))
+        for group in found:
+            groups[group].append(run)
+    return dict(groups)
+
+
+def pair_keys(runs: Sequence[RunRecord], scenarios: dict[str, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each run's pair key (`PAIR_KEY`; `scenarios` numbers the scenario names, and is extended), and
+    whether it was counted and correct: three arrays in the order of `runs`, from a table's columns
+    where `runs` is a `RunSelection`."""
+    if isinstance(runs, RunSelection):
+        return runs.table.pair_keys(runs.rows, scenarios)
+    keys = np.array(
+        [(scenarios.setdefault(r.cell.scenario, len(scenarios)), r.index, r.seed) for r in runs], dtype=PAIR_KEY
+    )
+    counted = np.array([r.counted for r in runs], dtype=bool)
+    return keys, counted, np.array([r.correct for r in runs], dtype=bool)
+
 
 def _writers_id(cell: Cell, index: int) -> str:
     return f"{cell.backend}/{cell.mode}/{cell.strategy}/{cell.scenario}/{index}"
@@ -229,6 +327,7 @@ class RunRow:
     completed = property(lambda self: bool(self._t._flags[self._i] & 2))
     correct = property(lambda self: bool(self._t._flags[self._i] & 4))
     first_try = property(lambda self: bool(self._t._flags[self._i] & 8))
+    counted = property(lambda self: bool(self._t._flags[self._i] & 16))  # `RunRecord.counted`
     retries = property(lambda self: self._t._counters[self._i * 6])
     guard_fires = property(lambda self: self._t._counters[self._i * 6 + 1])
     model_calls = property(lambda self: self._t._counters[self._i * 6 + 2])
@@ -254,10 +353,6 @@ class RunRow:
     @property
     def interventions(self) -> list[Intervention]:
         return self._t._shared["choices"].values[self._t._refs[self._i * 2 + 1]]  # type: ignore[no-any-return]
-
-    @property
-    def counted(self) -> bool:
-        return self._t.outcomes[self._i] not in ("infra_error", "unsupported")
 
     def __repr__(self) -> str:
         return f"RunRow({self.run_id!r}, {self.outcome})"

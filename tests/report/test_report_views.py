@@ -84,6 +84,9 @@ def test_findings_break_ties_by_cost_and_say_when_nothing_is_correct() -> None:
     )
     html = render_html(data)
     assert "no stack produced a correct run (2 tried, N = 5)" in html
+    alone = build_report(records.results(_cell(0, 5, strategy="a", family="hard")), include_power=False)
+    only = "sim, hard: the only stack measured, native · a, produced no correct run (0/5)."
+    assert alone.findings[0].sentence == only
     assert html.index('id="findings"') < html.index('id="matrix"') < html.index('id="provenance"')
 
 
