@@ -184,7 +184,7 @@ def test_a_matrix_cell_link_opens_its_drill_down(sim_run: SimRun, tmp_path: Path
 
 
 def test_a_wide_matrix_shows_every_column_on_a_1366_screen(tmp_path: Path) -> None:
-    """ADR-013's matrix has 20 columns (three backends × two modes × three stacks, and two Forge proxy
+    """ADR-013's matrix has 22 columns (three backends × two modes × three stacks, and four Forge proxy
     entries of one column each, whose long labels wrap): on a common laptop screen every one of them
     is in view, none behind a sideways scroll."""
     report = tmp_path / "adr013.html"
@@ -196,5 +196,5 @@ def test_a_wide_matrix_shows_every_column_on_a_1366_screen(tmp_path: Path) -> No
     })()"""
     page = browser.load(report, probe=probe, width=1366, height=900)
     assert page.errors == []
-    assert page.value["columns"] == 20 and page.value["compact"], page.value
+    assert page.value["columns"] == 22 and page.value["compact"], page.value
     assert page.value["hidden"] <= 0, page.value

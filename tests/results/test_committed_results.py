@@ -33,9 +33,12 @@ def test_the_committed_adr013_results_are_real_and_replay_exactly(tmp_path: Path
     assert described["smollm2"]["model_sha256"] == MODELS["smollm2"].sha256
     assert described["gemma3-270m"]["model_sha256"] == MODELS["gemma3-270m"].sha256
     assert all(not r.simulated for r in results.runs if r.cell.backend not in simulated)
-    for label in ("forge-sim", "forge-respond-sim"):
+    for label in ("forge-sim", "forge-respond-sim", "forge-smollm2", "forge-respond-smollm2"):
         _model, forge = described[label]["started_by_evalkit"]["phases"]
         assert forge["packages"][0]["name"] == "forge-guardrails" and forge["packages"][0]["version"] == "0.10.0"
+    for label in ("forge-smollm2", "forge-respond-smollm2"):  # Forge's proxy in front of the packaged SmolLM2
+        model, _forge = described[label]["started_by_evalkit"]["phases"]
+        assert model["model_sha256"] == MODELS["smollm2"].sha256
 
     config = load_config(ROOT / "configs/adr013.yaml").as_replay(ROOT / "recordings/adr013")
     replayed = run_config(config, tmp_path / "replayed.jsonl")
