@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+from pydantic_core import from_json
 
 from evalkit.errors import BackendError
 from evalkit.results.secrets import public_url, redact, redact_data, secrets_of
@@ -140,8 +141,8 @@ class _Answer(NamedTuple):
 def _server_message(answer: _Answer) -> str:
     """The error text a server put in its body: OpenAI/llama.cpp, Anthropic and Ollama shapes."""
     try:
-        body = json.loads(answer.body)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        body = from_json(answer.body)
+    except ValueError:  # not JSON, not UTF-8, or nested past the parser's limit
         return answer.text()
     if isinstance(body, dict):
         error = body.get("error", body.get("message"))
@@ -186,8 +187,10 @@ def _decode(answer: _Answer, secrets: tuple[str | None, ...]) -> dict[str, Any]:
     if 300 <= answer.status < 400:
         raise _redirect(answer, secrets)
     try:
-        body = json.loads(answer.body)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        body = from_json(answer.body)
+    # not JSON, not UTF-8, or nested deeper than pydantic-core's parser allows (200 levels, parsed
+    # without Python recursion): a server's reply is untrusted, and no real one nests that deep
+    except ValueError as exc:
         snippet = _clip(redact(answer.text(), secrets))
         raise BackendError(f"invalid JSON from {answer.path} ({exc}): {snippet!r}", status=answer.status) from exc
     if not isinstance(body, dict):

@@ -16,13 +16,13 @@ or in the `data:` lines of a stream.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import aiohttp
 from aiohttp import web
+from pydantic_core import from_json
 
 __all__ = ["CountingPassThrough", "ServedCount"]
 
@@ -60,23 +60,31 @@ class ServedCount:
 def _pair(data: Any) -> tuple[int, int]:
     if not isinstance(data, dict):
         return 0, 0
-    for source in (data.get("usage"), (data.get("message") or {}).get("usage"), data):
+    message = data.get("message")
+    for source in (data.get("usage"), message.get("usage") if isinstance(message, dict) else None, data):
         if isinstance(source, dict):
             for prompt, completion in _TOKENS:
                 if prompt in source or completion in source:
-                    return int(source.get(prompt) or 0), int(source.get(completion) or 0)
+                    return _count(source.get(prompt)), _count(source.get(completion))
     return 0, 0
 
 
+def _count(value: Any) -> int:
+    """A token count as a server wrote it: anything but a non-negative integer counts as none."""
+    return value if type(value) is int and value >= 0 else 0
+
+
 def answer_tokens(body: bytes, stream: bool) -> tuple[int, int]:
-    """(prompt, completion) tokens an answer reports: the largest of each over a stream's events."""
+    """(prompt, completion) tokens an answer reports: the largest of each over a stream's events.
+    The answer is the model server's, so untrusted: what does not parse (or nests past pydantic-core's
+    parser's depth, parsed without Python recursion) or holds no sane count counts no tokens."""
     documents: list[bytes] = [body]
     if stream:
         documents = [line[5:].strip() for line in body.splitlines() if line.startswith(b"data:")]
     prompt = completion = 0
     for document in documents:
         try:
-            p, c = _pair(json.loads(document))
+            p, c = _pair(from_json(document))
         except ValueError:
             continue
         prompt, completion = max(prompt, p), max(completion, c)

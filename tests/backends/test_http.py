@@ -109,6 +109,21 @@ def test_a_200_that_is_not_a_json_object_is_a_non_retryable_error(step: Step) ->
     assert not error.retryable and error.status == 200
 
 
+DEEP = b"[" * 100_000 + b"]" * 100_000
+DEEP_OBJECT = b'{"choices": ' + b'{"a": ' * 300 + b"1" + b"}" * 300 + b"}"
+
+
+@pytest.mark.parametrize("status", [200, 500])
+@pytest.mark.parametrize("body", [DEEP, DEEP_OBJECT], ids=["lists-100000-deep", "object-300-deep"])
+def test_a_reply_nested_past_the_parsers_limit_is_one_backend_error(status: int, body: bytes) -> None:
+    """Model servers are untrusted: a body nested 100,000 deep is an error naming the path, not a
+    RecursionError; an error body that deep still gives the status (and is retried as a 5xx)."""
+    error = post_error(lambda req: httpx.Response(status, content=body))
+    assert error.status == status and "/v1/chat/completions" in str(error)
+    assert error.retryable is (status == 500)
+    assert len(str(error)) <= MAX_ERROR_CHARS + 200
+
+
 def test_a_200_json_object_comes_back_with_its_latency() -> None:
     reply = post((200, {"ok": True}))
     assert reply.body == {"ok": True} and reply.latency_s >= 0

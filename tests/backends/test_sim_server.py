@@ -255,9 +255,10 @@ def test_a_request_is_answered_the_same_every_time_and_says_it_is_simulated() ->
             client.get("/v1/models"),
             client.get("/props"),
             client.post("/v1/chat/completions", content=b"{not json"),
+            client.post("/v1/chat/completions", content=b"[" * 100_000 + b"]" * 100_000),  # past the parser's depth
             client.get("/nowhere"),
         ]
-        assert [r.status_code for r in answers] == [200, 200, 200, 200, 400, 404]
+        assert [r.status_code for r in answers] == [200, 200, 200, 200, 400, 400, 404]
         assert all(r.headers[SIMULATED_HEADER].startswith("SIMULATED (fitted to ") for r in answers)
         assert client.get("/health").json()["simulated"] is True
         assert client.get("/v1/models").json()["data"][0]["simulated"] is True
