@@ -101,9 +101,8 @@ def _compare(
     pairs: DiscordantPairs,
 ) -> list[Comparison]:
     out = []
-    rates = {
-        label: pairs.correct_rate(runs, confidence) for label, runs in sides.items()
-    }  # once per side, not per pair
+    # once per side, not per pair
+    rates = {label: pairs.correct_rate(runs, confidence) for label, runs in sides.items()}
     for a, b in combinations(sides, 2):
         ra, rb = rates[a], rates[b]
         if ra is None or rb is None:
