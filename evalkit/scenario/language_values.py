@@ -13,9 +13,8 @@ text too). JavaScript: `String`: the text without one pair of enclosing quotes (
 `integer`: `^-?\\d+$`; `float`: `^-?\\d+(\\.\\d+)?$` (no exponent); `Bigint`: digits and `n`; `Boolean`:
 `true` or `false`; `any`: the text itself. Python's `re.match` is used as BFCL uses it (`$` also
 matches before a final newline). Collections (Java `Array`, `ArrayList`, `HashMap`; JavaScript
-`array`, `dict`) are read only as far as a name given for one needs: text BFCL's patterns would take
-for a collection is `COLLECTION`, which equals nothing; other text is itself (stripped, in
-JavaScript). evalkit imports no case whose answer is a collection itself (docs/bfcl.md).
+`array`, `dict`) are read by the port of BFCL's parsers in `evalkit.scenario.language_collections`,
+each element by its parameter's `items.type` (the item type); text they do not match stays text.
 """
 
 from __future__ import annotations
@@ -24,17 +23,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["COLLECTION", "LANGUAGE_TYPES", "read_value"]
+from evalkit.scenario.language_collections import JAVA_COLLECTIONS, JS_COLLECTIONS, java_collection, js_collection
 
-
-class _Collection:
-    """What a collection's text reads as here: BFCL would parse it; it equals no answer evalkit imports."""
-
-    def __repr__(self) -> str:
-        return "(a collection)"
-
-
-COLLECTION = _Collection()
+__all__ = ["COLLECTIONS", "LANGUAGE_TYPES", "read_value"]
 
 
 def _whole(pattern: str, read: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -55,22 +46,8 @@ def _text(text: str) -> str:
     return text
 
 
-def _collection(*patterns: str, strip: bool = False, find: bool = True) -> Callable[[str], Any]:
-    """BFCL's collection patterns (`re.search` in Java's reader, `re.match` after stripping in JavaScript's)."""
-    compiled = [re.compile(p) for p in patterns]
-
-    def read(text: str) -> Any:
-        text = text.strip() if strip else text
-        if text == "{}" and not find:
-            return COLLECTION
-        hit = any((c.search(text) if find else c.match(text)) for c in compiled)
-        return COLLECTION if hit else text
-
-    return read
-
-
 _INTEGER = _whole(r"^-?\d+$", int)
-LANGUAGE_TYPES: dict[str, dict[str, Callable[[str], Any]]] = {
+_SCALARS: dict[str, dict[str, Callable[[str], Any]]] = {
     "java": {
         "byte": _INTEGER,
         "short": _INTEGER,
@@ -82,15 +59,6 @@ LANGUAGE_TYPES: dict[str, dict[str, Callable[[str], Any]]] = {
         "char": _text,
         "String": _text,
         "any": _text,
-        "Array": _collection(r"new\s+\w+\[\]\s*\{(.*?)\}"),
-        "ArrayList": _collection(
-            r"new\s+ArrayList<\w*>\(Arrays\.asList\((.+?)\)\)",
-            r"(?s)new\s+ArrayList<\w*>\(\)\s*\{\{\s*(.+?)\s*\}\}",
-            r"new\s+ArrayList<\w*>\(\)",
-        ),
-        "HashMap": _collection(
-            r"(?s)new\s+HashMap<.*?>\s*\(\)\s*\{\s*\{?\s*(.*?)\s*\}?\s*\}", r"new\s+HashMap<.*?>\s*\(\)"
-        ),
     },
     "javascript": {
         "String": _js_string,
@@ -99,16 +67,36 @@ LANGUAGE_TYPES: dict[str, dict[str, Callable[[str], Any]]] = {
         "Bigint": _whole(r"^-?\d+n$", lambda t: int(t[:-1])),
         "Boolean": _boolean,
         "any": _text,
-        "array": _collection(r"\[(.*?)\]|\bnew\s+Array\((.*?)\)", strip=True, find=False),
-        "dict": _collection(r"\{(.*?)\}", strip=True, find=False),
     },
 }
 
 
-def read_value(text: str, language: str, kind: str) -> Any:
-    """`text` read as BFCL reads a `kind` argument in `language`; text that does not match stays text.
-    An integer whose digits Python will not read (more than 4,300) stays text as well."""
+COLLECTIONS = {"java": JAVA_COLLECTIONS, "javascript": JS_COLLECTIONS}
+_COLLECTION_READERS = {"java": java_collection, "javascript": js_collection}
+LANGUAGE_TYPES: dict[str, tuple[str, ...]] = {lang: (*kinds, *COLLECTIONS[lang]) for lang, kinds in _SCALARS.items()}
+
+
+def _converter(language: str) -> Callable[[str, str, str | None], Any]:
+    """BFCL's `java_type_converter` / `js_type_converter`: one value (a collection's element) by its kind."""
+
+    def convert(text: str, kind: str, items: str | None) -> Any:
+        if kind in COLLECTIONS[language]:
+            return _COLLECTION_READERS[language](text, kind, items, convert)
+        if kind not in _SCALARS[language]:
+            raise ValueError(f"Unsupported type: {kind}")  # as BFCL's converters raise
+        return _SCALARS[language][kind](text)
+
+    return convert
+
+
+_CONVERTERS = {language: _converter(language) for language in _SCALARS}
+
+
+def read_value(text: str, language: str, kind: str, items: str | None = None) -> Any:
+    """`text` read as BFCL reads a `kind` argument in `language` (`items`: a collection's item type, the
+    parameter's `items.type`); text that does not match stays text. An integer whose digits Python will
+    not read (more than 4,300) stays text as well."""
     try:
-        return LANGUAGE_TYPES[language][kind](text)
+        return _CONVERTERS[language](text, kind, items)
     except ValueError:
         return text

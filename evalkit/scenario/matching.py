@@ -25,7 +25,8 @@ An *operator* is an object with exactly one key starting with ``$``:
 - ``{$exact: value}``  ``value`` as a literal whose strings compare exactly as written, whatever the
   normalisation (BFCL compares an answer of another type than the declared one so: a "variable");
 - ``{$parsed: {language: java, type: long, value: spec}}``  the actual value is text in the language's
-  spelling; read back as BFCL reads that type (`evalkit.scenario.language_values`), it matches ``spec``.
+  spelling; read back as BFCL reads that type (`evalkit.scenario.language_values`), it matches ``spec``;
+  a collection type takes its item type too (``{language: java, type: Array, items: String, value: spec}``).
 
 So a literal object may have any keys (``{contains: x}`` is just an object with a key ``contains``).
 `spec_problem` finds an unknown operator, a bad regex or a malformed operand before anything runs
@@ -146,14 +147,19 @@ def _operand_problem(name: str, operand: Any, at: str) -> str | None:
     return None
 
 
+_PARSED_KEYS = {"language", "type", "items", "value"}
+
+
 def _parsed_problem(operand: Any, at: str) -> str | None:
-    if not isinstance(operand, dict) or set(operand) != {"language", "type", "value"}:
-        return f"{at}$parsed takes {{language, type, value}}"
+    if not isinstance(operand, dict) or not {"language", "type", "value"} <= set(operand) <= _PARSED_KEYS:
+        return f"{at}$parsed takes {{language, type, value}} and, for a collection, items"
     types = LANGUAGE_TYPES.get(operand["language"]) if isinstance(operand["language"], str) else None
     if types is None:
         return f"{at}$parsed: unknown language {operand['language']!r} (known: {', '.join(LANGUAGE_TYPES)})"
     if not isinstance(operand["type"], str) or operand["type"] not in types:
         return f"{at}$parsed: {operand['language']} has no type {operand['type']!r} (known: {', '.join(types)})"
+    if "items" in operand and operand["items"] not in types:
+        return f"{at}$parsed: {operand['language']} has no item type {operand['items']!r} (known: {', '.join(types)})"
     return None
 
 
@@ -204,7 +210,8 @@ def _operator_mismatch(name: str, operand: Any, actual: Any, rules: MatchRules, 
     if name == "$parsed":
         if not isinstance(actual, str):
             return f"{at}wanted {operand['language']} text, got {actual!r}"
-        return mismatch(operand["value"], read_value(actual, operand["language"], operand["type"]), rules, where)
+        read = read_value(actual, operand["language"], operand["type"], operand.get("items"))
+        return mismatch(operand["value"], read, rules, where)
     text = _text(actual)
     if name == "$contains":
         found = normalise_text(operand, rules.normalise) in normalise_text(text, rules.normalise)

@@ -23,7 +23,15 @@ from evalkit.importers.bfcl.schema import tool_name
 Output = list[dict[str, Any]]
 Slot = tuple[int, str]  # (call index, argument name)
 
-__all__ = ["CALL_MUTATIONS", "LANGUAGE_MUTATIONS", "VALUE_MUTATIONS", "Output", "outputs"]
+__all__ = [
+    "CALL_MUTATIONS",
+    "LANGUAGE_MUTATIONS",
+    "VALUE_MUTATIONS",
+    "Output",
+    "collection_outputs",
+    "first_values",
+    "outputs",
+]
 
 
 def _given(alts: list[Any]) -> list[Any]:
@@ -234,3 +242,108 @@ def outputs(
     yield from _value_mutations(base, language)
     yield from _call_mutations(base, case["function"])
     yield "no call", []
+
+
+# Java and JavaScript collections: text a model may write for a list or a map, right or wrong
+_JAVA_ITEM_NAMES = {"integer": "int", "long": "long", "String": "String", "any": "Object", "boolean": "boolean"}
+
+
+def _element(x: Any, language: str, items: str, quote: str) -> str:
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, int | float):
+        suffix = {"long": "L", "float": "f"}.get(items, "") if language == "java" and quote else ""
+        return f"{x}{suffix}"  # quote "" also marks numbers written without their type's suffix
+    if isinstance(x, list | dict):
+        return _containers(x, language, "array" if isinstance(x, list) else "dict", "", quote)[0]
+    return f"{quote}{x}{quote}"
+
+
+def _containers(value: Any, language: str, kind: str, items: str, quote: str) -> list[str]:
+    """`value` in each container spelling (BFCL's parsers read some, not others)."""
+    if isinstance(value, dict):
+        pairs = [(k, _element(v, language, "", quote or '"')) for k, v in value.items()]
+        if language == "java":
+            puts = " ".join(f'put("{k}", {v});' for k, v in pairs)
+            return [
+                f"new HashMap<String, Object>() {{{{ {puts} }}}}",
+                f"new HashMap<>() {{{{{puts}}}}}",
+                f"new HashMap<String, String>() {{ {{ {puts} }} }}",
+                "Map.of(" + ", ".join(f'"{k}", {v}' for k, v in pairs) + ")",
+            ]
+        return [
+            "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}",
+            "{" + ", ".join(f'"{k}": {v}' for k, v in pairs) + "}",
+            "{ " + " ,".join(f"'{k}' : {v}" for k, v in pairs) + " }",
+            "new Object({" + ", ".join(f"{k}: {v}" for k, v in pairs) + "})",
+        ]
+    texts = [_element(x, language, items, quote) for x in value]
+    joined, tight = ", ".join(texts), ",".join(texts)
+    if language == "java":
+        name = _JAVA_ITEM_NAMES.get(items, items)
+        return [
+            f"new {name}[]{{{joined}}}",
+            f"new {name}[] {{ {tight} }}",
+            f"new ArrayList<>(Arrays.asList({joined}))",
+            f"new ArrayList<{name}>() {{{{ " + " ".join(f"add({t});" for t in texts) + " }}",
+            f"Arrays.asList({joined})",
+            f"List.of({joined})",
+        ]
+    return [f"[{joined}]", f" [ {tight} ] ", f"new Array({joined})", f"Array.of({joined})"]
+
+
+def _list_variants(v: list[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"answer": v, "reversed": v[::-1], "item_dropped": v[:-1], "item_added": [*v, v[-1]]}
+    out |= {"item_wrong": [_wrong(v[0]), *v[1:]], "scalar": v[0], "empty": []}
+    if isinstance(v[0], str) and v[0]:
+        out |= {"item_upper_cased": [v[0].upper(), *v[1:]], "comma_in_item": [v[0] + ",zz", *v[1:]]}
+    return out
+
+
+def _map_variants(v: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"answer": v, "empty": {}, "key_added": {**v, "zz": "zz"}}
+    if v:
+        key, first = next(iter(v.items()))
+        out |= {"key_dropped": dict(list(v.items())[1:]), "value_wrong": {**v, key: _wrong(first)}}
+        if isinstance(first, str) and first:
+            out |= {"value_unnormalised": {**v, key: _messy(first)}, "value_upper": {**v, key: first.upper()}}
+        if _is_int(first):
+            out |= {"value_as_float": {**v, key: float(first)}, "value_as_text": {**v, key: str(first)}}
+        if isinstance(first, bool):
+            out |= {"value_as_number": {**v, key: int(first)}, "value_as_text": {**v, key: str(first).lower()}}
+    return out
+
+
+def first_values(alternatives: dict[str, Any]) -> dict[str, Any]:
+    """A map answer (each key's acceptable values) as one map: each key's first value, optional keys left out."""
+    listed = {k: a if isinstance(a, list) else [a] for k, a in alternatives.items()}
+    return {k: _given(a)[0] for k, a in listed.items() if _given(a)}
+
+
+def collection_outputs(
+    case: dict[str, Any], answer: dict[str, Any], base: Output, language: str
+) -> Iterator[tuple[str, Output]]:
+    """For each argument the answer gives as a list or a map: the answer and variants of it (reordered, an
+    item dropped, added or wrong, a scalar, empty; a key dropped or added, a value wrong or respelled), each
+    written in every container and quoting spelling (`_containers`), in place of that argument's text."""
+    declared = {f["name"]: f["parameters"].get("properties", {}) for f in case["function"]}
+    for i, entry in enumerate(answer["ground_truth"]):
+        ((name, params),) = entry.items()
+        for param, alts in params.items():
+            given = _given(alts)
+            schema = declared.get(name, {}).get(param, {})
+            if not given or not isinstance(given[0], list | dict) or not given[0]:
+                continue
+            items = schema.get("items", {}).get("type", "") if isinstance(schema.get("items"), dict) else ""
+            kind = schema.get("type", "")
+            variants = _list_variants(given[0]) if isinstance(given[0], list) else _map_variants(first_values(given[0]))
+            for label, value in variants.items():
+                quotes = ('"', "'", "") if isinstance(value, list | dict) else ('"', "")
+                for quote in quotes:
+                    texts = (
+                        _containers(value, language, kind, items, quote)
+                        if isinstance(value, list | dict)
+                        else [_element(value, language, items, quote)]
+                    )
+                    for k, text in enumerate(texts):
+                        yield f"collection {label} {quote or 'bare'}#{k} {i}.{param}", _set(base, i, param, text)

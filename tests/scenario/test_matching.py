@@ -106,6 +106,26 @@ def test_parsed_reads_text_as_the_language_does() -> None:
     )
 
 
+def test_parsed_reads_a_collection_by_its_item_type() -> None:
+    bfcl = MatchRules(normalise="bfcl", strict_types=True, extra_keys="forbid")
+    longs = {"$parsed": {"language": "java", "type": "ArrayList", "items": "long", "value": [1, 2]}}
+    assert value_matches(longs, "new ArrayList<Long>(Arrays.asList(1L, 2L))", bfcl)
+    assert not value_matches(longs, "new ArrayList<Long>(Arrays.asList(1, 2))", bfcl)  # "1" is no long
+    assert not value_matches(longs, "new ArrayList<Long>(Arrays.asList(2L, 1L))", bfcl)
+    names = {"$parsed": {"language": "javascript", "type": "array", "items": "String", "value": ["a b", "c"]}}
+    assert value_matches(names, "['A-B', \"c\"]", bfcl) and value_matches(names, "new Array(ab, c)", bfcl)
+    assert not value_matches(names, '["c", "a b"]', bfcl) and not value_matches(names, '"a b"', bfcl)
+    options = {"$parsed": {"language": "java", "type": "HashMap", "value": {"limit": {"$any_of": [50, 50.0]}}}}
+    assert value_matches(options, 'new HashMap<String, Object>() {{ put("limit", 50.0); }}', bfcl)
+    assert not value_matches(options, 'new HashMap<>() {{ put("limit", 50); put("x", 1); }}', bfcl)
+    assert "has no item type 'Set'" in (
+        spec_problem({"$parsed": {"language": "java", "type": "Array", "items": "Set", "value": []}}) or ""
+    )
+    assert "takes {language, type, value}" in (
+        spec_problem({"$parsed": {"language": "java", "type": "Array", "value": [], "item": "long"}}) or ""
+    )
+
+
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),

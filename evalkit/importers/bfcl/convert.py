@@ -12,6 +12,7 @@ is skipped with the reason: nothing is dropped silently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from evalkit.importers.bfcl.data import ALIASES, CATEGORIES, data_dir
 from evalkit.importers.bfcl.languages import (
     LANGUAGES,
     PYTHON_KIND,
+    bfcl_equal,
+    item_kind,
     language_functions,
     language_key,
     spelled,
@@ -40,14 +43,16 @@ class Conversion:
     skipped: str = ""
 
 
-def _value_spec(value: Any) -> Any:
+def _value_spec(value: Any, equal: Callable[[Any], Any] | None = None) -> Any:
     """A BFCL acceptable value as an evalkit spec; dicts hold per-key alternatives (BFCL's dict_checker),
-    one level deep: the alternatives themselves are literal values (a dict inside one is compared whole)."""
+    one level deep: the alternatives themselves are literal values (a dict inside one is compared whole),
+    or, with `equal`, the specs it makes of them."""
     if isinstance(value, dict):
         spec: dict[str, Any] = {}
         for key, alts in value.items():
             alts = alts if isinstance(alts, list) else [alts]
-            given = _literal_alternatives([a for a in alts if a != ""])
+            given = [a for a in alts if a != ""]
+            given = _literal_alternatives(given) if equal is None else _alternatives_of([equal(a) for a in given])
             if given is _NOTHING:
                 spec[key] = {"$optional": ""} if "" in alts else {"$absent": True}
             else:
@@ -62,15 +67,19 @@ _NOTHING = object()
 
 
 def _literal_alternatives(alts: list[Any]) -> Any:
-    specs = [{"$literal": a} if isinstance(a, dict) else a for a in alts]
+    return _alternatives_of([{"$literal": a} if isinstance(a, dict) else a for a in alts])
+
+
+def _alternatives_of(specs: list[Any]) -> Any:
     if not specs:
         return _NOTHING
     return specs[0] if len(specs) == 1 else {"$any_of": specs}
 
 
-def _alternatives(alts: list[Any]) -> Any:
+def _alternatives(alts: list[Any], equal: Callable[[Any], Any] | None = None) -> Any:
     specs = [
-        a if isinstance(a, dict) and len(a) == 1 and set(a) <= {"$exact", "$literal"} else _value_spec(a) for a in alts
+        a if isinstance(a, dict) and len(a) == 1 and set(a) <= {"$exact", "$literal"} else _value_spec(a, equal)
+        for a in alts
     ]
     if not specs:
         return _NOTHING
@@ -143,8 +152,10 @@ def _param_spec(alts: list[Any], schema: dict[str, Any], required: bool, languag
     """BFCL's possible answers of one parameter as a spec. `""` among them means "may be omitted"; BFCL's
     checker also accepts the value `""` for a string parameter then, and `[]` for an array one. In a
     Java or JavaScript case the value is text, read back as BFCL reads the declared type (`$parsed`)."""
-    declared = schema.get("type", "")
+    declared, items = schema.get("type", ""), item_kind(schema)
     kind = PYTHON_KIND[language].get(declared, "") if language else declared
+    if language and items:  # the item type as BFCL's Python-typed kind, for the rules on list items below
+        schema = {**schema, "items": {"type": PYTHON_KIND[language].get(items, "")}}
     given = [a for a in alts if a != ""]
     if _variable(given, kind):
         exact = [{"$exact": a} for a in given]
@@ -154,11 +165,14 @@ def _param_spec(alts: list[Any], schema: dict[str, Any], required: bool, languag
         given = [v for a in given for v in _with_float_items(_floats(a, {**schema, "type": kind}), schema)]
         given = [{"$literal": a} if _variable_items(a, schema) else a for a in given]
         empty = _EMPTY.get(kind, _NOTHING) if "" in alts else _NOTHING
-        spec = _alternatives(given + ([] if empty is _NOTHING else [empty]))
+        # a Java map's or a JavaScript object's values are compared by Python's `==` (BFCL's dict_checker)
+        equal = bfcl_equal if language and kind == "dict" else None
+        spec = _alternatives(given + ([] if empty is _NOTHING else [empty]), equal)
     if spec is _NOTHING:
         return {"$absent": True}
     if language:
-        spec = {"$parsed": {"language": language, "type": declared, "value": spec}}
+        reading = {"language": language, "type": declared} | ({"items": items} if items else {})
+        spec = {"$parsed": reading | {"value": spec}}
     return {"$optional": spec} if "" in alts and not required else spec
 
 
@@ -290,7 +304,7 @@ def _reference_args(entry: dict[str, Any]) -> dict[str, Any]:
             return spec.get("$literal", spec.get("$exact"))
         if isinstance(spec, dict) and "$parsed" in spec:
             parsed = spec["$parsed"]
-            return spelled(first(parsed["value"]), parsed["language"], parsed["type"])
+            return spelled(first(parsed["value"]), parsed["language"], parsed["type"], parsed.get("items", ""))
         if isinstance(spec, dict) and "$any_of" in spec:
             return first(spec["$any_of"][0])
         if isinstance(spec, dict):
