@@ -38,14 +38,22 @@ JS_COLLECTIONS = ("array", "dict")
 _LONG = re.compile(r"^-?\d+[lL]$")
 _FLOAT_F = re.compile(r"^-?\d+(\.\d+)?([eE][+-]?\d+)?[fF]$")
 _AS_LIST = re.compile(r"new\s+ArrayList<\w*>\(Arrays\.asList\((.+?)\)\)")
-_ADDS = re.compile(r"new\s+ArrayList<\w*>\(\)\s*\{\{\s*(.+?)\s*\}\}", re.DOTALL)
+# BFCL's three patterns below backtrack for minutes on a few hundred characters that do not match
+# (`new HashMap<>() {` and 250 spaces: 24 s; `[[a]` and 30 `,[a]`: hours). Model output is untrusted,
+# so each is computed without backtracking (`_adds_body`, `_map_body`, `_js_2d_end`) and the
+# pattern is kept as the reference those are tested against (tests/bfcl/test_languages.py).
+ADDS = re.compile(r"new\s+ArrayList<\w*>\(\)\s*\{\{\s*(.+?)\s*\}\}", re.DOTALL)
+_ADDS_START = re.compile(r"new\s+ArrayList<\w*>\(\)\s*\{\{")
 _ADD = re.compile(r"add\((.+?)\)")
 _EMPTY_LIST = re.compile(r"new\s+ArrayList<\w*>\(\)")
 _ARRAY = re.compile(r"new\s+\w+\[\]\s*\{(.*?)\}")
-_MAP = re.compile(r"new\s+HashMap<.*?>\s*\(\)\s*\{\s*\{?\s*(.*?)\s*\}?\s*\}", re.DOTALL)
+MAP = re.compile(r"new\s+HashMap<.*?>\s*\(\)\s*\{\s*\{?\s*(.*?)\s*\}?\s*\}", re.DOTALL)
+_MAP_START = re.compile(r"new\s+HashMap<")
+_MAP_OPEN = re.compile(r"\s*\(\)\s*\{")
 _PUT = re.compile(r"put\(\"(.*?)\",\s*(.*?)\)")
 _EMPTY_MAP = re.compile(r"new\s+HashMap<.*?>\s*\(\)")
-_JS_2D = re.compile(r"\[\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\]|\bnew\s+Array\(\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\)")
+JS_2D = re.compile(r"\[\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\]|\bnew\s+Array\(\s*\[.*?\]\s*(,\s*\[.*?\]\s*)*\)")
+_JS_2D_START = re.compile(r"\[\s*\[|new\s+Array\(\s*\[")
 _JS_ARRAY = re.compile(r"\[(.*?)\]|\bnew\s+Array\((.*?)\)")
 _JS_ROW = re.compile(r"\[(.*?)\]")
 _JS_OBJECT = re.compile(r"\{(.*?)\}")
@@ -95,9 +103,9 @@ def _arraylist(text: str, items: str | None, convert: Convert) -> Any:
     found = _AS_LIST.search(text)
     if found:
         return [_arraylist_item(e.strip(), items, convert) for e in found.group(1).split(",")]
-    found = _ADDS.search(text)
-    if found:
-        return [_arraylist_item(v.strip(), items, convert) for v in _ADD.findall(found.group(1))]
+    adds = adds_body(text)
+    if adds is not None:
+        return [_arraylist_item(v.strip(), items, convert) for v in _ADD.findall(adds)]
     return [] if _EMPTY_LIST.search(text) else text
 
 
@@ -110,9 +118,8 @@ def _array(text: str, items: str | None, convert: Convert) -> Any:
 
 
 def _hashmap(text: str) -> Any:
-    found = _MAP.search(text)
-    if found:
-        puts = found.group(1)
+    puts = map_body(text)
+    if puts is not None:
         return {key: java_value(value.strip()) for key, value in _PUT.findall(puts)} if puts.strip() else {}
     return {} if _EMPTY_MAP.search(text) else text
 
@@ -139,9 +146,10 @@ def js_collection(code: str, kind: str, items: str | None, convert: Convert) -> 
 
 
 def _js_array(code: str, items: str | None, convert: Convert) -> Any:
-    if _JS_2D.match(code):
+    end = js_2d_end(code)
+    if end is not None:
         rows = []
-        for index, row in enumerate(_JS_ROW.findall(_JS_2D.match(code).group(0))):  # type: ignore[union-attr]
+        for index, row in enumerate(_JS_ROW.findall(code[:end])):
             row = row.strip()
             if index == 0 and row.startswith("["):
                 row = row[1:]
@@ -177,3 +185,77 @@ def _js_object(code: str, convert: Convert) -> Any:
         return out
     except Exception:  # BFCL prints the error and reads the text as itself
         return code
+
+
+# --- BFCL's backtracking patterns, computed in linear time --------------------------------------
+
+
+def _skip_space(text: str, i: int) -> int:
+    """The first position at or after `i` that is not whitespace (what `\\s*` takes: `str.isspace`)."""
+    while i < len(text) and text[i].isspace():
+        i += 1
+    return i
+
+
+def adds_body(text: str) -> str | None:
+    """`ADDS.search(text).group(1)`, or None where it does not match.
+
+    After `{{` and its whitespace (at `b`), `(.+?)` takes the fewest characters (at least one) after
+    which only whitespace comes before `}}`; where there are none, the engine gives one of the
+    whitespace characters back, which is the body when `}}` follows them."""
+    for start in _ADDS_START.finditer(text):
+        a = start.end()
+        b = _skip_space(text, a)
+        close = text.find("}}", b + 1)
+        if close >= 0:
+            return text[b : b + 1 + len(text[b + 1 : close].rstrip())]
+        if b > a and text.startswith("}}", b):
+            return text[b - 1 : b]
+    return None
+
+
+def map_body(text: str) -> str | None:
+    """`MAP.search(text).group(1)`, or None where it does not match.
+
+    The pattern's tail (from the `{`) matches exactly when a `}` comes later, and then its group is
+    what lies between the opening braces (with their whitespace) and the first `}`, without the
+    whitespace before it. So the first `new HashMap<`, then the first `>` after it, that is followed
+    by `()` and a `{` with a `}` somewhere after it, is the match."""
+    last = text.rfind("}")
+    for start in _MAP_START.finditer(text):
+        close = text.find(">", start.end())
+        while close >= 0:
+            opened = _MAP_OPEN.match(text, close + 1)
+            if opened and opened.end() - 1 < last:
+                b = _skip_space(text, opened.end())
+                b = _skip_space(text, b + 1) if text.startswith("{", b) else b
+                return text[b : text.find("}", b)].rstrip()
+            close = text.find(">", close + 1)
+    return None
+
+
+def js_2d_end(code: str) -> int | None:
+    """`JS_2D.match(code).end()`, or None where it does not match.
+
+    Rows are `[`, any characters but a newline, `]`, and the pattern takes, for each row, the first
+    `]` from which the rest matches (rows joined by commas, then the closing `]` or `)`). From the
+    end backwards: `after[r]` is where the match ends when the rows so far stop at `r`; `row[i]` is
+    that end for the first `]` at or after `i` on its line from which the rest matches."""
+    start = _JS_2D_START.match(code)
+    if not start:
+        return None
+    close = "]" if code.startswith("[") else ")"
+    n = len(code)
+    row: list[int | None] = [None] * (n + 2)
+    after: list[int | None] = [None] * (n + 2)
+    space = [n] * (n + 2)  # space[i]: _skip_space(code, i)
+    for i in range(n - 1, -1, -1):
+        space[i] = space[i + 1] if code[i].isspace() else i
+        if code[i] == ",":
+            t = space[i + 1]
+            after[i] = row[t + 1] if t < n and code[t] == "[" else None
+        elif code[i] == close:
+            after[i] = i + 1
+        ends_here = after[space[i + 1]] if code[i] == "]" else None
+        row[i] = ends_here if ends_here is not None else (None if code[i] == "\n" else row[i + 1])
+    return row[start.end()]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("bfcl_eval")
@@ -21,6 +21,7 @@ from evalkit.importers.bfcl import import_bfcl
 from evalkit.importers.bfcl.convert import convert_case
 from evalkit.importers.bfcl.data import load_category
 from evalkit.importers.bfcl.reference import bfcl_verdict
+from evalkit.scenario import language_collections
 from evalkit.scenario.language_values import COLLECTIONS, LANGUAGE_TYPES, read_value
 from evalkit.scenario.model import Scenario
 from tests.bfcl.test_agreement import evalkit_verdict
@@ -254,3 +255,62 @@ def test_a_java_array_of_text_is_judged_as_bfcl_judges_it(value: str, passes: bo
 def test_a_javascript_object_is_judged_as_bfcl_judges_it(value: str, passes: bool) -> None:
     args = {"element": "myButton", "callback": "handleButtonClick", "options": value}
     assert _both("simple_javascript", "simple_javascript_20", [{"buttonAddClickHandler": args}]) == (passes, passes)
+
+
+# --- BFCL's backtracking patterns, computed without backtracking -------------------------------------
+# Each of the three is held against BFCL's own pattern on short texts (where backtracking is cheap),
+# built from the pieces that decide a match; on long hostile texts (where the pattern would run for
+# minutes or hours) the answer is checked, which a backtracking computation could not return.
+
+
+def _texts(skeleton: list[str], filler: str) -> st.SearchStrategy[str]:
+    """Texts near a match: the pieces of one in order, each kept or (one time in four) dropped, with a
+    few characters of `filler` (the characters the pattern turns on) before each; once or twice over,
+    so that matches, near misses and a second start all come up."""
+    gap = st.text(alphabet=filler, max_size=3)
+    kept = st.sampled_from([True, True, True, False])
+    once = st.lists(st.tuples(gap, kept), min_size=len(skeleton), max_size=len(skeleton)).map(
+        lambda parts: "".join(g + (p if keep else "") for (g, keep), p in zip(parts, skeleton, strict=True))
+    )
+    return st.lists(once, min_size=1, max_size=2).map("".join)
+
+
+MAP_PIECES = ["new", " ", "HashMap<", "String, Object", ">", "()", "{", "{", 'put("a", 1);', "}", "}"]
+ADDS_PIECES = ["new", " ", "ArrayList<", "Integer", ">", "()", "{{", "add(1);", "}}"]
+ROWS_PIECES = ["new Array(", "[", "[", "a", "]", ",", "[", "1", "]", "]", ")"]
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_texts(MAP_PIECES, " \n{}>x"))
+def test_the_hashmap_body_is_bfcls_patterns(text: str) -> None:
+    found = language_collections.MAP.search(text)
+    assert language_collections.map_body(text) == (found.group(1) if found else None)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_texts(ADDS_PIECES, " \n{}x"))
+@example("new ArrayList<>() {{ }}")  # the engine gives one space back to `(.+?)`
+@example("new ArrayList<>() {{}}")
+@example("new ArrayList<>() {{}} new ArrayList<>() {{ add(1); }}")
+def test_the_arraylist_adds_are_bfcls_patterns(text: str) -> None:
+    found = language_collections.ADDS.search(text)
+    assert language_collections.adds_body(text) == (found.group(1) if found else None)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(_texts(ROWS_PIECES, " \n\t[],a"))
+def test_the_end_of_a_2d_array_is_bfcls_patterns(text: str) -> None:
+    found = language_collections.JS_2D.match(text)
+    assert language_collections.js_2d_end(text) == (found.end() if found else None)
+
+
+def test_hostile_texts_that_make_bfcls_patterns_backtrack_are_read_at_once() -> None:
+    """`new HashMap<>() {` and 250 spaces keep BFCL's pattern busy for 24 s, `[[a]` and 30 `,[a]`
+    for hours: a small model's unfinished output must not stall the judge."""
+    assert language_collections.map_body("new HashMap<>() {" + " " * 20_000) is None
+    assert language_collections.adds_body("new ArrayList<>() {{" + " " * 20_000) is None
+    assert language_collections.js_2d_end("[[a]" + ",[a]" * 20_000) is None
+    assert language_collections.js_2d_end("[[a]" + ",[a]" * 20_000 + "]") == 4 + 4 * 20_000 + 1
+    assert read_value("new HashMap<>() {" + " " * 20_000, "java", "HashMap") == {}
+    # no closing `]`, so no 2-D array: BFCL's 1-D pattern then takes `[1` as the one element
+    assert read_value("[[1]" + ", [2]" * 5_000, "javascript", "array") == ["[1"]
