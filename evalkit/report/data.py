@@ -335,7 +335,7 @@ def build_report(
         bootstrap_seed=seed,
         provenance=source,
         total_runs=len(results.runs),
-        counted_runs=sum(r.counted for r in results.runs),
+        counted_runs=sum(s.counted for s in cells.get(rows[0].id, {}).values()),  # every run is in its overall cell
         incomplete=tuple(portable(why, root) for why in incompleteness(results)),
         columns=tuple(columns),
         rows=tuple(rows),

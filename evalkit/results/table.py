@@ -219,7 +219,7 @@ class RunSelection(Sequence[RunRecord]):
     __slots__ = ("rows", "table")
 
     def __init__(self, table: RunTable, rows: np.ndarray) -> None:
-        self.table, self.rows = table, rows.astype(np.int32)
+        self.table, self.rows = table, np.asarray(rows, dtype=np.int32)
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -95,26 +95,30 @@ def unreadable_parameter(category: str, answer: dict[str, Any], functions: list[
     for entry in answer["ground_truth"]:
         for name, params in entry.items():
             for param, alts in params.items():
-                why = _unreadable(_KEY[category], declared.get(name, {}).get(param, {}), alts)
+                why = _unreadable(category, f"{name}.{param}", declared.get(name, {}).get(param, {}), alts)
                 if why:
-                    return f"{why[0]}{name}.{param}{why[1]}"
+                    return why
     return ""
 
 
-def _unreadable(language: str, schema: dict[str, Any], alts: list[Any]) -> tuple[str, str] | None:
-    """(before, after) the parameter's name in the reason one parameter is unreadable, or None."""
-    kinds, shown = PYTHON_KIND[language], {"java": "Java", "javascript": "JavaScript"}[language]
+def _unreadable(category: str, where: str, schema: dict[str, Any], alts: list[Any]) -> str:
+    """Why the parameter at `where` is unreadable ('' if it is not)."""
+    kinds, shown = PYTHON_KIND[_KEY[category]], LANGUAGES[category]
     kind, items = schema.get("type", ""), item_kind(schema)
     if kind not in kinds or (kinds[kind] == "array" and items not in kinds):
         what = f"{kind or 'untyped'}" + (f" of {items or 'untyped items'}" if kind in kinds else "")
-        return "", f": a {shown} {what} parameter BFCL cannot read"
+        return f"{where}: a {shown} {what} parameter BFCL cannot read"
     loose = next((k for a in alts if isinstance(a, dict) for k, v in a.items() if not isinstance(v, list)), None)
     if kinds[kind] == "dict" and loose is not None:
-        return "", f".{loose}: the possible answer gives one value, not a list of alternatives (BFCL indexes it as one)"
+        return (
+            f"{where}.{loose}: the possible answer gives one value, not a list of alternatives (BFCL indexes it as one)"
+        )
     if kinds[kind] == "array" and kinds[items] == "string" and all(_not_text(a) for a in alts):
-        reads = f" (a {shown} {kind} of {items}) as text, and no acceptable answer is a list of text"
-        return "BFCL fails every output: it reads each item of ", reads
-    return None
+        return (
+            f"BFCL fails every output: it reads each item of {where} (a {shown} {kind} of {items}) as text, "
+            "and no acceptable answer is a list of text"
+        )
+    return ""
 
 
 def item_kind(schema: dict[str, Any]) -> str:
