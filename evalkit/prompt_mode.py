@@ -14,11 +14,13 @@ from typing import Any
 
 from evalkit.chat import ChatRequest, Message, ToolCall, ToolSpec, parse_arguments
 
-__all__ = ["apply_prompt_mode", "parse_strict_calls", "render_tool_prompt", "tool_result_message"]
+__all__ = ["apply_prompt_mode", "called_name", "parse_strict_calls", "render_tool_prompt", "tool_result_message"]
 
 _OPEN, _CLOSE = "<tool_call>", "</tool_call>"
 # a reply that opens like a call object: pretty-printed grammar output has whitespace before "name"
 _CALL_START = re.compile(r'^\[?\s*\{\s*"name"\s*:')
+_NAME_KEY = '"name"'
+_SPACES = re.compile(r"\s*")  # matched at one position: one forward run, nothing to backtrack into
 
 
 def render_tool_prompt(tools: list[ToolSpec]) -> str:
@@ -83,6 +85,29 @@ def _untag(text: str) -> tuple[str, bool]:
     return stripped, False
 
 
+def _after_spaces(text: str, at: int) -> int:
+    match = _SPACES.match(text, at)
+    return match.end() if match else at
+
+
+def called_name(text: str) -> str | None:
+    """The first `"name": "NAME"` in `text` (NAME not empty), as `re.search(r'"name"\\s*:\\s*"([^"]+)"')`.
+
+    Scanned forward once (each whitespace run and name is read at most twice): model output is
+    untrusted and may be long, so no backtracking pattern reads it.
+    """
+    at = text.find(_NAME_KEY)
+    while at != -1:
+        colon = _after_spaces(text, at + len(_NAME_KEY))
+        if text.startswith(":", colon):
+            quote = _after_spaces(text, colon + 1)
+            end = text.find('"', quote + 1) if text.startswith('"', quote) else -1
+            if end > quote + 1:
+                return text[quote + 1 : end]
+        at = text.find(_NAME_KEY, at + 1)
+    return None
+
+
 def parse_strict_calls(text: str) -> list[ToolCall]:
     """Calls in the harness's own format, or [] when the reply is prose."""
     body, tagged = _untag(text)
@@ -94,9 +119,9 @@ def parse_strict_calls(text: str) -> list[ToolCall]:
     except (ValueError, RecursionError):
         if tagged or _CALL_START.match(body):
             # clearly meant as a call, but broken (often cut off by max_tokens): keep it as a malformed call
-            name = re.search(r'"name"\s*:\s*"([^"]+)"', body)
+            name = called_name(body)
             if name:
-                return [ToolCall(id="call_0", name=name.group(1), raw_arguments=body, parse_error="invalid JSON")]
+                return [ToolCall(id="call_0", name=name, raw_arguments=body, parse_error="invalid JSON")]
         return []
     items = value if isinstance(value, list) else [value]
     calls = [_call_from_object(item, i) for i, item in enumerate(items)]

@@ -21,19 +21,22 @@ def sim_http(server: SimServer) -> Iterator[str]:
     runner = web.AppRunner(server.app(), access_log=None)
     started = threading.Event()
     stop = asyncio.Event()
+    port: list[int] = []
 
     async def serve() -> None:
         await runner.setup()
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        listening = await server.gate.listen(runner, "127.0.0.1", 0)  # as `evalkit serve sim` listens
+        port.append(listening.sockets[0].getsockname()[1])
         started.set()
         await stop.wait()
+        listening.close()
         await runner.cleanup()
 
     thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
     thread.start()
     started.wait(10)
     try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+        yield f"http://127.0.0.1:{port[0]}"
     finally:
         loop.call_soon_threadsafe(stop.set)
         thread.join(10)

@@ -15,16 +15,19 @@ answer carries the header `X-Evalkit-Simulated` (the profile's label), and `/hea
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from aiohttp import web
-from pydantic_core import from_json
 
 from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim import SimulatedBackend
+from evalkit.backends.sim_limits import ConnectionGate, RequestError, ServeLimits, json_errors, read_json
+from evalkit.backends.sim_schema import validate_anthropic, validate_openai
 from evalkit.backends.sim_wire import KnownScenario, ScenarioIndex, SimCall, anthropic_call, openai_call
 from evalkit.chat import Completion, ToolCall
 
@@ -33,7 +36,9 @@ __all__ = ["SIMULATED_HEADER", "SimServer"]
 SIMULATED_HEADER = "X-Evalkit-Simulated"
 SCENARIO_HEADER = "X-Evalkit-Scenario"
 _STOP_REASON = {"tool_calls": "tool_use", "length": "max_tokens"}
+UNKNOWN_OPENINGS_KEPT = 1024  # digests of the unknown openings already warned about (32 bytes each)
 Reader = Callable[[dict[str, Any], dict[str, str], ScenarioIndex], SimCall]
+Validator = Callable[[object, dict[str, str]], None]
 
 
 def _arguments(call: ToolCall) -> str:
@@ -90,10 +95,18 @@ class SimServer:
         self.label = self.backend.profile.label()
         self.index = ScenarioIndex(scenarios)
         self.requests = 0
-        self._unknown: set[str] = set()
+        self.limits = ServeLimits()
+        self.gate = ConnectionGate(self.limits.max_connections)
+        self._unknown: OrderedDict[bytes, None] = OrderedDict()
 
     def app(self) -> web.Application:
-        app = web.Application(middlewares=[self._label_every_answer], client_max_size=64 * 1024 * 1024)
+        """The application; listen with `self.gate.listen` to hold the connection limit (sim_limits.py)."""
+        app = web.Application(
+            middlewares=[self._label_every_answer, json_errors, self.gate.track],
+            client_max_size=self.limits.max_body_bytes,
+            # bodies are inflated by sim_limits.read_json, counted; the keep-alive timer is the idle timeout
+            handler_args={"auto_decompress": False, "keepalive_timeout": self.limits.idle_timeout_s},
+        )
         app.router.add_get("/health", self._health)
         app.router.add_get("/v1/health", self._health)
         app.router.add_get("/v1/models", self._models)
@@ -146,23 +159,24 @@ class SimServer:
         )
 
     async def _chat(self, request: web.Request) -> web.Response:
-        return await self._answer(request, openai_call, openai_reply)
+        return await self._answer(request, validate_openai, openai_call, openai_reply)
 
     async def _messages(self, request: web.Request) -> web.Response:
-        return await self._answer(request, anthropic_call, anthropic_reply)
+        return await self._answer(request, validate_anthropic, anthropic_call, anthropic_reply)
 
     async def _answer(
-        self, request: web.Request, read: Reader, write: Callable[[Completion, str, str], dict[str, Any]]
+        self,
+        request: web.Request,
+        validate: Validator,
+        read: Reader,
+        write: Callable[[Completion, str, str], dict[str, Any]],
     ) -> web.Response:
-        try:  # pydantic-core parses without Python recursion: a body nested 100,000 deep is a 400
-            body = from_json(await request.read())
-        except ValueError as exc:
-            return _error(400, f"the body is not JSON: {exc}")
-        if not isinstance(body, dict):
-            return _error(400, "the body is not a JSON object")
+        body = await read_json(request, self.limits)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        validate(body, headers)
         if body.get("stream"):
-            return _error(400, "streaming is not supported by evalkit's simulated server: send stream=false")
-        call = read(body, {k.lower(): v for k, v in request.headers.items()}, self.index)
+            raise RequestError(400, "streaming is not supported by evalkit's simulated server: send stream=false")
+        call = read(body, headers, self.index)
         self.requests += 1
         if call.scenario is None and len(self.index):
             self._warn_unknown(call)
@@ -171,12 +185,18 @@ class SimServer:
         reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}")
         return web.json_response(reply, headers={SCENARIO_HEADER: call.scenario or "unknown"})
 
+    def unknown_openings(self) -> int:
+        """How many unknown openings the server remembers having warned about (at most a bound)."""
+        return len(self._unknown)
+
     def _warn_unknown(self, call: SimCall) -> None:
+        """Warn once per unknown opening; only a digest of the last `UNKNOWN_OPENINGS_KEPT` is kept."""
         first = next((m.content for m in call.request.messages if m.role == "user"), "")
-        if first not in self._unknown:
-            self._unknown.add(first)
-            print(f"evalkit serve sim: no known scenario opens with {first[:60]!r}: answering as chat", file=sys.stderr)
-
-
-def _error(status: int, message: str) -> web.Response:
-    return web.json_response({"error": {"message": message, "type": "invalid_request_error"}}, status=status)
+        digest = hashlib.sha256(first.encode("utf-8", "surrogatepass")).digest()
+        if digest in self._unknown:
+            self._unknown.move_to_end(digest)
+            return
+        self._unknown[digest] = None
+        if len(self._unknown) > UNKNOWN_OPENINGS_KEPT:
+            self._unknown.popitem(last=False)
+        print(f"evalkit serve sim: no known scenario opens with {first[:60]!r}: answering as chat", file=sys.stderr)

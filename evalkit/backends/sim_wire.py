@@ -45,7 +45,7 @@ from evalkit.prompt_mode import render_tool_prompt
 __all__ = ["KnownScenario", "ScenarioIndex", "SimCall", "anthropic_call", "corrected", "openai_call"]
 
 _PROMPT_HEADER = render_tool_prompt([]).splitlines()[0]  # "You can call these tools:"
-_PROMPT_TOOL = re.compile(r"^- (?P<name>[^:\s]+): (?P<desc>.*?) Parameters \(JSON schema\): (?P<schema>\{.*\})$")
+_SCHEMA_MARK = " Parameters (JSON schema): "  # between a prompt-mode tool line's description and its schema
 _ERROR_TAG = re.compile(r"^\[[A-Za-z][A-Za-z0-9_]*\]")  # Forge's "[UnknownTool] ...", "[ToolArgValidationError] ..."
 _ERROR_MARK = "\x00evalkit-error\x00"  # carried on an Anthropic is_error result until `corrected` reads it
 
@@ -161,14 +161,37 @@ def _prompt_tools(messages: list[Message]) -> list[ToolSpec]:
         return []
     tools = []
     for line in system.split(_PROMPT_HEADER, 1)[1].splitlines():
-        match = _PROMPT_TOOL.match(line)
-        if match:
+        if (found := prompt_tool_line(line)) is not None:
+            name, description, text = found
             try:
-                schema = json.loads(match.group("schema"))
-            except ValueError:
+                schema = json.loads(text)
+            except (ValueError, RecursionError):
                 schema = None
-            tools.append(_tool_spec(match.group("name"), match.group("desc"), schema))
+            tools.append(_tool_spec(name, description, schema))
     return tools
+
+
+def prompt_tool_line(line: str) -> tuple[str, str, str] | None:
+    """Name, description and schema text of a line `- NAME: DESCRIPTION Parameters (JSON schema): {...}`.
+
+    Plain string scans, each character looked at a bounded number of times: the regex this replaces
+    (`^- ([^:\\s]+): (.*?) Parameters \\(JSON schema\\): (\\{.*\\})$`) rescanned the rest of the line at every
+    marker, so a 1 MB system text held the server for minutes. Same answers (tests/backends/test_sim_wire_parsing.py).
+    """
+    colon = line.find(": ", 2)
+    if not line.startswith("- ") or not line.endswith("}") or colon <= 2:
+        return None
+    name = line[2:colon]
+    if ":" in name or any(c.isspace() for c in name):
+        return None
+    # the description is the shortest text before a marker that a "{" follows (the regex's lazy `.*?`)
+    start = colon + 2
+    at = line.find(_SCHEMA_MARK, start)
+    while at != -1 and not line.startswith("{", at + len(_SCHEMA_MARK)):
+        at = line.find(_SCHEMA_MARK, at + 1)
+    if at == -1:
+        return None
+    return name, line[start:at], line[at + len(_SCHEMA_MARK) :]
 
 
 def _seed(body: dict[str, Any], headers: dict[str, str], messages: list[Message]) -> int:

@@ -19,6 +19,7 @@ __all__ = [
     "CONTEXT",
     "DROP",
     "FUTILITY",
+    "HOST",
     "MARGIN",
     "PATH",
     "PORT",
@@ -108,6 +109,19 @@ def _path(text: str) -> Path:
 
 
 PATH = _path
+
+
+def _host(text: str) -> str:
+    """An argparse type for a listening address: never empty, which asyncio takes for every interface
+    (an unset environment variable would open a server to the network); say 0.0.0.0 to mean that."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "an empty address (an unset environment variable?): say 0.0.0.0 for every interface"
+        )
+    return text
+
+
+HOST = _host
 
 
 def add_allow_state_module(p: argparse.ArgumentParser) -> None:

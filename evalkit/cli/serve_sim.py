@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import glob
+import signal
 import sys
 from typing import TYPE_CHECKING
 
-from evalkit.cli.options import PATH, PORT
+from evalkit.cli.options import HOST, PATH, PORT
 
 if TYPE_CHECKING:
     from evalkit.backends.sim_server import SimServer
@@ -32,7 +34,7 @@ def add_parser(servers: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     p.add_argument(
         "--port", type=PORT, default=DEFAULT_SIM_PORT, help=f"port (default: {DEFAULT_SIM_PORT}; 0 picks a free one)"
     )
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    p.add_argument("--host", type=HOST, default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
     known = p.add_mutually_exclusive_group()
     known.add_argument("--config", type=PATH, help="know the scenarios this run config runs")
     known.add_argument("--scenarios", nargs="+", metavar="GLOB", help="know these scenario files (globs)")
@@ -60,27 +62,33 @@ def run(args: argparse.Namespace) -> int:
     from evalkit.backends.sim_server import SimServer
 
     server = SimServer(args.model, _scenarios(args))
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # a signal before the loop's handlers are set
         asyncio.run(_serve(server, args.host, args.port))
-    except KeyboardInterrupt:  # cli.main turns SIGTERM into KeyboardInterrupt too
-        print("evalkit serve sim: stopped", flush=True)
+    print("evalkit serve sim: stopped", flush=True)
     return 0
 
 
 async def _serve(server: SimServer, host: str, port: int) -> None:
     from aiohttp import web
 
+    # SIGINT and SIGTERM set an event the loop waits on: the handler runs between two steps of the
+    # loop, wherever a request is (a body being inflated hands the loop back between chunks), rather
+    # than raising KeyboardInterrupt inside whatever runs, where a library may swallow it
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     runner = web.AppRunner(server.app(), access_log=None)
     await runner.setup()
+    listening = None
     try:
-        site = web.TCPSite(runner, host, port)
         try:
-            await site.start()
+            listening = await server.gate.listen(runner, host, port)
         except OSError as exc:
             from evalkit.errors import ServerUnavailable
 
             raise ServerUnavailable(f"evalkit serve sim: cannot listen on {host}:{port}: {exc.strerror}") from exc
-        bound = runner.addresses[0][1]
+        bound = listening.sockets[0].getsockname()[1]
         url = f"http://{host}:{bound}"
         lines = [
             f"evalkit serve sim: {server.profile} ({server.label}) on {url}; {len(server.index)} scenarios known",
@@ -89,6 +97,8 @@ async def _serve(server: SimServer, host: str, port: int) -> None:
             "Press Ctrl-C to stop.",
         ]
         print("\n".join(lines), file=sys.stdout, flush=True)
-        await asyncio.Event().wait()
+        await stop.wait()
     finally:
+        if listening is not None:
+            listening.close()
         await runner.cleanup()
