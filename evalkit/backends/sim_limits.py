@@ -10,7 +10,8 @@
   is also the time a client has to send a request's headers; past `max_connections` (half the
   process's file descriptors less a margin, at most 1,000) a new connection closes the oldest idle one, so idle
   clients cannot exhaust the descriptors and lock out new ones.
-- **Errors**: every error answer, from aiohttp's routing (404, 405) to the body reader and the request
+- **Errors**: every error answer, from aiohttp's HTTP parsing (a bad header) and routing (404, 405) to
+  the body reader and the request
   validation (`RequestError`), is JSON in the protocol's own error shape: OpenAI's
   `{"error": {"message", "type", "param", "code"}}`, Anthropic's `{"type": "error", "error": {"type",
   "message"}}` on `/v1/messages`. A client's mistake is a 4xx and prints nothing on the server.
@@ -27,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestHandler
 from pydantic_core import from_json
 
 from evalkit.errors import EvalkitError
@@ -172,6 +174,24 @@ async def read_json(request: web.Request, limits: ServeLimits) -> Any:
         body.clear()
 
 
+class _JsonErrorProtocol(RequestHandler):
+    """aiohttp's protocol, with its own error answers (a request it cannot parse: a bad header, a line
+    too long) as JSON in the protocol's shape, and no traceback logged for a client's mistake."""
+
+    __slots__ = ()
+
+    def handle_error(
+        self, request: Any, status: int = 500, exc: BaseException | None = None, message: str | None = None
+    ) -> web.StreamResponse:
+        if status >= 500:
+            return super().handle_error(request, status, exc, message)
+        if request.writer.output_size > 0:  # as aiohttp: an answer already began, the connection is broken
+            raise ConnectionError("an answer was sent already: no error answer can follow it")
+        answer = error_response(request.path, status, message or f"the request is not valid HTTP ({status})")
+        answer.force_close()
+        return answer
+
+
 class ConnectionGate:
     """At most `limit` connections: a new one past it closes the oldest idle ones (module docstring)."""
 
@@ -197,7 +217,10 @@ class ConnectionGate:
             idle = [h for h in live if h not in self._busy]
             for handler in idle[: max(0, len(live) + 1 - self.limit)]:
                 handler.force_close()
-            return server()
+            protocol = server()
+            # aiohttp builds its protocol with no way to name a subclass: the same object, our error answers
+            protocol.__class__ = _JsonErrorProtocol
+            return protocol
 
         return accept
 

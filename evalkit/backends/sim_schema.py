@@ -77,6 +77,15 @@ class _Message(_Wire):
     name: str | None = None
 
 
+class _JsonSchema(_Wire):
+    schema_: dict[str, Any] | None = Field(default=None, alias="schema")
+
+
+class _ResponseFormat(_Wire):
+    type: str
+    json_schema: _JsonSchema | None = None
+
+
 class _NamedChoice(_Wire):
     type: str = "function"
 
@@ -89,7 +98,7 @@ class OpenAIRequest(_Sampling):
     max_completion_tokens: Count | None = None
     grammar: str | None = None
     json_schema: dict[str, Any] | None = None
-    response_format: dict[str, Any] | None = None
+    response_format: _ResponseFormat | None = None
 
 
 # -- Anthropic's Messages API ---------------------------------------------------------------------

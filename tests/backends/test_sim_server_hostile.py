@@ -235,6 +235,10 @@ WRONG_TYPED = {
     "tool_calls: 5": {"messages": [{"role": "assistant", "content": "x", "tool_calls": 5}]},
     "seed: huge": {"messages": [{"role": "user", "content": "hi"}], "seed": 10**30},
     "max_tokens: 'x'": {"messages": [{"role": "user", "content": "hi"}], "max_tokens": "x"},
+    "response_format json_schema: 5": {  # found by test_sim_server_fuzz.py
+        "messages": [{"role": "user", "content": "hi"}],
+        "response_format": {"type": "json_schema", "json_schema": 5},
+    },
 }
 
 
