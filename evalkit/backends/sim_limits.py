@@ -195,12 +195,14 @@ class _JsonErrorProtocol(RequestHandler):
 class ConnectionGate:
     """At most `limit` connections: a new one past it closes the oldest idle ones (module docstring)."""
 
-    def __init__(self, limit: int):
-        self.limit = limit
+    def __init__(self, limit: int, idle_timeout_s: float):
+        self.limit, self.idle_timeout_s = limit, idle_timeout_s
         self._busy: set[object] = set()  # the connections whose request is being answered
+        self._silent: set[RequestHandler] = set()  # connected, no request yet: closed at the idle timeout
 
     @web.middleware
     async def track(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        self._silent.discard(request.protocol)
         self._busy.add(request.protocol)
         try:
             return await handler(request)
@@ -220,9 +222,18 @@ class ConnectionGate:
             protocol = server()
             # aiohttp builds its protocol with no way to name a subclass: the same object, our error answers
             protocol.__class__ = _JsonErrorProtocol
+            # aiohttp's keep-alive timer closes a connection idle after an answer; before aiohttp 3.14 nothing
+            # closed one that never sent a whole request: this timer does (it is the header timeout)
+            self._silent.add(protocol)
+            asyncio.get_running_loop().call_later(self.idle_timeout_s, self._close_if_silent, protocol)
             return protocol
 
         return accept
+
+    def _close_if_silent(self, protocol: RequestHandler) -> None:
+        if protocol in self._silent:
+            self._silent.discard(protocol)
+            protocol.force_close()
 
     async def listen(self, runner: web.BaseRunner, host: str, port: int) -> asyncio.Server:
         """Listen on `host:port` for `runner`'s application; close the result before `runner.cleanup()`."""

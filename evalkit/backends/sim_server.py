@@ -96,7 +96,7 @@ class SimServer:
         self.index = ScenarioIndex(scenarios)
         self.requests = 0
         self.limits = ServeLimits()
-        self.gate = ConnectionGate(self.limits.max_connections)
+        self.gate = ConnectionGate(self.limits.max_connections, self.limits.idle_timeout_s)
         self._unknown: OrderedDict[bytes, None] = OrderedDict()
 
     def app(self) -> web.Application:

@@ -129,6 +129,19 @@ def test_a_body_that_never_arrives_is_answered_408_json() -> None:
     assert json.loads(answer.split("\r\n\r\n", 1)[1])["error"]["type"] == "invalid_request_error"
 
 
+def test_a_client_that_sends_no_whole_request_is_disconnected_at_the_idle_timeout() -> None:
+    server = SimServer("small-local")
+    server.gate.idle_timeout_s = 0.5
+    with sim_http(server) as url:
+        port = int(url.rsplit(":", 1)[1])
+        silent = socket.create_connection(("127.0.0.1", port), timeout=60)
+        slow = _post_raw(port, b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-")  # headers cut short
+        closed = [silent.recv(100), slow.recv(100)]  # b"": the server closed them (a 60 s watchdog)
+        silent.close()
+        slow.close()
+    assert closed == [b"", b""]
+
+
 def _serve(*args: str, nofile: int | None = None) -> tuple[subprocess.Popen[str], str]:
     def limit() -> None:
         if nofile is not None:
