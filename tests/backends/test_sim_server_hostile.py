@@ -300,6 +300,10 @@ def test_every_layers_error_is_json_in_the_protocols_shape(capfd: pytest.Capture
             405: client.get(CHAT),
             413: client.post(CHAT, content=big, headers={"Content-Encoding": "gzip"}),
         }
+        raw = [  # past 16 MB as sent: said by Content-Length, or found while a chunked body arrives
+            client.post(CHAT, content=b" " * (17 * MB)),
+            client.post(CHAT, content=iter([b" " * MB] * 17)),
+        ]
         seed = client.post(CHAT, json=hi, headers={"X-Evalkit-Seed": "9" * 5000})
         anthropic = {
             404: client.get("/v1/messages/nowhere"),
@@ -312,6 +316,7 @@ def test_every_layers_error_is_json_in_the_protocols_shape(capfd: pytest.Capture
     assert {status: answer.status_code for status, answer in openai.items()} == {404: 404, 405: 405, 413: 413}
     assert all(_openai_error(answer) for answer in openai.values())
     assert seed.status_code == 400 and _openai_error(seed)["param"] == "X-Evalkit-Seed"
+    assert [r.status_code for r in raw] == [413, 413] and all(_openai_error(r) for r in raw)
     assert {status: answer.status_code for status, answer in anthropic.items()} == {s: s for s in anthropic}
     assert [_anthropic_error(a)["type"] for a in anthropic.values()] == [
         "not_found_error",
