@@ -25,7 +25,7 @@ import contextlib
 import shutil
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,7 +125,7 @@ class ServedChains:
                 await self.model.start()
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
             self.chains = [_Chain(CountingPassThrough(self.model.url, self._session)) for _ in range(self.count)]
-            await asyncio.gather(*(self._start_chain(i) for i in range(self.count)))
+            await _all_or_none([self._start_chain(i) for i in range(self.count)])
         except BaseException as exc:
             self.failed = not isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
             await self.stop()
@@ -244,6 +244,19 @@ class ServedChains:
         if not modules and not settings.packages:
             return {}
         return package_versions(python, modules, settings.packages)
+
+
+async def _all_or_none(starts: list[Coroutine[Any, Any, None]]) -> None:
+    """Run `starts` at once; when one fails, cancel the others before raising its error, so no chain
+    goes on starting phases after the stop that follows (each phase's start stops it when cancelled)."""
+    tasks = [asyncio.ensure_future(start) for start in starts]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 class ChainBackend:
