@@ -110,18 +110,22 @@ def _reap(command: subprocess.Popen[bytes]) -> None:
 
 def end_tree(command: subprocess.Popen[bytes], grace_s: float) -> None:
     """SIGTERM to every descendant, SIGKILL after `grace_s` to every one left, until none is."""
-    me = os.getpid()
     deadline = time.monotonic() + grace_s
-    _signal_all(descendants(me), signal.SIGTERM)
-    while (left := descendants(me)) and time.monotonic() < deadline:
+    _signal_all(_tree(command), signal.SIGTERM)
+    while (left := _tree(command)) and time.monotonic() < deadline:
         _reap(command)
         time.sleep(_TICK_S)
     while left:
         _signal_all(left, signal.SIGKILL)
         time.sleep(_TICK_S)
         _reap(command)
-        left = descendants(me)
+        left = _tree(command)
     _reap(command)
+
+
+def _tree(command: subprocess.Popen[bytes]) -> set[int]:
+    """What is left to end: every descendant, and the command itself (where no /proc shows them)."""
+    return set(descendants(os.getpid())) | ({command.pid} if command.poll() is None else set())
 
 
 class _Redactor:
@@ -159,11 +163,19 @@ class _Redactor:
 
 
 def _pump(source: BinaryIO, redactor: _Redactor) -> None:
+    """Until every writer is gone. A log that cannot be written (a full disk) is given up, but the
+    output is still read: a command whose pipe fills up would block, and its server with it."""
+    writing = True
     with contextlib.suppress(OSError, ValueError):
         while chunk := os.read(source.fileno(), 65536):
-            redactor.write(chunk)
-    with contextlib.suppress(OSError, ValueError):
-        redactor.write(b"", final=True)
+            if writing:
+                try:
+                    redactor.write(chunk)
+                except (OSError, ValueError):
+                    writing = False
+    if writing:
+        with contextlib.suppress(OSError, ValueError):
+            redactor.write(b"", final=True)
 
 
 def _exit_code(code: int | None) -> int:
