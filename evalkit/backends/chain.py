@@ -292,7 +292,11 @@ class ChainBackend:
         return self.fronts[0].supports(feature)
 
     async def describe(self) -> dict[str, Any]:
-        described = await asyncio.gather(*(f.describe() for f in self.fronts))  # each learns its server
+        try:
+            described = await asyncio.gather(*(f.describe() for f in self.fronts))  # each learns its server
+        except BackendError as exc:
+            self._blank(exc)
+            raise
         info: dict[str, Any] = redact_data(dict(described[0]), self.served.secrets())
         if self.served.simulated is not None:
             info.update(simulated=True, label=self.served.simulated)
@@ -301,11 +305,16 @@ class ChainBackend:
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         try:
             return await self._complete(request, context)
-        except BackendError as exc:  # a phase may echo its `env:` (a key) in an error: the text is kept
-            text = redact(str(exc), self.served.secrets())
-            if text != str(exc):
-                exc.args = (text,)
+        except BackendError as exc:
+            self._blank(exc)
             raise
+
+    def _blank(self, exc: BackendError) -> None:
+        """`exc` with the phases' `env:` values blanked: a phase may echo one (a key) in an error,
+        and the text is kept (a run record, the header)."""
+        text = redact(str(exc), self.served.secrets())
+        if text != str(exc):
+            exc.args = (text,)
 
     async def _complete(self, request: ChatRequest, context: CallContext) -> Completion:
         index = self._slots.get(context.run_id, 0)

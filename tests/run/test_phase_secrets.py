@@ -11,7 +11,9 @@ import sys
 from pathlib import Path
 
 from evalkit.results.secrets import encodings
-from tests.run.test_server_phases import ROOT, SIM_PHASE, STUB, write_config
+from evalkit.run.config import load_config
+from evalkit.run.runner import run_config
+from tests.run.test_server_phases import ROOT, SIM_PHASE, STUB, stub_phase, write_config
 
 MODEL_KEY = "sk-model-7f3a9c1e5b2d4860"
 PROXY_KEY = "pk-proxy-19e8d7c6b5a43210"
@@ -62,3 +64,13 @@ def test_phase_env_values_reach_no_file_report_or_terminal(tmp_path: Path) -> No
         for where, text in texts.items():
             assert not any(form in text for form in encodings(key)), (key, where)
     assert '"env":["PROXY_KEY","PROXY_PORT"]' in records.replace(" ", "")  # the header keeps the names
+
+
+def test_a_key_a_proxy_echoes_in_its_errors_is_blanked_in_the_records(tmp_path: Path) -> None:
+    """The proxy answers HTTP 500 naming the key its `env:` gave it: the infra errors keep the text,
+    with the key blanked (the backend's own redaction knows only its own key and URL)."""
+    phase = stub_phase("--status-500", extra=f"          env: {{STUB_KEY: {PROXY_KEY}}}\n")
+    config = load_config(write_config(tmp_path, SIM_PHASE + phase, runs=1, concurrency=1))
+    text = run_config(config, tmp_path / "a.jsonl").read_text(encoding="utf-8")
+    assert "HTTP 500 from /v1/chat/completions: stub proxy failure (key [redacted])" in text
+    assert not any(form in text for form in encodings(PROXY_KEY))
