@@ -7,7 +7,8 @@
      ├── ResultsError       a results file is unreadable or does not match a resume
      ├── BackendError       a backend failed; `retryable` says whether trying again may help
      │    ├── UnsupportedFeature  the backend cannot do what a strategy or mode needs
-     │    └── BackendUnusable     a server of a pool refuses the credentials: the run stops (exit 3)
+     │    ├── BackendUnusable     a server of a pool refuses the credentials: the run stops (exit 3)
+     │    └── TooManyInfraErrors  more of a backend's runs than `max_infra_error_rate` were infra errors (exit 3)
      ├── ReplayMiss         a replay backend has no recording for a request
      ├── GateInputError     gate inputs cannot be compared (exit code 2)
      ├── MissingExtra       a feature's optional extra is not installed (names the pip command)
@@ -32,6 +33,7 @@ __all__ = [
     "ScenarioError",
     "ServerUnavailable",
     "SpecError",
+    "TooManyInfraErrors",
     "UnsupportedFeature",
 ]
 
@@ -86,6 +88,11 @@ class UnsupportedFeature(BackendError):
 class BackendUnusable(BackendError):
     """A backend cannot serve this run at all (a pool's server refuses the credentials): not a
     run's infra error but the run's end, since every later call to it would fail the same way."""
+
+
+class TooManyInfraErrors(BackendError):
+    """A run ended, but more of a backend's runs than the config's `max_infra_error_rate` were infra
+    errors: the backend was down or broken, and the results file measures that, not the model."""
 
 
 class ReplayMiss(EvalkitError):

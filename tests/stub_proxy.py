@@ -56,7 +56,9 @@ def main() -> None:
         if fault() == "crash" or (args.crash_after and served > args.crash_after):
             os._exit(3)  # a crash: no answer, the connection drops
         if args.status_500 or fault() == "500":
-            return web.json_response({"error": "stub proxy failure"}, status=500)
+            # a careless proxy names the key it was given (STUB_KEY, from the phase's `env:`) in its errors
+            echo = f" (key {os.environ['STUB_KEY']})" if os.environ.get("STUB_KEY") else ""
+            return web.json_response({"error": "stub proxy failure" + echo}, status=500)
         body = await request.read()
         headers = {"Content-Type": "application/json"}
         async with aiohttp.ClientSession() as session:

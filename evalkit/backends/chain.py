@@ -12,15 +12,20 @@ meanwhile, so the chain's counter over the run is exactly what the model server 
 A phase that crashes mid-run is started again on its port (at most `MAX_RESTARTS` times per chain)
 and the call is retried like any transient fault; a model server that dies, or a phase that cannot
 come back, turns the calls into `infra_error` records naming the phase. Everything is stopped, every
-phase's process group included, when the entry is done, on Ctrl-C and on a failed start.
+phase's process tree included, when the entry is done, on Ctrl-C and on a failed start: all phases at
+once, under one deadline. Their logs share one folder, removed at the end unless a phase failed (a
+start that failed, a crash mid-run), when it is kept and named. What a phase's `env:` holds never
+reaches an error text or the header (`PhaseProcess.secrets`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
+import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,11 +36,12 @@ from evalkit.backends.base import Backend, Feature
 from evalkit.backends.passthrough import CountingPassThrough, ServedCount
 from evalkit.backends.phase_config import LlamaServerPhase, PhaseSettings
 from evalkit.backends.phase_packages import interpreter_of, package_versions
-from evalkit.backends.phase_process import PhaseProcess, venv_bin
+from evalkit.backends.phase_process import STOP_GRACE_S, PhaseProcess, venv_bin
 from evalkit.backends.serve import LlamaServer, template_path
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError
 from evalkit.results.records import RunRecord, Served
+from evalkit.results.secrets import redact, redact_data
 
 if TYPE_CHECKING:
     import httpx
@@ -54,7 +60,7 @@ class _MetricsLlamaServer(LlamaServer):
         return [*super().args(), "--metrics"]
 
 
-def _llama_server(settings: LlamaServerPhase, model: str, base_dir: Path) -> LlamaServer:
+def _llama_server(settings: LlamaServerPhase, model: str, base_dir: Path, log_dir: Path) -> LlamaServer:
     kind = _MetricsLlamaServer if settings.metrics else LlamaServer
     return kind(
         settings.model or model,
@@ -64,6 +70,7 @@ def _llama_server(settings: LlamaServerPhase, model: str, base_dir: Path) -> Lla
         seed=settings.seed,
         threads=settings.threads,
         startup_timeout_s=settings.startup_timeout_s,
+        log_path=log_dir / "llama-server.log",  # with the other phases' logs
     )
 
 
@@ -93,6 +100,8 @@ class ServedChains:
         self.model: LlamaServer | PhaseProcess | None = None
         self.chains: list[_Chain] = []
         self._session: aiohttp.ClientSession | None = None
+        self.log_dir = Path(tempfile.mkdtemp(prefix="evalkit-phase-logs-"))
+        self.failed = False  # a phase failed to start or exited mid-run: its log is kept
 
     def _name(self, position: int, chain: int) -> str:
         name = self.settings[position].label(position)
@@ -109,15 +118,16 @@ class ServedChains:
         try:
             first = self.settings[0]
             if first.llama_server is not None:
-                self.model = _llama_server(first.llama_server, self.entry.model, self.base_dir)
+                self.model = _llama_server(first.llama_server, self.entry.model, self.base_dir, self.log_dir)
                 self.model.start()  # in this thread: the parent-death signal follows the starting thread
             else:
                 self.model = self._process(0, 0, None)
                 await self.model.start()
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
             self.chains = [_Chain(CountingPassThrough(self.model.url, self._session)) for _ in range(self.count)]
-            await asyncio.gather(*(self._start_chain(i) for i in range(self.count)))
-        except BaseException:
+            await _all_or_none([self._start_chain(i) for i in range(self.count)])
+        except BaseException as exc:
+            self.failed = not isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
             await self.stop()
             raise
 
@@ -128,7 +138,16 @@ class ServedChains:
             base_dir=self.base_dir,
             config_file=self.config_file,
             upstream=upstream,
+            log_dir=self.log_dir,
         )
+
+    def _processes(self) -> list[PhaseProcess]:
+        model = [self.model] if isinstance(self.model, PhaseProcess) else []
+        return [p for chain in self.chains for p in chain.phases] + model
+
+    def secrets(self) -> list[str]:
+        """The `env:` values of every phase: kept out of every error text and description."""
+        return [s for p in self._processes() for s in p.secrets()]
 
     async def _start_chain(self, index: int) -> None:
         chain = self.chains[index]
@@ -141,15 +160,30 @@ class ServedChains:
             upstream = process.url
 
     async def stop(self) -> None:
+        """Every phase of every chain and the model server asked to end at once, then waited for under
+        one deadline (a phase that ignores SIGTERM costs one grace period, not one per chain)."""
+        processes = self._processes()
+        for process in processes:
+            process.terminate()
+        llama = self.model if isinstance(self.model, LlamaServer) else None
+        stopping = asyncio.gather(*([asyncio.to_thread(llama.stop)] if llama is not None else []))
+        deadline = time.monotonic() + STOP_GRACE_S + 5.0
+        while any(p.running for p in processes) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        for process in processes:
+            process.stop(timeout_s=0)  # what is left of it is killed
+        await stopping
         for chain in self.chains:
-            for process in reversed(chain.phases):
-                await asyncio.to_thread(process.stop)
             await chain.passthrough.stop()
-        if self.model is not None:
-            await asyncio.to_thread(self.model.stop)
         if self._session is not None:
             await self._session.close()
             self._session = None
+        self._settle_logs()
+
+    def _settle_logs(self) -> None:
+        """Kept when a phase failed (every error about it named its log), removed otherwise."""
+        if not self.failed:
+            shutil.rmtree(self.log_dir, ignore_errors=True)
 
     async def recover(self, index: int, settle_s: float = 0.0) -> str | None:
         """After a failed call on chain `index`: None when every phase runs; else start the crashed
@@ -161,11 +195,13 @@ class ServedChains:
             await asyncio.sleep(0.05)
         model = self.model
         if model is not None and not model.running:
+            self.failed = True
             raise BackendError(f"the model server (server phase {self._name(0, 0)!r}) exited mid-run", retryable=False)
         chain = self.chains[index]
         dead = [p for p in chain.phases if not p.running]
         if not dead:
             return None
+        self.failed = True
         what = dead[0].exited_text("mid-run", recorded=True)
         if chain.restarts >= MAX_RESTARTS:
             raise BackendError(f"{what}; not started again after {MAX_RESTARTS} restarts", retryable=False)
@@ -210,6 +246,19 @@ class ServedChains:
         return package_versions(python, modules, settings.packages)
 
 
+async def _all_or_none(starts: list[Coroutine[Any, Any, None]]) -> None:
+    """Run `starts` at once; when one fails, cancel the others before raising its error, so no chain
+    goes on starting phases after the stop that follows (each phase's start stops it when cancelled)."""
+    tasks = [asyncio.ensure_future(start) for start in starts]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
 class ChainBackend:
     """The entry's backend over its chains: a run's calls all go to the chain the run holds."""
 
@@ -243,13 +292,31 @@ class ChainBackend:
         return self.fronts[0].supports(feature)
 
     async def describe(self) -> dict[str, Any]:
-        described = await asyncio.gather(*(f.describe() for f in self.fronts))  # each learns its server
-        info = dict(described[0])
+        try:
+            described = await asyncio.gather(*(f.describe() for f in self.fronts))  # each learns its server
+        except BackendError as exc:
+            self._blank(exc)
+            raise
+        info: dict[str, Any] = redact_data(dict(described[0]), self.served.secrets())
         if self.served.simulated is not None:
             info.update(simulated=True, label=self.served.simulated)
         return info
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
+        try:
+            return await self._complete(request, context)
+        except BackendError as exc:
+            self._blank(exc)
+            raise
+
+    def _blank(self, exc: BackendError) -> None:
+        """`exc` with the phases' `env:` values blanked: a phase may echo one (a key) in an error,
+        and the text is kept (a run record, the header)."""
+        text = redact(str(exc), self.served.secrets())
+        if text != str(exc):
+            exc.args = (text,)
+
+    async def _complete(self, request: ChatRequest, context: CallContext) -> Completion:
         index = self._slots.get(context.run_id, 0)
         try:
             return await self.fronts[index].complete(request, context)

@@ -1,9 +1,11 @@
 """One command phase of a `serve:` chain as a running program (settings: evalkit/backends/phase_config.py).
 
-The program runs in its own session, so a Ctrl-C in the terminal reaches evalkit alone and evalkit
-stops the phase in order: SIGTERM to its whole process group (its children included), SIGKILL after
-a grace period. The parent-death signal stops it even if evalkit is killed outright. Its output goes
-to a log file, and every error about it is one line: the phase, what happened, the log, its last line.
+The command runs under a supervisor (evalkit/backends/phase_supervisor.py) in a session of its own, so
+a Ctrl-C in the terminal reaches evalkit alone and evalkit stops the phase in order: SIGTERM to the
+supervisor, which ends the command's whole process tree (wrapper scripts, `setsid` descendants), with
+SIGKILL after a grace period. The supervisor also ends the tree when evalkit dies, SIGKILL included.
+The output goes to a log file in the chain's log folder, with the phase's `env:` values blanked, and
+every error about it is one line: the phase, what happened, the log, its last line.
 """
 
 from __future__ import annotations
@@ -17,21 +19,23 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import httpx
 
 from evalkit.backends.phase_config import PhaseSettings, expand_env
-from evalkit.backends.serve import _die_with_parent, pick_free_port
+from evalkit.backends.serve import pick_free_port
 from evalkit.errors import ConfigError, ServerUnavailable
 from evalkit.results.portable import portable_args, portable_path
 
-__all__ = ["HOST", "PhaseProcess", "check_phase", "phase_argv", "venv_bin"]
+__all__ = ["HOST", "STOP_GRACE_S", "PhaseProcess", "check_phase", "phase_argv", "venv_bin"]
 
 HOST = "127.0.0.1"
+STOP_GRACE_S = 10.0  # from SIGTERM to SIGKILL, for every process of a phase
+_SUPERVISOR = Path(__file__).with_name("phase_supervisor.py")
+_SUPERVISOR_MARGIN_S = 5.0  # a supervisor still there this long after its grace is wedged: SIGKILL its group
 _ABSOLUTE = re.compile(r"(?<![\w.:/])/[^\s'\"():,;]+")  # a path in a log line (not a URL's path)
 _PER_START = ("port", "url", "upstream")
 _SAMPLE = {
@@ -117,7 +121,16 @@ def _port_in_use(port: int) -> bool:
 class PhaseProcess:
     """A command phase: `start()` launches it and waits for its readiness URL; `stop()` ends it."""
 
-    def __init__(self, settings: PhaseSettings, name: str, *, base_dir: Path, config_file: str, upstream: str | None):
+    def __init__(
+        self,
+        settings: PhaseSettings,
+        name: str,
+        *,
+        base_dir: Path,
+        config_file: str,
+        upstream: str | None,
+        log_dir: Path,
+    ):
         assert settings.command is not None
         self.settings = settings
         self.name = name
@@ -125,10 +138,9 @@ class PhaseProcess:
         self.config_file = config_file
         self.upstream = upstream
         self.port = 0
-        self.log_path = _new_log_path(name)
+        self.log_path = log_dir / f"{name}.log"  # a restart appends to it
         self.simulated: str | None = None  # the label a model server gave itself (`evalkit serve sim`)
         self._proc: subprocess.Popen[bytes] | None = None
-        self._log: TextIO | None = None
 
     @property
     def url(self) -> str:
@@ -156,9 +168,21 @@ class PhaseProcess:
         if bin_dir is not None:
             env["VIRTUAL_ENV"] = str(bin_dir.parent)
             env["PATH"] = os.pathsep.join([str(bin_dir), env.get("PATH", "")])
-        values = self._values()
-        env.update({k: v.format_map(values) for k, v in self.settings.env.items()})
+        env.update(self._filled_env())
         return env
+
+    def _filled_env(self) -> dict[str, str]:
+        values = self._values()
+        return {k: v.format_map(values) for k, v in self.settings.env.items()}
+
+    def _secret_env(self) -> dict[str, str]:
+        """Its `env:` but the values that are evalkit's own (a port, a URL): any may be a key."""
+        public = set(self._values().values())
+        return {k: v for k, v in self._filled_env().items() if v not in public}
+
+    def secrets(self) -> list[str]:
+        """The values nothing evalkit keeps may hold: not its log, a record, the header or a report."""
+        return list(self._secret_env().values())
 
     def ready_url(self) -> str:
         ready = self.settings.ready.format_map(self._values())
@@ -194,20 +218,24 @@ class PhaseProcess:
                 raise
 
     def _launch(self) -> None:
-        argv = self.argv()
-        self._log = self.log_path.open("a", encoding="utf-8")
-        self._log.write(f"$ {' '.join(argv)}\n")
-        self._log.flush()
-        self._proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log,
-            stderr=subprocess.STDOUT,
-            env=self.environment(),
-            cwd=self.base_dir,
-            start_new_session=True,  # its own process group: stop() ends its children with it
-            preexec_fn=_die_with_parent,
-        )
+        hidden = [word for name in self._secret_env() for word in ("--secret", name)]
+        supervised = [
+            *(sys.executable, "-P", str(_SUPERVISOR)),  # -P: the script's folder (backends/) is no import root
+            *("--parent", str(os.getpid()), "--log", str(self.log_path), "--grace", f"{STOP_GRACE_S:g}"),
+            *hidden,
+            "--",
+            *self.argv(),
+        ]
+        with self.log_path.open("a", encoding="utf-8") as log:  # the supervisor's own complaints, if any
+            self._proc = subprocess.Popen(
+                supervised,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=self.environment(),
+                cwd=self.base_dir,
+                start_new_session=True,  # its own process group: a terminal's Ctrl-C reaches evalkit alone
+            )
 
     async def _wait_ready(self) -> None:
         url = self.ready_url()
@@ -228,30 +256,33 @@ class PhaseProcess:
         )
 
     def exited_text(self, when: str, *, recorded: bool = False) -> str:
-        """One line. `recorded`: for a run record (a committed artifact), so the log by its name only."""
+        """One line. `recorded`: for a run record (a committed artifact), so the log by its folder's
+        name (in the temporary folder) and its own."""
         log, last = self.log_path, self.last_line()
         if recorded:
-            log, last = Path(log.name), _ABSOLUTE.sub(lambda m: portable_path(m.group()), last)
+            log, last = Path(log.parent.name, log.name), _ABSOLUTE.sub(lambda m: portable_path(m.group()), last)
         return f"server phase {self.name!r} exited with code {self.exit_code} {when} (log {log}: {last})"
 
-    def stop(self, timeout_s: float = 10.0) -> int | None:
-        """SIGTERM to its process group, SIGKILL after `timeout_s`; its exit code."""
+    def terminate(self) -> None:
+        """Ask its supervisor to end the phase's process tree (SIGKILL follows after `STOP_GRACE_S`)."""
+        if self._proc is not None and self._proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.send_signal(signal.SIGTERM)
+
+    def stop(self, timeout_s: float = STOP_GRACE_S + _SUPERVISOR_MARGIN_S) -> int | None:
+        """End it (`terminate`), wait up to `timeout_s` for its supervisor, then SIGKILL its process
+        group, whatever is left of it; its exit code."""
         proc, self._proc = self._proc, None
-        code = None
-        if proc is not None:
-            if proc.poll() is None:
-                _signal_group(proc.pid, signal.SIGTERM)
-                try:
-                    proc.wait(timeout_s)
-                except subprocess.TimeoutExpired:
-                    _signal_group(proc.pid, signal.SIGKILL)
-                    proc.wait()
-            _signal_group(proc.pid, signal.SIGKILL)  # children that outlived their parent
-            code = proc.returncode
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        return code
+        if proc is None:
+            return None
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout_s)
+        _signal_group(proc.pid, signal.SIGKILL)  # a supervisor that could not finish: its group at least
+        proc.wait()
+        return proc.returncode
 
     def log_tail(self, lines: int = 30) -> str:
         try:
@@ -284,9 +315,3 @@ def _simulated_label(answer: httpx.Response) -> str | None:
 def _signal_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
-
-
-def _new_log_path(name: str) -> Path:
-    fd, path = tempfile.mkstemp(prefix=f"evalkit-phase-{name}-", suffix=".log")
-    os.close(fd)
-    return Path(path)

@@ -8,7 +8,8 @@ place that turns exceptions into exit codes:
     1  the check failed (`gate` found a regression; `validate` found a broken file)
     2  unusable input (a usage error such as an option out of its range, a bad config, scenario, results
        file or gate input, an output file that cannot be written or that holds results not to be replaced)
-    3  a backend or server could not be used
+    3  a backend or server could not be used (`run`: also when more of a backend's runs than the config's
+       `max_infra_error_rate` were infra errors, TooManyInfraErrors)
     4  `gate`: a cell could not be judged (missing, partial, infra errors above the limit in it)
     130  interrupted (a resumable results file is left behind)
 """

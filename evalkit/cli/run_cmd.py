@@ -9,9 +9,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evalkit.cli.options import PATH, RUNS, SLOTS, add_allow_state_module
+from evalkit.cli.options import PATH, RUNS, SHARE, SLOTS, add_allow_state_module
 from evalkit.cli.progress import ProgressBar
-from evalkit.errors import ConfigError, EvalkitError
+from evalkit.errors import ConfigError, EvalkitError, TooManyInfraErrors
 from evalkit.report import FORMATS, ReportFormat, format_for_suffix
 from evalkit.results.escaping import plural
 from evalkit.results.integrity import unreachable_backends
@@ -25,6 +25,7 @@ from evalkit.run.preflight import MAX_PLANNED_RUNS
 from evalkit.run.runner import default_output, load_config_scenarios, run_config
 
 if TYPE_CHECKING:
+    from evalkit.results.records import Footer
     from evalkit.results.shards import Shard
     from evalkit.run.config import RunConfig
 
@@ -48,6 +49,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="serve every backend from a --record DIR instead (no server); default output NAME-replay.jsonl",
     )
     p.add_argument("-n", "--runs", type=RUNS, help="override the config's runs per cell")
+    p.add_argument(
+        "--max-infra-error-rate",
+        type=SHARE,
+        metavar="SHARE",
+        help="override the config's max_infra_error_rate (default 0.1): more of a backend's runs than this "
+        "as infra errors exits 3",
+    )
     p.add_argument(
         "--backend",
         action="append",
@@ -104,6 +112,7 @@ def resume_command(args: argparse.Namespace, output: Path) -> str:
         ("--replay", args.replay),
         ("--record", args.record),
         ("-n", args.runs),
+        ("--max-infra-error-rate", args.max_infra_error_rate),
         ("--shard", args.shard),
         ("--report", args.report),
         ("--address", args.address),
@@ -144,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         config = config.as_replay(args.replay)
     if args.runs is not None:
         config = config.with_runs(args.runs)
+    if args.max_infra_error_rate is not None:  # its range is checked as the option is parsed
+        config = config.model_copy(update={"max_infra_error_rate": args.max_infra_error_rate})
     output = args.out or default_output(config)
     started = time.monotonic()
     if args.retry_infra and not args.resume:
@@ -153,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
     shard = parse_shard(args.shard) if args.shard else None
     executor = create_executor(args.executor, address=args.address, workers=args.workers)
     progress = ProgressBar(not args.no_progress, _planned(config, only, shard), output)
+    footers: list[Footer] = []
     try:
         run_config(
             config,
@@ -164,6 +176,7 @@ def run(args: argparse.Namespace) -> int:
             only_backends=only,
             shard=shard,
             executor=executor,
+            on_footer=footers.append,
         )
     except KeyboardInterrupt:
         raise KeyboardInterrupt(_stopped(args, output, progress.planned)) from None
@@ -184,4 +197,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.report}{data.simulated_suffix}")
     if outage is not None:
         raise outage  # exit 3, with the first error text
+    _check_infra(args, output, footers)
     return 0
+
+
+def _check_infra(args: argparse.Namespace, output: Path, footers: list[Footer]) -> None:
+    """Exit 3 (one line) when a segment this run wrote closed with too many infra errors."""
+    reasons = [f.reason for f in footers if f.status == "infra_errors" and f.reason]
+    if reasons:
+        again = resume_command(args, output) + ("" if args.retry_infra else " --retry-infra")
+        raise TooManyInfraErrors(f"{'; '.join(reasons)}; once it serves again: {again}")

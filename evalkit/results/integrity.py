@@ -18,11 +18,21 @@ from pathlib import Path
 from typing import Literal
 
 from evalkit.errors import BackendError, ResultsError
+from evalkit.results.escaping import plural
 from evalkit.results.reader import load_results
 from evalkit.results.records import Results
 from evalkit.results.scan import scan_results
 
-__all__ = ["Problem", "check_integrity", "load_checked", "raise_errors", "scenario_drift", "unreachable_backends"]
+__all__ = [
+    "InfraCount",
+    "Problem",
+    "check_integrity",
+    "infra_excess",
+    "load_checked",
+    "raise_errors",
+    "scenario_drift",
+    "unreachable_backends",
+]
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,8 @@ def check_integrity(results: Results) -> list[Problem]:
     Errors: no run records at all; a footer counting other than the records of its segment (records
     were removed, or another process wrote into the file); one run recorded with two verdicts; a run
     that contradicts itself (correct but not completed: the judge never writes that, an edit did).
-    Warnings: a file whose last segment has no footer (killed, or still running), identical repeats,
+    Warnings: a file whose last segment has no footer (killed, or still running) or closed with too
+    many infra errors (`infra_errors`: its backend was down), identical repeats,
     cells with fewer runs than the header's `runs_per_cell` (an interrupted or partial run), and a
     scenario whose runs were judged against several versions of it.
     """
@@ -64,7 +75,7 @@ def check_integrity(results: Results) -> list[Problem]:
                     ),
                 )
             )
-    problems += _no_footer(results)
+    problems += _no_footer(results) + _infra_footer(results)
     if results.conflicts:
         more = f" and {len(results.conflicts) - 1} more" if len(results.conflicts) > 1 else ""
         problems.append(
@@ -83,8 +94,10 @@ def check_integrity(results: Results) -> list[Problem]:
 
 def incompleteness(results: Results) -> list[str]:
     """Why a file is not a finished run, if it is not: no footer after its last records, or cells
-    with fewer runs than planned. A report shows these as a banner: its comparisons are provisional."""
-    return [p.message for p in _no_footer(results) + _missing_runs(results, ", ".join(results.paths))]
+    with fewer runs than planned, or a last segment closed by too many infra errors. A report shows
+    these as a banner: its comparisons are provisional."""
+    found = _no_footer(results) + _infra_footer(results) + _missing_runs(results, ", ".join(results.paths))
+    return [p.message for p in found]
 
 
 def _no_footer(results: Results) -> list[Problem]:
@@ -97,6 +110,21 @@ def _no_footer(results: Results) -> list[Problem]:
         )
         for path, seg in last.items()
         if seg.footer is None
+    ]
+
+
+def _infra_footer(results: Results) -> list[Problem]:
+    """A file whose last segment closed with `infra_errors` (the gate reads it as not complete too);
+    a `--resume --retry-infra` that brings the backend back closes the file `complete` again."""
+    last = {seg.path: seg for seg in results.segments}
+    return [
+        Problem(
+            "warning",
+            f"{path}: the run did not complete: {seg.footer.reason or 'too many infra errors'} "
+            "(`run --resume --retry-infra` runs them again)",
+        )
+        for path, seg in last.items()
+        if seg.footer is not None and seg.footer.status == "infra_errors"
     ]
 
 
@@ -190,6 +218,37 @@ def raise_errors(problems: list[Problem]) -> list[Problem]:
     if errors:
         raise ResultsError("; ".join(errors))
     return problems
+
+
+@dataclass
+class InfraCount:
+    """One backend's runs that say something (not `unsupported`), its infra errors, the first one's text."""
+
+    runs: int = 0
+    infra: int = 0
+    first_error: str | None = None
+
+    def add(self, outcome: str, error: str | None) -> None:
+        if outcome == "unsupported":
+            return
+        self.runs += 1
+        if outcome == "infra_error":
+            self.infra += 1
+            if self.first_error is None and error and error.strip():
+                self.first_error = error.strip().splitlines()[0]
+
+
+def infra_excess(counts: dict[str, InfraCount], limit: float) -> str | None:
+    """One line naming each backend whose share of infra errors passes `limit` (a run config's
+    `max_infra_error_rate`), with its first error; None when none does."""
+    over = [(label, c) for label, c in sorted(counts.items()) if c.runs and c.infra / c.runs > limit]
+    if not over:
+        return None
+    return "; ".join(
+        f"backend {label!r}: {plural(c.infra, 'infra error')} in {plural(c.runs, 'run')}, more than "
+        f"max_infra_error_rate {limit:.0%} (the first: {c.first_error or 'no error text'})"
+        for label, c in over
+    )
 
 
 def unreachable_backends(results: Results) -> BackendError | None:

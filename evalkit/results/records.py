@@ -5,7 +5,9 @@ A file is a sequence of JSON lines:
 - a `header` (config, evalkit version, git sha, seed, backend provenance, start time); a resumed
   run appends another header with `resumed: true`;
 - one `run` record per finished run, flushed as soon as the run ends;
-- a `footer` when the runner stops (`status` is `complete` or `interrupted`).
+- a `footer` when the runner stops: `status` is `complete`, `interrupted`, or `infra_errors` when
+  more of a backend's runs than the config's `max_infra_error_rate` were infra errors (the backend
+  was down: the segment is no measurement; `reason` says which backend and its first error).
 
 Everything a report, a statistic or the gate shows is rebuilt from these records alone.
 """
@@ -16,7 +18,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, Required
 
-from pydantic import ConfigDict, Field, ValidatorFunctionWrapHandler, WrapValidator, field_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    field_validator,
+    model_serializer,
+)
 from typing_extensions import TypedDict
 
 from evalkit._model import StrictModel
@@ -29,6 +39,7 @@ __all__ = [
     "Cell",
     "CheckItem",
     "Footer",
+    "FooterStatus",
     "Header",
     "HeaderBackend",
     "HeaderConfig",
@@ -266,11 +277,23 @@ class Header(_Record):
     shard: str | None = None  # "i/n" when the run covered one shard of the plan (`run --shard`)
 
 
+FooterStatus = Literal["complete", "interrupted", "infra_errors"]
+
+
 class Footer(_Record):
     type: Literal["footer"] = "footer"
     finished_at: str
-    status: Literal["complete", "interrupted"]
+    status: FooterStatus
     runs_written: int
+    reason: str | None = None  # with `infra_errors`: the backends past the limit, one line
+
+    @model_serializer(mode="wrap")
+    def _no_empty_reason(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A footer without a reason is written as before there was one: earlier readers read it."""
+        dumped: dict[str, Any] = handler(self)
+        if dumped.get("reason") is None:
+            dumped.pop("reason", None)
+        return dumped
 
 
 @dataclass

@@ -1,7 +1,10 @@
 """Keeping secrets out of everything evalkit stores or prints.
 
-A run knows three kinds of secret: the API key read from `api_key_env`, a `user:password@` in a
-backend URL, and a credential in a URL's query string (`?key=…`, `?token=…`). Two tools cover them:
+A run knows four kinds of secret: the API key read from `api_key_env`, a `user:password@` in a
+backend URL, a credential in a URL's query string (`?key=…`, `?token=…`), and the values of a server
+phase's `env:` (`public_config` blanks them in a header's config; the phase's log and error texts are
+redacted of them as they are written: evalkit/backends/phase_supervisor.py, chain.py). Two tools
+cover them:
 
 - `public_url` rewrites a URL for display: no user info, and the value of every query parameter
   whose name looks like a credential replaced by `[redacted]`. Every URL that reaches a header, an
@@ -174,15 +177,30 @@ def _public_urls(value: Any) -> Any:
     return value
 
 
+def _public_phases(serve: Any) -> Any:
+    """A `serve:` with every server phase's `env:` values blanked (the names stay): a phase's
+    environment is where a key it needs is given."""
+    if not isinstance(serve, dict) or not isinstance(serve.get("phases"), list):
+        return serve
+    phases = [
+        {**p, "env": {k: REDACTED for k in p["env"]}} if isinstance(p, dict) and isinstance(p.get("env"), dict) else p
+        for p in serve["phases"]
+    ]
+    return {**serve, "phases": phases}
+
+
+def _public_backend(backend: dict[str, Any]) -> dict[str, Any]:
+    cleaned = {k: _public_urls(v) if k in ("url", "urls", "endpoints") else v for k, v in backend.items()}
+    if "serve" in cleaned:
+        cleaned["serve"] = _public_phases(cleaned["serve"])
+    return cleaned
+
+
 def public_config(config: dict[str, Any]) -> dict[str, Any]:
-    """A dumped run config fit for a results header: every backend's URLs through `public_url`."""
+    """A dumped run config fit for a results header: every backend's URLs through `public_url`, every
+    server phase's `env:` values blanked."""
     backends = config.get("backends")
     if not isinstance(backends, list):
         return config
-    cleaned = [
-        {k: _public_urls(v) if k in ("url", "urls", "endpoints") else v for k, v in b.items()}
-        if isinstance(b, dict)
-        else b
-        for b in backends
-    ]
+    cleaned = [_public_backend(b) if isinstance(b, dict) else b for b in backends]
     return {**config, "backends": cleaned}

@@ -67,6 +67,9 @@ class RunConfig(StrictModel):
     # modules whose classes scenarios may use as stateful mocks (their code runs: see scenario/state_allowlist.py)
     allow_state_modules: list[str] = Field(default_factory=list)
     side_by_side: list[SideBySide] = Field(default_factory=list)
+    # more of a backend's runs than this share as infra errors: the run ends with exit 3 and an
+    # `infra_errors` footer (its backend was down); decides no run, so it leaves the hash alone
+    max_infra_error_rate: float = Field(0.1, ge=0, le=1)
     base_dir: str = Field("", exclude=True)
     source: str = Field("", exclude=True)  # the file it was loaded from, for error messages
 
@@ -173,7 +176,9 @@ class RunConfig(StrictModel):
     def fingerprint(self) -> str:
         """A hash of everything that decides the runs, to tell configs apart (a resume compares the
         stored config field by field: evalkit/run/config_diff.py)."""
-        dumped = self.model_dump(exclude={"output", "description", "allow_state_modules", "side_by_side"})
+        dumped = self.model_dump(
+            exclude={"output", "description", "allow_state_modules", "side_by_side", "max_infra_error_rate"}
+        )
         _drop_added_defaults(dumped, _ADDED_LATER["top"])
         for backend in dumped["backends"]:  # fields added later count only when set: old hashes hold
             _drop_added_defaults(backend, _ADDED_LATER["backend"])

@@ -24,7 +24,7 @@ __all__ = ["OPERATIONAL", "changed_fields", "differing_fields", "run_defining"]
 
 # Fields that change how a run is carried out, never what it answers.
 OPERATIONAL = {
-    "top": {"output", "description", "runs", "allow_state_modules", "side_by_side"},
+    "top": {"output", "description", "runs", "allow_state_modules", "side_by_side", "max_infra_error_rate"},
     "backend": {"concurrency", "timeout_s", "retry"},
     "serve": {"startup_timeout_s", "threads"},  # threads: how fast llama-server computes, not what
     "endpoint": {"concurrency"},

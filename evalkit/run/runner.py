@@ -6,7 +6,8 @@ matrix. This process alone writes: each finished run is written at once (and dro
 so an interrupted run loses at most the runs in flight, and `resume=True` skips every run id already
 in the file; `shard` runs a stable slice of the plan (`evalkit.results.shards`). SIGINT/SIGTERM stop the
 run at once: in-flight runs are cancelled, the segment gets
-an `interrupted` footer and `KeyboardInterrupt` reaches the CLI (exit 130). The results file and
+an `interrupted` footer and `KeyboardInterrupt` reaches the CLI (exit 130). A segment in which more of
+a backend's runs than `max_infra_error_rate` were infra errors gets an `infra_errors` footer. The results file and
 the recordings directory are locked for the life of the run. Backend faults are retried inside a
 run; a run whose backend stays down is recorded as `infra_error` and the matrix goes on.
 """
@@ -23,13 +24,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from evalkit import __version__
 from evalkit.backends.entry import BackendEntry
 from evalkit.errors import ConfigError, ResultsError
+from evalkit.results.integrity import InfraCount, infra_excess
 from evalkit.results.lock import hold_outputs
-from evalkit.results.records import NOT_COUNTED, Footer, Header
+from evalkit.results.records import NOT_COUNTED, Footer, FooterStatus, Header
 from evalkit.results.secrets import public_config
 from evalkit.results.shards import Shard, check_resume_shard
 from evalkit.results.writer import Opener, ResultsWriter, finished_runs, truncate_partial_line
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["arun_config", "run_config"]
 
 Progress = Callable[[int, int], None]
+FooterSeen = Callable[[Footer], None]
 
 
 def load_config_scenarios(config: RunConfig) -> list[Scenario]:
@@ -124,6 +127,7 @@ class _Job:
     progress: Progress | None
     executor: Executor
     shard: Shard | None = None
+    on_footer: FooterSeen | None = None
     total: int = 0
     done: int = 0
 
@@ -137,7 +141,8 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
     or elsewhere) and hands back records; only this process writes."""
     config, writer = job.config, job.writer
     async with job.executor.phase(config, entries, job.record_dir) as phase:
-        status: Literal["complete", "interrupted"] = "interrupted"
+        status: FooterStatus = "interrupted"
+        infra: dict[str, InfraCount] = {}
         written_before = writer.runs_written
         # the probe may be interrupted: until the header is written, a footer would have no segment to close
         backends = await phase.describe()
@@ -163,15 +168,24 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
             async with contextlib.aclosing(phase.run(pending)) as records:
                 async for record in records:
                     writer.write(record)
+                    infra.setdefault(record.cell.backend, InfraCount()).add(record.outcome, record.error)
                     job.done += 1
                     if job.progress:
                         job.progress(job.done, job.total)
             status = "complete"
         finally:
+            # a backend that was down: the segment measured the outage, and says so
+            reason = infra_excess(infra, config.max_infra_error_rate) if status == "complete" else None
+            footer = Footer(
+                finished_at=_now(),
+                status="infra_errors" if reason else status,
+                runs_written=writer.runs_written - written_before,
+                reason=reason,
+            )
             if not writer.broken:
-                writer.write(
-                    Footer(finished_at=_now(), status=status, runs_written=writer.runs_written - written_before)
-                )
+                writer.write(footer)
+                if job.on_footer is not None:
+                    job.on_footer(footer)
 
 
 @contextlib.contextmanager
@@ -228,6 +242,7 @@ async def arun_config(
     opener: Opener | None = None,
     shard: Shard | None = None,
     executor: Executor | None = None,
+    on_footer: FooterSeen | None = None,
 ) -> Path:
     """Run every pending run of `config`, appending records to `output`; returns the path.
 
@@ -238,7 +253,9 @@ async def arun_config(
     supersede the old ones. `only_backends` restricts this invocation to some backend labels (one
     server at a time, say); the rest stay pending for a later `resume`. `opener` opens the results
     file (a seam for tests of a full disk). SIGINT/SIGTERM raise `KeyboardInterrupt` once the file
-    is closed with an `interrupted` footer.
+    is closed with an `interrupted` footer. `on_footer` sees each footer written: one whose status is
+    `infra_errors` closes runs of which more than `config.max_infra_error_rate` of a backend's were
+    infra errors (the CLI exits 3 on it).
     """
     labels = {e.label for e in config.backends}
     if only_backends is not None:
@@ -265,6 +282,7 @@ async def arun_config(
             progress,
             executor,
             shard,
+            on_footer,
         )
         busy = Counter(spec.entry.label for spec in job.pending(labels))
         job.total = sum(busy.values())
@@ -297,6 +315,7 @@ def run_config(
     opener: Opener | None = None,
     shard: Shard | None = None,
     executor: Executor | None = None,
+    on_footer: FooterSeen | None = None,
 ) -> Path:
     """Synchronous wrapper around `arun_config`."""
     return asyncio.run(
@@ -311,6 +330,7 @@ def run_config(
             opener=opener,
             shard=shard,
             executor=executor,
+            on_footer=on_footer,
         )
     )
 

@@ -211,7 +211,8 @@ def test_a_dead_server_is_infra_error_through_the_runner_and_the_results_file_st
     raw = out.read_text(encoding="utf-8")
     records = [json.loads(line) for line in raw.splitlines()]
     assert [r["type"] for r in records] == ["header", "run", "run", "run", "run", "footer"]
-    assert records[-1]["status"] == "complete" and records[-1]["runs_written"] == 4
+    assert records[-1]["status"] == "infra_errors" and records[-1]["runs_written"] == 4
+    assert records[-1]["reason"].endswith("no slot available (key [redacted]))")  # the first error, blanked
     results = load_results([out])
     assert sorted(r.run_id for r in results.runs) == sorted(s.run_id for s in specs)
     assert {r.outcome for r in results.runs} == {"infra_error"}

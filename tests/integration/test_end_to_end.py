@@ -206,7 +206,7 @@ def test_killing_the_server_mid_run_records_infra_errors_and_keeps_the_file(tmp_
     assert not worker.is_alive()
     results = load_results([out])  # the file is intact: every line parses, header to footer
     assert len(results.runs) == 12 and len(results.run_ids()) == 12
-    assert results.footers[-1].status == "complete"
+    assert results.footers[-1].status == "infra_errors"  # whole, and says the server was gone
     errors = [r for r in results.runs if r.outcome == "infra_error"]
     assert errors and all(r.error and r.failure == "infra_error" and not r.counted for r in errors)
     assert any(r.outcome != "infra_error" for r in results.runs)

@@ -1,5 +1,6 @@
 """`run` exits 3, with the first error text on stderr, when every counted run of a
-backend is an `infra_error`; a backend with some answers, and the simulated one, exit 0.
+backend is an `infra_error`, or more of them than the config's `max_infra_error_rate`; a backend with
+some answers under that limit, and the simulated one, exit 0.
 
 Backends are real sockets on loopback: `tests.faultserver` answering 401 to every chat request (not
 retryable), and a port that was just closed (connection refused, retried then given up).
@@ -87,7 +88,8 @@ def test_a_401_on_every_call_exits_3_with_the_error_text(tmp_path: Path, capsys:
     assert error_lines(capsys.readouterr().err) == [
         f"evalkit: error: backend 'local': every run failed (infra_error): {first}"
     ]
-    assert load_results([out]).footers[-1].status == "complete"  # the file is whole: a resume can retry
+    # the file is whole (a resume can retry) and says the backend was down, not measured
+    assert load_results([out]).footers[-1].status == "infra_errors"
 
 
 def test_connection_refused_exits_3_with_the_error_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -112,14 +114,33 @@ def test_only_the_dead_backend_is_named_beside_a_working_one(
     assert {r.outcome for r in load_results([out]).runs if r.cell.backend == "sim"} != {"infra_error"}
 
 
-def test_a_backend_that_answers_some_calls_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_backend_that_answers_some_calls_exits_0_under_the_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # a run's seed (sent in each request) picks its fate: odd seeds get 401s, even ones answers
     with FaultServer(lambda seed, index: "401" if (seed or 0) % 2 else "ok") as server:
-        code, out = run_cli(tmp_path, config_doc(served("flaky", server.url), runs=3))
+        code, out = run_cli(tmp_path, config_doc(served("flaky", server.url), runs=3), "--max-infra-error-rate", "0.9")
     runs = load_results([out]).runs
     failed = {r.run_id for r in runs if r.outcome == "infra_error"}
     assert failed == {r.run_id for r in runs if r.seed % 2} and 0 < len(failed) < len(runs)
     assert code == 0 and not error_lines(capsys.readouterr().err)
+    assert load_results([out]).footers[-1].status == "complete"
+
+
+def test_a_backend_past_the_limit_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Half its runs infra errors, against the default limit of 10%: the backend was down half the
+    time, and the run says so in one line and in its footer."""
+    with FaultServer(lambda seed, index: "401" if (seed or 0) % 2 else "ok") as server:
+        code, out = run_cli(tmp_path, config_doc(served("flaky", server.url), runs=3))
+    results = load_results([out])
+    failed = sum(r.outcome == "infra_error" for r in results.runs)
+    assert code == 3 and 0 < failed < len(results.runs)
+    (line,) = error_lines(capsys.readouterr().err)
+    assert line.startswith(
+        f"evalkit: error: backend 'flaky': {failed} infra errors in {len(results.runs)} runs, "
+        "more than max_infra_error_rate 10% (the first: HTTP 401 from /v1/chat/completions"
+    )
+    assert results.footers[-1].status == "infra_errors"
 
 
 def test_a_retry_after_the_server_recovers_exits_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
