@@ -111,10 +111,12 @@ info.write_text(json.dumps(record, indent=2) + "\n")
 print(f"install-forge: {wheel.name} sha256 {sha256}")
 PY
 
+WHEEL="$WHEELS/$(sed -n 's/.*"wheel": "\(.*\)".*/\1/p' "$INFO")"
 if [ -n "$PIN" ]; then  # the pinned wheel alone, by its hash; then its dependencies (httpx, pydantic, tomli-w)
-  "${PIP[@]}" install --quiet --no-deps --no-index --find-links "$WHEELS" "${REQUIRE[@]}"
+  echo "$PWD/$WHEEL --hash=sha256:$PIN" >"$VENV/pinned.txt"
+  "${PIP[@]}" install --quiet --no-deps --require-hashes -r "$VENV/pinned.txt"
 fi
-"${PIP[@]}" install --quiet "$WHEELS/$(sed -n 's/.*"wheel": "\(.*\)".*/\1/p' "$INFO")"
+"${PIP[@]}" install --quiet "$WHEEL"
 "${PIP[@]}" install --quiet -e .
 installed || { echo "install-forge: $VENV does not import forge-guardrails $VERSION and evalkit after installing" >&2; exit 1; }
 echo "install-forge: done. In process: $VENV/bin/evalkit run CONFIG; proxy: $VENV/bin/python -m forge.proxy --help"

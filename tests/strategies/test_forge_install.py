@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_wheel import fake_wheel
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -129,30 +131,6 @@ def _scripts_copy(tmp_path: Path) -> Path:
     return clone
 
 
-def _fake_wheel(folder: Path, version: str) -> Path:
-    """A minimal installable wheel named forge-guardrails VERSION (not Forge's code)."""
-    import base64
-    import zipfile
-
-    folder.mkdir(parents=True, exist_ok=True)
-    info = f"forge_guardrails-{version}.dist-info"
-    files = {
-        "forge_fake/__init__.py": b"# not Forge\n",
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: forge-guardrails\nVersion: {version}\n".encode(),
-        f"{info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    lines = []
-    for name, data in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        lines.append(f"{name},sha256={digest},{len(data)}")
-    files[f"{info}/RECORD"] = ("\n".join([*lines, f"{info}/RECORD,,"]) + "\n").encode()
-    wheel = folder / f"forge_guardrails-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return wheel
-
-
 def _offline(index: Path) -> dict[str, str]:
     """pip with no index and no configuration: it finds only the wheels in `index`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
@@ -165,7 +143,7 @@ def test_a_half_made_venv_is_made_again_and_an_unpinned_release_says_so(tmp_path
     venv = clone / ".forge/0.0.2"
     # `python -m venv` cut short: bin/python is there, pip is not
     subprocess.run([python, "-m", "venv", "--without-pip", str(venv)], check=True)
-    wheel = _fake_wheel(tmp_path / "index", "0.0.2")
+    wheel = fake_wheel(tmp_path / "index", "0.0.2")
     done = _script("install-forge.sh", "0.0.2", env={**_offline(tmp_path / "index"), "PYTHON312": python}, cwd=clone)
     assert "No module named pip" not in done.stderr
     assert "install-forge: .forge/0.0.2 is half-made (its Python has no working pip): making it again" in done.stdout
@@ -181,7 +159,7 @@ def test_a_half_made_venv_is_made_again_and_an_unpinned_release_says_so(tmp_path
 def test_a_pinned_release_installs_only_the_wheel_of_its_hash(tmp_path: Path) -> None:
     python = _python312()
     clone = _scripts_copy(tmp_path)
-    _fake_wheel(tmp_path / "index", "0.10.0")  # an index serving another wheel under 0.10.0's name
+    fake_wheel(tmp_path / "index", "0.10.0")  # an index serving another wheel under 0.10.0's name
     done = _script("install-forge.sh", "0.10.0", env={**_offline(tmp_path / "index"), "PYTHON312": python}, cwd=clone)
     assert done.returncode != 0
     assert "install-forge: forge-guardrails 0.10.0 is pinned to the wheel of sha256 463e8115" in done.stdout
@@ -192,3 +170,12 @@ def test_a_pinned_release_installs_only_the_wheel_of_its_hash(tmp_path: Path) ->
         [str(venv / "bin/python"), "-m", "pip", "show", "forge-guardrails"], capture_output=True, text=True
     )
     assert found.returncode != 0  # nothing installed
+
+
+def test_the_pinned_hashes_are_the_ones_docs_give() -> None:
+    import re
+
+    script = (ROOT / "scripts/install-forge.sh").read_text()
+    pinned = dict(re.findall(r"^  \[([0-9.]+)\]=([0-9a-f]{64})$", script, re.M))
+    documented = dict(re.findall(r"^\| ([0-9.]+) \| `([0-9a-f]{64})` \|$", (ROOT / "docs/guards.md").read_text(), re.M))
+    assert pinned == documented and set(pinned) == {"0.7.3", "0.10.0"}
