@@ -29,7 +29,7 @@ import aiohttp
 
 from evalkit.backends.base import Backend, Feature
 from evalkit.backends.passthrough import CountingPassThrough, ServedCount
-from evalkit.backends.phase_config import LlamaServerPhase, PhaseSettings
+from evalkit.backends.phase_config import LlamaServerPhase, PhaseSettings, expand_env
 from evalkit.backends.phase_packages import interpreter_of, package_versions
 from evalkit.backends.phase_process import PhaseProcess, venv_bin
 from evalkit.backends.serve import LlamaServer, template_path
@@ -194,7 +194,9 @@ class ServedChains:
             process = self.model if position == 0 else self.chains[0].phases[position - 1]
             assert isinstance(process, PhaseProcess)
             packages = await asyncio.to_thread(self._packages, settings, process)
-            phases.append({**process.description(), "name": settings.label(position), **packages})
+            # the venv as the config's variables chose it (relative to the config): a resume compares it
+            venv = {"venv": expand_env(settings.venv, "venv")} if settings.venv else {}
+            phases.append({**process.description(), "name": settings.label(position), **venv, **packages})
         return {
             "phases": phases,
             "chains": self.count,

@@ -41,6 +41,7 @@ __all__ = [
     "PhaseSettings",
     "expand_env",
     "placeholders_in",
+    "variables_in",
 ]
 
 PLACEHOLDERS = {
@@ -77,6 +78,11 @@ def expand_env(text: str, field: str, environ: Mapping[str, str] | None = None) 
         raise ValueError(f"{field}: environment variable {name} is not set (or give a default: ${{{name}:-VALUE}})")
 
     return _ENV_VARIABLE.sub(value, text)
+
+
+def variables_in(text: str) -> list[str]:
+    """The names of the environment variables `expand_env` reads in `text`."""
+    return [match.group(1) for match in _ENV_VARIABLE.finditer(text)]
 
 
 def placeholders_in(text: str) -> set[str]:
