@@ -35,13 +35,16 @@ __all__ = [
     "Intervention",
     "ItemKind",
     "ModelCall",
+    "PhaseRestart",
     "Results",
     "RunRecord",
     "Segment",
     "Served",
 ]
 
-SCHEMA_VERSION = 2  # 2: run records may carry `served` (a chain of server phases counted the model's calls)
+# 2: run records may carry `served` (a chain of server phases counted the model's calls);
+# 3: and `phase_restarts` (a server phase that exited mid-run)
+SCHEMA_VERSION = 3
 
 Outcome = Literal[
     "final_answer",  # the model's answer to the last user turn was accepted
@@ -162,6 +165,16 @@ class Served(_Record):
     latency_s: float = 0.0
 
 
+class PhaseRestart(_Record):
+    """A server phase (a guard proxy, `evalkit.backends.chain`) that exited while this run held its
+    chain: its name with its chain (`forge[1]`), its exit code, and whether it was started again (a
+    phase is started again at most `MAX_RESTARTS` times per chain). A crashing guard is a finding."""
+
+    phase: str
+    exit_code: int | None
+    started: bool
+
+
 class RunRecord(_Record):
     type: Literal["run"] = "run"
     run_id: str
@@ -191,6 +204,8 @@ class RunRecord(_Record):
     # the model server's own count, for a backend served through a chain of phases (a guard proxy in
     # front of the model); None elsewhere, and in files written before records carried it
     served: Served | None = None
+    # the server phases that exited during this run (empty elsewhere, and in files written before)
+    phase_restarts: list[PhaseRestart] = Field(default_factory=list)
     check: list[CheckItem] = Field(default_factory=list)
     interventions: list[Intervention] = Field(default_factory=list)
     calls: list[ModelCall] = Field(default_factory=list)
@@ -236,9 +251,9 @@ def _checked_as_written(value: Any, handler: ValidatorFunctionWrapHandler) -> An
 
 class Header(_Record):
     type: Literal["header"] = "header"
-    # 1: files written before run records could carry `served`; 2: since. A reader refuses a file of a
-    # version it does not know rather than misread it; a version that changes the records adds its
-    # migration here (1 to 2 needs none: `served` is None).
+    # 1: files written before run records could carry `served`; 2: since; 3: `phase_restarts` too. A
+    # reader refuses a file of a version it does not know rather than misread it; a version that changes
+    # the records adds its migration here (1 to 2 and 2 to 3 need none: the new fields' defaults).
     schema_version: int = SCHEMA_VERSION
 
     @field_validator("schema_version")
