@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from evalkit.results.secrets import public_config
 from evalkit.run.config import RunConfig, parse_strategy_specs
 
-__all__ = ["OPERATIONAL", "changed_fields", "differing_fields", "phase_changes", "run_defining"]
+__all__ = ["OPERATIONAL", "changed_fields", "differing_fields", "guard_changes", "phase_changes", "run_defining"]
 
 # Fields that change how a run is carried out, never what it answers.
 OPERATIONAL = {
@@ -122,6 +122,17 @@ def phase_changes(before: list[Any], now: list[Any]) -> list[str]:
         if old.get("python") and new.get("python") and old["python"] != new["python"]:
             out.append(f"{where}: Python {old['python']} in the runs already in the file, {new['python']} now")
         out += [f"{where}: {change}" for change in _package_changes(old.get("packages"), new.get("packages"))]
+    return out
+
+
+def guard_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """How the code of the guards that wrap someone else's (a header's `guards`: the in-process
+    `forge` strategy's forge-guardrails) differs between two headers: a version or installed files."""
+    out = []
+    for name in sorted(set(before) & set(now)):
+        sides = [info if isinstance(info, dict) else {} for info in (before[name], now[name])]
+        packages = [[{**info, "name": info.get("package", name)}] if "version" in info else [] for info in sides]
+        out += [f"guard {name!r}: {change}" for change in _package_changes(*packages)]
     return out
 
 

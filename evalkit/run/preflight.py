@@ -20,7 +20,7 @@ from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.output_file import check_output, check_output_folder
 from evalkit.results.records import Header
 from evalkit.run.config import RunConfig
-from evalkit.run.config_diff import changed_fields, phase_changes
+from evalkit.run.config_diff import changed_fields, guard_changes, phase_changes
 from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import FAMILIES, Scenario, load_scenarios
 from evalkit.scenario.statemocks import StatefulMocks
@@ -30,6 +30,7 @@ __all__ = [
     "MAX_PLANNED_RUNS",
     "check_output_path",
     "check_resumable",
+    "check_same_guards",
     "check_same_phases",
     "check_scenario_versions",
     "config_scenarios",
@@ -212,6 +213,18 @@ def check_same_phases(headers: list[Header], backends: dict[str, Any], output: P
                     f"{output}: backend {label!r}, {'; '.join(changes)}; resuming would mix them in one entry: "
                     "resume with the same install, or write a new file (-o)"
                 )
+
+
+def check_same_guards(headers: list[Header], guards: dict[str, Any], output: Path) -> None:
+    """The same for the guards that run someone else's code in process (`forge` from another
+    venv's evalkit would run another forge-guardrails under the same strategy label)."""
+    for header in headers:
+        changes = guard_changes(header.guards, guards)
+        if changes:
+            raise ResultsError(
+                f"{output}: {'; '.join(changes)}; resuming would mix them in one entry: "
+                "resume with the same install, or write a new file (-o)"
+            )
 
 
 def _phases(info: Any) -> list[Any] | None:

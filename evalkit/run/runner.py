@@ -38,6 +38,7 @@ from evalkit.run.matrix import PlannedRun, iter_runs
 from evalkit.run.preflight import (
     check_output_path,
     check_resumable,
+    check_same_guards,
     check_same_phases,
     check_scenario_versions,
     config_scenarios,
@@ -143,7 +144,9 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
         written_before = writer.runs_written
         # the probe may be interrupted: until the header is written, a footer would have no segment to close
         backends = await phase.describe()
+        guards = guard_provenance([s for specs in config.strategy_specs().values() for s in specs])
         check_same_phases(job.earlier, backends, writer.path)  # before the header: a refusal adds nothing
+        check_same_guards(job.earlier, guards, writer.path)
         try:
             writer.write(
                 Header(
@@ -157,7 +160,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     runs_per_cell=config.runs,
                     simulated=phase.simulated,
                     backends=backends,
-                    guards=guard_provenance([s for specs in config.strategy_specs().values() for s in specs]),
+                    guards=guards,
                     resumed=writer.path.stat().st_size > 0,
                     shard=str(job.shard) if job.shard else None,
                 )

@@ -142,3 +142,38 @@ def test_the_stored_config_keeps_the_variable_not_its_value(config: Path, tmp_pa
     assert json.dumps(header.config).count("${V:-1.0}") == 1
     (phase,) = header.backends["served"]["started_by_evalkit"]["phases"]
     assert [(p["name"], p["version"]) for p in phase["packages"]] == [("evalkit", "0.1.0"), ("forge-guardrails", "2.0")]
+
+
+def test_a_resume_of_the_in_process_forge_under_another_release_is_refused(tmp_path: Path) -> None:
+    """The in-process `forge` guard: a file whose runs ran forge-guardrails 0.7.3 (its header says so)
+    resumed by a venv with 0.10.0 is refused; needs a Forge venv (bash scripts/install-forge.sh)."""
+    from tests.forge_env import forge_python, forge_version
+
+    python = forge_python()
+    path = tmp_path / "f.yaml"
+    path.write_text(
+        f"""name: f
+seed: 1
+runs: 1
+scenarios: ["{SCENARIO}"]
+backends: [{{label: sim, kind: sim, model: small-local}}]
+strategies: {{forge: [forge]}}
+""",
+        encoding="utf-8",
+    )
+    out = tmp_path / "f.jsonl"
+
+    def evalkit(*args: str | Path) -> subprocess.CompletedProcess[str]:
+        words = [str(python), "-m", "evalkit", *map(str, args)]
+        return subprocess.run(words, capture_output=True, text=True, cwd=ROOT, timeout=300)
+
+    assert evalkit("run", path, "-o", out).returncode == 0
+    lines = out.read_text().splitlines()
+    header = json.loads(lines[0])
+    version = forge_version(python)
+    assert header["guards"]["forge"]["version"] == version and header["guards"]["forge"]["files_sha256"]
+    header["guards"]["forge"]["version"] = "0.0.1"  # as a run under another release wrote it
+    out.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    done = evalkit("run", path, "-o", out, "--resume", "-n", "2")
+    assert done.returncode == 2, done.stderr
+    assert f"guard 'forge': forge-guardrails 0.0.1 in the runs already in the file, {version} now" in done.stderr
