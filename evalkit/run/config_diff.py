@@ -115,13 +115,14 @@ def phase_changes(before: list[Any], now: list[Any]) -> list[str]:
         if not isinstance(old, dict) or not isinstance(new, dict):
             continue
         where = f"phase {new.get('name')!r}"
-        for field in ("command", "venv"):
+        # the packages first: a release is what a reader recognises
+        out += [f"{where}: {change}" for change in _package_changes(old.get("packages"), new.get("packages"))]
+        if old.get("python") and new.get("python") and old["python"] != new["python"]:
+            out.append(f"{where}: Python {old['python']} in the runs already in the file, {new['python']} now")
+        for field in ("venv", "command"):
             if _words(old.get(field)) != _words(new.get(field)):
                 was, now_ = _words(old.get(field)) or "none", _words(new.get(field)) or "none"
                 out.append(f"{where}: its {field} was {was} in the runs already in the file, {now_} now")
-        if old.get("python") and new.get("python") and old["python"] != new["python"]:
-            out.append(f"{where}: Python {old['python']} in the runs already in the file, {new['python']} now")
-        out += [f"{where}: {change}" for change in _package_changes(old.get("packages"), new.get("packages"))]
     return out
 
 
