@@ -119,9 +119,9 @@ def phase_changes(before: list[Any], now: list[Any]) -> list[str]:
         out += [f"{where}: {change}" for change in _package_changes(old.get("packages"), new.get("packages"))]
         if old.get("python") and new.get("python") and old["python"] != new["python"]:
             out.append(f"{where}: Python {old['python']} in the runs already in the file, {new['python']} now")
-        for field in ("venv", "command"):
-            if _words(old.get(field)) != _words(new.get(field)):
-                was, now_ = _words(old.get(field)) or "none", _words(new.get(field)) or "none"
+        for field in ("venv", "command"):  # a header from before `venv` was recorded has none: not a change
+            if field in old and field in new and _words(old[field]) != _words(new[field]):
+                was, now_ = _words(old[field]), _words(new[field])
                 out.append(f"{where}: its {field} was {was} in the runs already in the file, {now_} now")
     return out
 
