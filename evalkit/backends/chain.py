@@ -34,13 +34,13 @@ import aiohttp
 
 from evalkit.backends.base import Backend, Feature
 from evalkit.backends.passthrough import CountingPassThrough, ServedCount
-from evalkit.backends.phase_config import LlamaServerPhase, PhaseSettings
+from evalkit.backends.phase_config import LlamaServerPhase, PhaseSettings, expand_env
 from evalkit.backends.phase_packages import interpreter_of, package_versions
 from evalkit.backends.phase_process import STOP_GRACE_S, PhaseProcess, venv_bin
 from evalkit.backends.serve import LlamaServer, template_path
 from evalkit.chat import CallContext, ChatRequest, Completion
 from evalkit.errors import BackendError
-from evalkit.results.records import RunRecord, Served
+from evalkit.results.records import PhaseRestart, RunRecord, Served
 from evalkit.results.secrets import redact, redact_data
 
 if TYPE_CHECKING:
@@ -81,6 +81,8 @@ class _Chain:
     passthrough: CountingPassThrough
     phases: list[PhaseProcess] = field(default_factory=list)
     restarts: int = 0
+    exits: list[PhaseRestart] = field(default_factory=list)  # each phase that exited, for the run holding it
+    down: set[int] = field(default_factory=set)  # the phases (by id) that exited and are not running again
 
     @property
     def front(self) -> str:
@@ -203,6 +205,11 @@ class ServedChains:
             return None
         self.failed = True
         what = dead[0].exited_text("mid-run", recorded=True)
+        first = len(chain.exits)  # a phase left down is recorded once, by the run it stopped
+        chain.exits += [
+            PhaseRestart(phase=p.name, exit_code=p.exit_code, started=False) for p in dead if id(p) not in chain.down
+        ]
+        chain.down |= {id(p) for p in dead}
         if chain.restarts >= MAX_RESTARTS:
             raise BackendError(f"{what}; not started again after {MAX_RESTARTS} restarts", retryable=False)
         chain.restarts += 1
@@ -213,6 +220,8 @@ class ServedChains:
                 await process.start()
             except BackendError as exc:
                 raise BackendError(f"{what}; starting it again failed: {exc}", retryable=False) from exc
+            chain.down.discard(id(process))
+        chain.exits[first:] = [e.model_copy(update={"started": True}) for e in chain.exits[first:]]
         return f"{what}; started it again"
 
     def _all_running(self, index: int) -> bool:
@@ -230,7 +239,9 @@ class ServedChains:
             process = self.model if position == 0 else self.chains[0].phases[position - 1]
             assert isinstance(process, PhaseProcess)
             packages = await asyncio.to_thread(self._packages, settings, process)
-            phases.append({**process.description(), "name": settings.label(position), **packages})
+            # the venv as the config's variables chose it (relative to the config): a resume compares it
+            venv = {"venv": expand_env(settings.venv, "venv")} if settings.venv else {}
+            phases.append({**process.description(), "name": settings.label(position), **venv, **packages})
         return {
             "phases": phases,
             "chains": self.count,
@@ -331,14 +342,17 @@ class ChainBackend:
 
     async def measured(self, index: int, run_id: str, run: Callable[[], Awaitable[RunRecord]]) -> RunRecord:
         """`run()` on chain `index`, its record with what the model server served it."""
-        count = self.served.chains[index].passthrough.count
-        before = count.snapshot()
+        chain = self.served.chains[index]
+        count = chain.passthrough.count
+        before, exits_before = count.snapshot(), len(chain.exits)
         self._slots[run_id] = index
         try:
             record = await run()
         finally:
             del self._slots[run_id]
-        return record.model_copy(update={"served": _served(count.minus(before))})
+        # the run held the chain alone: every phase exit since it started happened during it
+        restarts = chain.exits[exits_before:]
+        return record.model_copy(update={"served": _served(count.minus(before)), "phase_restarts": restarts})
 
     async def aclose(self) -> None:
         for front in self.fronts:

@@ -41,6 +41,7 @@ __all__ = [
     "PhaseSettings",
     "expand_env",
     "placeholders_in",
+    "variables_in",
 ]
 
 PLACEHOLDERS = {
@@ -61,18 +62,27 @@ def expand_env(text: str, field: str, environ: Mapping[str, str] | None = None) 
     """`${NAME}` and `${NAME:-default}` in a phase's `venv` or `python` filled in from the environment,
     so one config runs against several installs (`venv: ../.forge/${FORGE_VERSION:-0.10.0}`) and the
     config, its hash and its backend labels stay the same: the header records what really ran (the
-    phase's interpreter and its packages' versions). ValueError names the field and the variable."""
+    phase's interpreter and its packages' versions). ValueError names the field and the variable, also
+    for a value with a `..` in it (FORGE_VERSION='../../tmp/x' would leave `.forge/`)."""
     env = os.environ if environ is None else environ
 
     def value(match: re.Match[str]) -> str:
         name, default = match.group(1), match.group(2)
         if env.get(name):
+            # a value names a folder inside the one the config names (`.forge/<release>`), never its parent
+            if ".." in re.split(r"[/\\]", env[name]):
+                raise ValueError(f"{field}: environment variable {name}={env[name]!r} names a folder outside {text!r}")
             return env[name]
         if default is not None:
             return default
         raise ValueError(f"{field}: environment variable {name} is not set (or give a default: ${{{name}:-VALUE}})")
 
     return _ENV_VARIABLE.sub(value, text)
+
+
+def variables_in(text: str) -> list[str]:
+    """The names of the environment variables `expand_env` reads in `text`."""
+    return [match.group(1) for match in _ENV_VARIABLE.finditer(text)]
 
 
 def placeholders_in(text: str) -> set[str]:

@@ -2,9 +2,9 @@
 
 The phase's own interpreter is asked (its venv, not evalkit's), for the distribution that provides the
 module a `python -m MODULE` command runs plus the phase's `packages:`. Each comes back with its version,
-the sha256 of its installed `RECORD` (the list of every installed file with that file's own sha256, so
-one hash stands for the installed files) and, when pip recorded the archive it installed from
-(`direct_url.json`), that wheel's sha256.
+the hash of its installed files, each checked against its `RECORD` (`evalkit.results.installed_files`:
+the same for two installs of one wheel, changed by an edited file, which is named under `modified`)
+and, when pip recorded the archive it installed from (`direct_url.json`), that wheel's sha256.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from evalkit.results import installed_files as installed_files_module
+
 __all__ = ["interpreter_of", "package_versions"]
 
 _PROBE = r"""
-import hashlib, json, sys
-import importlib.metadata as md
 names, modules = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 provides = md.packages_distributions()
 wanted = list(dict.fromkeys([d for m in modules for d in provides.get(m.split(".")[0], [])] + names))
@@ -29,10 +29,7 @@ for name in wanted:
     except md.PackageNotFoundError:
         out.append({"name": name, "error": "not installed"})
         continue
-    info = {"name": dist.metadata["Name"], "version": dist.version}
-    record = [f for f in dist.files or [] if f.name == "RECORD" and f.parent.name.endswith(".dist-info")]
-    if record:  # the file's bytes, as `sha256sum` hashes them (pip writes its lines with CRLF)
-        info["record_sha256"] = hashlib.sha256(record[0].locate().read_bytes()).hexdigest()
+    info = {"name": dist.metadata["Name"], "version": dist.version, **installed_files(dist)}
     direct = json.loads(dist.read_text("direct_url.json") or "{}")
     hashes = (direct.get("archive_info") or {}).get("hashes") or {}
     if "sha256" in hashes:
@@ -40,6 +37,12 @@ for name in wanted:
     out.append(info)
 print(json.dumps({"python": sys.version.split()[0], "packages": out}))
 """
+
+
+def _probe() -> str:
+    """The probe's program: installed_files.py (standard library only) and the loop above."""
+    source = Path(installed_files_module.__file__).read_text(encoding="utf-8")
+    return "\n".join([source, "import sys", "import importlib.metadata as md", _PROBE])
 
 
 def interpreter_of(argv: list[str], fallback: str) -> tuple[str, list[str]]:
@@ -53,11 +56,11 @@ def interpreter_of(argv: list[str], fallback: str) -> tuple[str, list[str]]:
 
 
 def package_versions(python: str, modules: list[str], names: list[str]) -> dict[str, Any]:
-    """`{"python": "3.12.1", "packages": [{name, version, record_sha256, wheel_sha256?}, ...]}`, or
+    """`{"python": "3.12.1", "packages": [{name, version, files_sha256, files, wheel_sha256?}, ...]}`, or
     `{"error": ...}`: provenance, so a probe that fails is noted rather than fatal."""
     try:
         done = subprocess.run(
-            [python, "-c", _PROBE, json.dumps(names), json.dumps(modules)],
+            [python, "-c", _probe(), json.dumps(names), json.dumps(modules)],
             capture_output=True,
             text=True,
             timeout=60,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from evalkit.results.shards import Shard
     from evalkit.run.config import RunConfig
 
-__all__ = ["add_arguments", "resume_command", "run"]
+__all__ = ["add_arguments", "config_variables", "resume_command", "run"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -105,8 +107,25 @@ def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> i
     return sum(1 for _ in shard.select(iter_runs(config, scenarios, only)))  # lazily: memory stays flat
 
 
-def resume_command(args: argparse.Namespace, output: Path) -> str:
-    """The command that continues this invocation: the same config, output and options, with --resume."""
+def config_variables(config: RunConfig, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """The environment variables the config's server phases read (`${NAME}` in a `venv` or `python`:
+    which install runs) with the values set now; unset ones read their default, as a resume will."""
+    from evalkit.backends.phase_config import variables_in
+
+    names = [
+        name
+        for entry in config.backends
+        for phase in ((entry.serve.phases or []) if entry.serve is not None else [])
+        for text in (phase.venv, phase.python)
+        if text
+        for name in variables_in(text)
+    ]
+    return {name: environ[name] for name in dict.fromkeys(names) if environ.get(name)}
+
+
+def resume_command(args: argparse.Namespace, output: Path, variables: Mapping[str, str] | None = None) -> str:
+    """The command that continues this invocation: the same config, output and options, with --resume,
+    after the variables that chose the install the runs so far used (`config_variables`)."""
     words = ["evalkit", "run", str(args.config), "--resume", "-o", str(output)]
     options: list[tuple[str, object]] = [
         ("--replay", args.replay),
@@ -125,16 +144,17 @@ def resume_command(args: argparse.Namespace, output: Path) -> str:
         words += ["--executor", args.executor]
     if args.retry_infra:
         words.append("--retry-infra")
-    return shlex.join(words)
+    assignments = [f"{name}={shlex.quote(value)}" for name, value in (variables or {}).items()]
+    return " ".join([*assignments, shlex.join(words)])
 
 
-def _stopped(args: argparse.Namespace, output: Path, planned: int) -> str:
+def _stopped(args: argparse.Namespace, output: Path, planned: int, variables: Mapping[str, str]) -> str:
     """The closing line of an interrupted run: what the file holds and how to go on."""
     try:
         held = f"{len(scan_results([output]).runs)} of {planned} runs finished in {output}"
     except (EvalkitError, OSError):  # a damaged file: the count is a courtesy, the command still holds
         held = f"results in {output}"
-    return f"{held}; continue with: {resume_command(args, output)}"
+    return f"{held}; continue with: {resume_command(args, output, variables)}"
 
 
 def _report_format(path: Path) -> ReportFormat:
@@ -179,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
             on_footer=footers.append,
         )
     except KeyboardInterrupt:
-        raise KeyboardInterrupt(_stopped(args, output, progress.planned)) from None
+        raise KeyboardInterrupt(_stopped(args, output, progress.planned, config_variables(config))) from None
     finally:
         progress.close()
     from evalkit.report.terminal import summary_table  # here, not at start-up: it needs scipy

@@ -22,6 +22,7 @@ from evalkit.report.comparisons import Comparison, ComparisonKind, compare
 from evalkit.report.findings import Finding, find
 from evalkit.report.power_statement import PowerStatement, power_statement
 from evalkit.report.provenance import Provenance, portable, provenance
+from evalkit.report.restarts import PhaseExits, phase_exits
 from evalkit.report.side_by_side import SideBySideLine, configured_pairs, side_by_side
 from evalkit.report.terminal import configured_order
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
@@ -134,6 +135,7 @@ class ReportData:
     incomplete: tuple[str, ...] = ()  # why the file is not a finished run: a banner, findings provisional
     bfcl_score: BfclScore | None = None  # results of imported BFCL cases: evalkit's and BFCL's accuracy per category
     side_by_side: tuple[SideBySideLine, ...] = ()  # the config's `side_by_side` pairs, per family
+    phase_restarts: tuple[PhaseExits, ...] = ()  # server phases (guard proxies) that exited mid-run
 
     def cell(self, row: Row, column: Column) -> CellStats | None:
         return self.cells.get(row.id, {}).get(column.id)
@@ -353,6 +355,7 @@ def build_report(
         if include_power and per_cell
         else None,
         not_counted=tuple(_not_counted(columns, rows, grouped)),
+        phase_restarts=phase_exits(results.runs),
         side_by_side=side_by_side(
             configured_pairs(results),
             [(r.id, r.label) for r in rows if r.kind != "scenario"],

@@ -129,7 +129,8 @@ def _phases(b: BackendInfo) -> str:
 
 def _not_counted(data: ReportData) -> str:
     infra, unsupported = plural(data.infra_errors, "infra-error run"), plural(data.unsupported, "unsupported run")
-    return f"Not counted in rates: {infra}, {unsupported}."
+    exits = "".join(f" {markdown_cell(e.backend)}: {markdown_cell(e.text)}." for e in data.phase_restarts)
+    return f"Not counted in rates: {infra}, {unsupported}.{exits}"
 
 
 def _sim_mark(b: BackendInfo) -> str:

@@ -17,6 +17,7 @@ __all__ = ["BackendInfo", "Provenance", "SourceRun", "fitted_labels", "portable"
 
 _SECRET_WORDS = ("key", "token", "secret", "password", "auth", "credential", "cookie", "env")
 _MAX_VALUE = 200
+_CODE_FIELDS = (("files_sha256", "files sha256"), ("wheel_sha256", "wheel sha256"))
 # an absolute path inside a Python environment: shown from `site-packages/` on
 _ENV_PATHS = (
     re.compile(r"(?<![\w.])/[^\s\"'<>]*/(site-packages|dist-packages)/"),
@@ -123,6 +124,8 @@ def _guards(results: Results) -> tuple[tuple[str, str], ...]:
                 continue
             parts = [f"{info.get('package', name)} {info.get('version', '?')}"]
             parts += [f"{k} {info[k]}" for k in ("python", "sha256", "wheel", "url") if info.get(k)]
+            code = _code_hashes({k: info.get(k) for k in ("files_sha256", "modified", "missing")})
+            parts += [f"{k} {v}" for k, v in code]
             seen[(name, " · ".join(parts))] = None
     return tuple(seen)
 
@@ -148,7 +151,7 @@ def _flatten(data: dict[str, Any], prefix: str = "", depth: int = 0) -> list[tup
 
 def _phase_packages(info: dict[str, Any]) -> list[tuple[str, str]]:
     """The packages each server phase ran (`serve.phases`: a guard proxy's forge-guardrails), with the
-    whole sha256 of the wheel it came from, else of its installed RECORD."""
+    hashes that identify their code (`_code_hashes`)."""
     started = info.get("started_by_evalkit")
     phases = started.get("phases") if isinstance(started, dict) else None
     pairs: list[tuple[str, str]] = []
@@ -160,10 +163,20 @@ def _phase_packages(info: dict[str, Any]) -> list[tuple[str, str]]:
                 continue
             python = f" (Python {phase['python']})" if phase.get("python") else ""
             pairs.append((f"{phase.get('name', 'phase')} phase", f"{package.get('name')} {package['version']}{python}"))
-            for field, shown in (("wheel_sha256", "wheel sha256"), ("record_sha256", "RECORD sha256")):
-                if package.get(field):
-                    pairs.append((shown, str(package[field])))
-                    break
+            pairs += _code_hashes(package)
+    return pairs
+
+
+def _code_hashes(package: dict[str, Any]) -> list[tuple[str, str]]:
+    """The hash of the installed files (`evalkit.results.installed_files`) and the files that were not
+    as RECORD said, then the wheel's hash. A header written before files were hashed has RECORD's
+    hash, which names one install, not the code: shown as that, and only with nothing better."""
+    pairs = [(shown, str(package[field])) for field, shown in _CODE_FIELDS if package.get(field)]
+    for field in ("modified", "missing"):
+        if isinstance(package.get(field), list) and package[field]:
+            pairs.append((f"{field} files", ", ".join(map(str, package[field]))))
+    if not pairs and package.get("record_sha256"):
+        pairs.append(("RECORD sha256 (of one install, not of the code)", str(package["record_sha256"])))
     return pairs
 
 

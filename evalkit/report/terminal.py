@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from evalkit.report.provenance import fitted_labels
+from evalkit.report.restarts import phase_exits, summary_line
 from evalkit.results.escaping import one_line
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.proportions import wilson
@@ -114,4 +115,6 @@ def summary_table(results: Results, width: int = WIDTH) -> str:
     unsupported = sum(r.outcome == "unsupported" for r in results.runs)
     if infra or unsupported:
         lines.append(f"\nnot counted: {infra} infra_error, {unsupported} unsupported runs")
+    exits = summary_line(phase_exits(results.runs))
+    lines += [f"\n{exits}"] if exits else []
     return "\n".join(lines)

@@ -46,13 +46,14 @@ __all__ = [
     "Intervention",
     "ItemKind",
     "ModelCall",
+    "PhaseRestart",
     "Results",
     "RunRecord",
     "Segment",
     "Served",
 ]
 
-SCHEMA_VERSION = 2  # 2: run records may carry `served` (a chain of server phases counted the model's calls)
+SCHEMA_VERSION = 3  # 2: records may carry `served` (a chain counted the calls); 3: `phase_restarts` too
 
 Outcome = Literal[
     "final_answer",  # the model's answer to the last user turn was accepted
@@ -173,6 +174,15 @@ class Served(_Record):
     latency_s: float = 0.0
 
 
+class PhaseRestart(_Record):
+    """A server phase (`forge[1]`: a guard proxy in chain 1) that exited while this run held its chain,
+    its exit code, and whether it was started again. A crashing guard is a finding."""
+
+    phase: str
+    exit_code: int | None
+    started: bool
+
+
 class RunRecord(_Record):
     type: Literal["run"] = "run"
     run_id: str
@@ -202,6 +212,8 @@ class RunRecord(_Record):
     # the model server's own count, for a backend served through a chain of phases (a guard proxy in
     # front of the model); None elsewhere, and in files written before records carried it
     served: Served | None = None
+    # the server phases that exited during this run (empty elsewhere, and in files written before)
+    phase_restarts: list[PhaseRestart] = Field(default_factory=list)
     check: list[CheckItem] = Field(default_factory=list)
     interventions: list[Intervention] = Field(default_factory=list)
     calls: list[ModelCall] = Field(default_factory=list)
@@ -247,9 +259,9 @@ def _checked_as_written(value: Any, handler: ValidatorFunctionWrapHandler) -> An
 
 class Header(_Record):
     type: Literal["header"] = "header"
-    # 1: files written before run records could carry `served`; 2: since. A reader refuses a file of a
-    # version it does not know rather than misread it; a version that changes the records adds its
-    # migration here (1 to 2 needs none: `served` is None).
+    # 1: files written before run records could carry `served`; 2: since; 3: `phase_restarts` too. A
+    # reader refuses a file of a version it does not know rather than misread it; a version that changes
+    # the records adds its migration here (1 to 2 and 2 to 3 need none: the new fields' defaults).
     schema_version: int = SCHEMA_VERSION
 
     @field_validator("schema_version")

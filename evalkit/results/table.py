@@ -74,6 +74,7 @@ class RunTable(Sequence[RunRecord]):
         self._refs = array("i")  # sampling, prepare choices
         self._ids: dict[int, str] = {}  # row → run id, where it is not the writer's own
         self._served: dict[int, Any] = {}  # row → `Served`, for the runs behind a chain of server phases
+        self._restarts: dict[int, Any] = {}  # row → its `phase_restarts`, for the few runs that have some
         self._rows = 0
 
     # --- building ------------------------------------------------------------------------------
@@ -108,6 +109,8 @@ class RunTable(Sequence[RunRecord]):
             self._ids[self._rows] = run.run_id
         if run.served is not None:
             self._served[self._rows] = run.served
+        if run.phase_restarts:
+            self._restarts[self._rows] = run.phase_restarts
         self._rows += 1
 
     def _choices(self, interventions: list[Intervention]) -> int:
@@ -156,6 +159,7 @@ class RunTable(Sequence[RunRecord]):
         moved = {old: new for new, old in enumerate(rows)}
         self._ids = {moved[row]: run_id for row, run_id in self._ids.items() if row in moved}
         self._served = {moved[row]: served for row, served in self._served.items() if row in moved}
+        self._restarts = {moved[row]: found for row, found in self._restarts.items() if row in moved}
         self._rows = len(rows)
 
     # --- reading -------------------------------------------------------------------------------
@@ -337,6 +341,7 @@ class RunRow:
     latency_s = property(lambda self: self._t._times[self._i * 2])
     wall_s = property(lambda self: self._t._times[self._i * 2 + 1])
     served = property(lambda self: self._t._served.get(self._i))
+    phase_restarts = property(lambda self: self._t._restarts.get(self._i, _EMPTY))
     calls = property(lambda self: _EMPTY)
     messages = property(lambda self: _EMPTY)
     check = property(lambda self: _EMPTY)

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from evalkit.results.secrets import public_config
 from evalkit.run.config import RunConfig, parse_strategy_specs
 
-__all__ = ["OPERATIONAL", "changed_fields", "differing_fields", "run_defining"]
+__all__ = ["OPERATIONAL", "changed_fields", "differing_fields", "guard_changes", "phase_changes", "run_defining"]
 
 # Fields that change how a run is carried out, never what it answers.
 OPERATIONAL = {
@@ -102,3 +102,60 @@ def _diff_backends(old: list[Any], new: list[Any]) -> list[str]:
     by_label = [{str(b.get("label")): b for b in side if isinstance(b, dict)} for side in (old, new)]
     labels = sorted(by_label[0])
     return [p for label in labels for p in _diff(by_label[0].get(label), by_label[1].get(label), f"backends[{label}]")]
+
+
+def phase_changes(before: list[Any], now: list[Any]) -> list[str]:
+    """How the server phases a header recorded (`started_by_evalkit.phases`) differ from those of
+    another: a command line (portable paths), a venv (as the config's variables chose it), the Python
+    version, a package, its version or its installed files (`files_sha256`, where both have it)."""
+    if len(before) != len(now):
+        return [f"{len(before)} server phases in the runs already in the file, {len(now)} now"]
+    out: list[str] = []
+    for old, new in zip(before, now, strict=True):
+        if not isinstance(old, dict) or not isinstance(new, dict):
+            continue
+        where = f"phase {new.get('name')!r}"
+        # the packages first: a release is what a reader recognises
+        out += [f"{where}: {change}" for change in _package_changes(old.get("packages"), new.get("packages"))]
+        if old.get("python") and new.get("python") and old["python"] != new["python"]:
+            out.append(f"{where}: Python {old['python']} in the runs already in the file, {new['python']} now")
+        for field in ("venv", "command"):  # a header from before `venv` was recorded has none: not a change
+            if field in old and field in new and _words(old[field]) != _words(new[field]):
+                was, now_ = _words(old[field]), _words(new[field])
+                out.append(f"{where}: its {field} was {was} in the runs already in the file, {now_} now")
+    return out
+
+
+def guard_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """How the code of the guards that wrap someone else's (a header's `guards`: the in-process
+    `forge` strategy's forge-guardrails) differs between two headers: a version or installed files."""
+    out = []
+    for name in sorted(set(before) & set(now)):
+        sides = [info if isinstance(info, dict) else {} for info in (before[name], now[name])]
+        packages = [[{**info, "name": info.get("package", name)}] if "version" in info else [] for info in sides]
+        out += [f"guard {name!r}: {change}" for change in _package_changes(*packages)]
+    return out
+
+
+def _words(value: Any) -> str:
+    return " ".join(map(str, value)) if isinstance(value, list) else str(value or "")
+
+
+def _package_changes(before: Any, now: Any) -> list[str]:
+    if not isinstance(before, list) or not isinstance(now, list):
+        return []  # a probe that failed on either side: nothing to compare
+    sides = [{str(p.get("name")): p for p in side if isinstance(p, dict) and "version" in p} for side in (before, now)]
+    out = []
+    for name in sorted(set(sides[0]) | set(sides[1])):
+        old, new = sides[0].get(name), sides[1].get(name)
+        if old is None or new is None:
+            was = f"{name} {old['version']}" if old else f"no {name}"
+            out.append(f"{was} in the runs already in the file, {f'{name} ' + new['version'] if new else 'none'} now")
+        elif old["version"] != new["version"]:
+            out.append(f"{name} {old['version']} in the runs already in the file, {new['version']} now")
+        elif old.get("files_sha256") and new.get("files_sha256") and old["files_sha256"] != new["files_sha256"]:
+            out.append(
+                f"{name} {new['version']} with other installed files (files_sha256 {old['files_sha256'][:12]}… in "
+                f"the runs already in the file, {new['files_sha256'][:12]}… now)"
+            )
+    return out

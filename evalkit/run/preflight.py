@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from evalkit.backends import key_env, key_required
 from evalkit.backends.entry import BackendEntry
@@ -19,7 +20,7 @@ from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.output_file import check_output, check_output_folder
 from evalkit.results.records import Header
 from evalkit.run.config import RunConfig
-from evalkit.run.config_diff import changed_fields
+from evalkit.run.config_diff import changed_fields, guard_changes, phase_changes
 from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import FAMILIES, Scenario, load_scenarios
 from evalkit.scenario.statemocks import StatefulMocks
@@ -29,6 +30,8 @@ __all__ = [
     "MAX_PLANNED_RUNS",
     "check_output_path",
     "check_resumable",
+    "check_same_guards",
+    "check_same_phases",
     "check_scenario_versions",
     "config_scenarios",
     "discard_empty_leftover",
@@ -194,6 +197,40 @@ def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> N
             f"{output} has {largest} runs per cell; resuming with {config.runs} would drop runs: "
             f"pass -n {largest} (or more, to add runs to every cell)"
         )
+
+
+def check_same_phases(headers: list[Header], backends: dict[str, Any], output: Path) -> None:
+    """A resume's server phases run the code the runs already in the file ran (`backends`: this
+    segment's descriptions, before its header is written): a config that reads `${FORGE_VERSION}`
+    resumed without it would otherwise put two releases of a guard in one entry."""
+    for label, info in backends.items():
+        now = _phases(info)
+        for header in headers:
+            before = _phases(header.backends.get(label))
+            changes = phase_changes(before, now) if before is not None and now is not None else []
+            if changes:
+                raise ResultsError(
+                    f"{output}: backend {label!r}, {'; '.join(changes)}; resuming would mix them in one entry: "
+                    "resume with the same install, or write a new file (-o)"
+                )
+
+
+def check_same_guards(headers: list[Header], guards: dict[str, Any], output: Path) -> None:
+    """The same for the guards that run someone else's code in process (`forge` from another
+    venv's evalkit would run another forge-guardrails under the same strategy label)."""
+    for header in headers:
+        changes = guard_changes(header.guards, guards)
+        if changes:
+            raise ResultsError(
+                f"{output}: {'; '.join(changes)}; resuming would mix them in one entry: "
+                "resume with the same install, or write a new file (-o)"
+            )
+
+
+def _phases(info: Any) -> list[Any] | None:
+    started = info.get("started_by_evalkit") if isinstance(info, dict) else None
+    phases = started.get("phases") if isinstance(started, dict) else None
+    return phases if isinstance(phases, list) else None
 
 
 def check_scenario_versions(scenarios: list[Scenario], versions: dict[str, tuple[str, str]], output: Path) -> None:

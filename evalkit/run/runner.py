@@ -21,7 +21,7 @@ import subprocess
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +40,8 @@ from evalkit.run.matrix import PlannedRun, iter_runs
 from evalkit.run.preflight import (
     check_output_path,
     check_resumable,
+    check_same_guards,
+    check_same_phases,
     check_scenario_versions,
     config_scenarios,
     discard_empty_leftover,
@@ -89,10 +91,10 @@ def _now() -> str:
 
 def _finished(
     config: RunConfig, scenarios: list[Scenario], output: Path, resume: bool, retry_infra: bool, shard: Shard | None
-) -> set[str]:
-    """Run ids already in `output` that this invocation does not run again."""
+) -> tuple[set[str], list[Header]]:
+    """Run ids already in `output` that this invocation does not run again, and the file's headers."""
     if not output.exists() or discard_empty_leftover(output):
-        return set()
+        return set(), []
     if not resume:
         raise ResultsError(f"{output} exists: pass --resume to continue it, or choose another output")
     truncate_partial_line(output)
@@ -104,7 +106,7 @@ def _finished(
         r: v for r, v in found.versions.items() if r in kept and found.outcomes[r] not in NOT_COUNTED
     }  # not in a rate: their version does not matter
     check_scenario_versions(scenarios, counted, output)
-    return kept
+    return kept, found.headers
 
 
 def _phases(config: RunConfig, labels: set[str]) -> list[list[BackendEntry]]:
@@ -130,6 +132,7 @@ class _Job:
     on_footer: FooterSeen | None = None
     total: int = 0
     done: int = 0
+    earlier: list[Header] = field(default_factory=list)  # the headers of the runs already in the file
 
     def pending(self, labels: set[str]) -> Iterator[PlannedRun]:
         runs = iter_runs(self.config, self.scenarios, labels)
@@ -146,6 +149,9 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
         written_before = writer.runs_written
         # the probe may be interrupted: until the header is written, a footer would have no segment to close
         backends = await phase.describe()
+        guards = guard_provenance([s for specs in config.strategy_specs().values() for s in specs])
+        check_same_phases(job.earlier, backends, writer.path)  # before the header: a refusal adds nothing
+        check_same_guards(job.earlier, guards, writer.path)
         try:
             writer.write(
                 Header(
@@ -159,7 +165,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     runs_per_cell=config.runs,
                     simulated=phase.simulated,
                     backends=backends,
-                    guards=guard_provenance([s for specs in config.strategy_specs().values() for s in specs]),
+                    guards=guards,
                     resumed=writer.path.stat().st_size > 0,
                     shard=str(job.shard) if job.shard else None,
                 )
@@ -266,7 +272,7 @@ async def arun_config(
     scenarios = preflight(config, backends=labels)  # everything checked before the output file is created
     check_output_path(output, record_dir)
     with hold_outputs(output, record_dir), _stop_on_signals(asyncio.current_task()) as received:
-        finished = _finished(config, scenarios, output, resume, retry_infra, shard)
+        finished, earlier = _finished(config, scenarios, output, resume, retry_infra, shard)
         if record_dir is not None:
             _prepare_recordings(record_dir, labels, finished, resume)
         if executor is None:
@@ -283,6 +289,7 @@ async def arun_config(
             executor,
             shard,
             on_footer,
+            earlier=earlier,
         )
         busy = Counter(spec.entry.label for spec in job.pending(labels))
         job.total = sum(busy.values())

@@ -94,3 +94,19 @@ def test_a_variable_without_a_default_must_be_set(tmp_path: Path) -> None:
     line = _refused_run(path)
     assert "phases.1.venv: environment variable V is not set" in line
     assert _validate(path, V="1.0").returncode == 0
+
+
+@pytest.mark.parametrize("value", ["../../tmp/x", "..", "1.0/../../x", "..\\x"])
+def test_a_variable_that_climbs_out_of_its_folder_is_refused(value: str) -> None:
+    # FORGE_VERSION='../../tmp/x' would make `../.forge/${FORGE_VERSION}` a venv outside .forge/
+    with pytest.raises(ValueError, match=r"^venv: environment variable FORGE_VERSION="):
+        expand_env("../.forge/${FORGE_VERSION:-0.10.0}", "venv", {"FORGE_VERSION": value})
+    assert expand_env("../.forge/${FORGE_VERSION:-0.10.0}", "venv", {"FORGE_VERSION": "0.7.3"}) == "../.forge/0.7.3"
+
+
+def test_a_run_with_a_variable_that_climbs_out_is_refused_in_one_line(tmp_path: Path) -> None:
+    path = _config(tmp_path, "venvs/${V:-1.0}")
+    (tmp_path / "outside" / "bin").mkdir(parents=True)
+    (tmp_path / "outside" / "bin" / "python").symlink_to(sys.executable)
+    line = _refused_run(path, V="../outside")
+    assert "c.yaml: backends.0.serve.phases.1.venv: environment variable V='../outside' names a folder outside" in line

@@ -5,13 +5,12 @@ saw, and the header names Forge's version and installed files. Skips without a F
 
 from __future__ import annotations
 
-import hashlib
 import json
-import subprocess
 from pathlib import Path
 
 from evalkit.report.terminal import summary_table
 from evalkit.results.forge_wheel import read_wheel_record
+from evalkit.results.installed_files import wheel_files_sha256
 from evalkit.results.reader import load_results
 from evalkit.run.config import load_config
 from evalkit.run.runner import run_config
@@ -63,21 +62,17 @@ def test_forge_proxy_in_front_of_the_simulated_model(tmp_path: Path) -> None:
     _, forge = described["started_by_evalkit"]["phases"]
     assert forge["name"] == "forge" and forge["command"][1:3] == ["-m", "forge.proxy"]
     (package,) = forge["packages"]
-    record = subprocess.run(
-        [str(python), "-c", "import importlib.metadata as m; print(m.distribution('forge-guardrails')._path)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
     # wheel_sha256 is there when scripts/install-forge.sh recorded the wheel it installed
-    assert {k: v for k, v in package.items() if k != "wheel_sha256"} == {
+    assert {k: v for k, v in package.items() if k not in ("wheel_sha256", "files_sha256", "files")} == {
         "name": "forge-guardrails",
         "version": forge_version(python),
-        "record_sha256": hashlib.sha256((Path(record) / "RECORD").read_bytes()).hexdigest(),
     }
     wheel = read_wheel_record(Path(python).parents[1])
     if wheel is not None:  # a venv install-forge.sh made: pip installed the very wheel it recorded
         assert package["wheel_sha256"] == wheel.sha256
+        # the installed files are the wheel's: the hash computed from the archive itself
+        archive = Path(python).parents[2] / "wheels" / wheel.wheel
+        assert package["files_sha256"] == wheel_files_sha256(archive)
     assert "calls per run:" in summary_table(results) and "[SIM]" in summary_table(results)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
 import sys
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -64,3 +65,34 @@ def test_the_wheel_docs_name_is_the_one_installed() -> None:
     if record is None:
         pytest.skip("no .forge/0.10.0 here (bash scripts/install-forge.sh)")
     assert record.sha256 == documented
+
+
+def _installed(tmp_path: Path, version: str) -> Path:
+    """A fake forge-guardrails VERSION installed into a folder (pip --target), the folder."""
+    from tests.fake_wheel import fake_wheel
+
+    wheel = fake_wheel(tmp_path / "w", version)
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    return target
+
+
+def test_the_in_process_guard_names_its_installed_files_and_an_edited_one(tmp_path: Path) -> None:
+    from evalkit.results.installed_files import wheel_files_sha256
+
+    site = _installed(tmp_path, "0.10.0")
+    (tmp_path / "venv").mkdir()
+    (tmp_path / "venv" / WHEEL_RECORD).write_text(json.dumps({**RECORD, "pinned": True}))
+    found = installed_forge(tmp_path / "venv", [str(site)])
+    reference = wheel_files_sha256(tmp_path / "w" / "forge_guardrails-0.10.0-py3-none-any.whl")
+    assert found == {**RECORD, "pinned": True, "files_sha256": reference, "files": 5}
+    (site / "forge_fake" / "core.py").write_text("print('edited')\n")
+    edited = installed_forge(tmp_path / "venv", [str(site)])
+    assert edited["files_sha256"] != reference and edited["modified"] == ["forge_fake/core.py"]
+    # a venv the script did not make: no wheel hash, the files' all the same
+    assert installed_forge(tmp_path / "nowhere", [str(site)])["files_sha256"] == edited["files_sha256"]
+    assert installed_forge(tmp_path / "nowhere", [str(tmp_path / "empty")]) == {}

@@ -4,7 +4,6 @@ gets ready, or starts a child), and what evalkit makes of each."""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import json
 import os
@@ -18,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from evalkit.errors import ServerUnavailable
+from evalkit.results.installed_files import installed_files
 from evalkit.results.reader import load_results
 from evalkit.run.config import load_config
 from evalkit.run.runner import run_config
@@ -147,10 +147,10 @@ def test_a_proxy_that_retries_on_its_own_is_counted_at_the_model_server(tmp_path
     assert model["command"][1:5] == ["-m", "evalkit", "serve", "sim"] and "{port}" in model["command"]
     assert [p["name"] for p in model["packages"]] == ["evalkit"]
     assert stub["command"][1] == "tests/stub_proxy.py" and "{upstream}" in stub["command"]
-    dist = importlib.metadata.distribution("aiohttp")
-    (path,) = [f.locate() for f in dist.files or [] if f.name == "RECORD"]
-    record = hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    assert stub["packages"] == [{"name": "aiohttp", "version": dist.version, "record_sha256": record}]
+    dist = importlib.metadata.distribution("aiohttp")  # the probe ran in another process: the same files
+    files = installed_files(dist)
+    assert files["files"] > 10 and "modified" not in files
+    assert stub["packages"] == [{"name": "aiohttp", "version": dist.version, **files}]
     described = json.dumps(results.headers[0].backends)
     assert str(tmp_path) not in described and str(ROOT) not in described  # no machine paths in the header
 
