@@ -6,8 +6,7 @@ A file is a sequence of JSON lines:
   run appends another header with `resumed: true`;
 - one `run` record per finished run, flushed as soon as the run ends;
 - a `footer` when the runner stops: `status` is `complete`, `interrupted`, or `infra_errors` when
-  more of a backend's runs than the config's `max_infra_error_rate` were infra errors (the backend
-  was down: the segment is no measurement; `reason` says which backend and its first error).
+  more of a backend's runs than `max_infra_error_rate` were infra errors (`reason` says which).
 
 Everything a report, a statistic or the gate shows is rebuilt from these records alone.
 """
