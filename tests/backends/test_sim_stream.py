@@ -153,9 +153,8 @@ def test_every_openai_reply_streamed_and_not_is_the_sdk_s_type_and_the_same_draw
     served: tuple[str, list[Scenario]],
 ) -> None:
     url, scenarios = served
-    sdk = openai.OpenAI(base_url=url + "/v1", api_key="sim", max_retries=0)
     seen: set[str] = set()
-    with httpx.Client(base_url=url, timeout=30) as client:
+    with httpx.Client(base_url=url, timeout=30) as client, openai.OpenAI(base_url=url + "/v1", api_key="s") as sdk:
         for scenario in scenarios:
             for request in _requests(scenario):
                 for seed in SEEDS:
@@ -194,9 +193,8 @@ def test_every_anthropic_reply_streamed_and_not_is_the_sdk_s_type_and_the_same_d
     served: tuple[str, list[Scenario]],
 ) -> None:
     url, scenarios = served
-    sdk = anthropic.Anthropic(base_url=url, api_key="sim", max_retries=0)
     seen: set[tuple[str, ...]] = set()
-    with httpx.Client(base_url=url, timeout=30) as client:
+    with httpx.Client(base_url=url, timeout=30) as client, anthropic.Anthropic(base_url=url, api_key="s") as sdk:
         for scenario in scenarios:
             for request in _requests(scenario):
                 for seed in SEEDS:
