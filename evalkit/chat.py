@@ -173,7 +173,7 @@ class CallContext(StrictModel):
     family: str = ""  # the scenario's family: a fitted simulated profile may behave per family
     offered_tools: list[ToolSpec] = Field(default_factory=list)
     skill: Skill = Field(default_factory=Skill)
-    # a `tool_choice` naming one tool, read from a request over HTTP (`tool_choice` above has no name in it)
+    # a `tool_choice` naming one tool, read from a request over HTTP (`ChatRequest.tool_choice` holds no name)
     forced_tool: str | None = None
 
 
