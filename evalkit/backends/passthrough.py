@@ -78,12 +78,22 @@ def _pair(data: Any) -> tuple[int | None, int | None] | None:
         return None
     message = data.get("message")
     nested = message.get("usage") if isinstance(message, dict) else None
-    for source in (data.get("usage"), nested, data.get("timings"), data):
+    for source in (data.get("usage"), nested, _timings(data.get("timings")), data):
         if isinstance(source, dict):
             for prompt, completion in _TOKENS:
                 if prompt in source or completion in source:
                     return _count(source.get(prompt)), _count(source.get(completion))
     return None
+
+
+def _timings(timings: Any) -> dict[str, Any] | None:
+    """llama-server's `timings` as counts: its `prompt_n` leaves out the prompt tokens its cache
+    served (`cache_n`), which its `usage.prompt_tokens` counts, so they are added back."""
+    if not isinstance(timings, dict) or "predicted_n" not in timings:
+        return None
+    evaluated, cached = _count(timings.get("prompt_n")), _count(timings.get("cache_n"))
+    prompt = None if evaluated is None else evaluated + (cached or 0)
+    return {"prompt_n": prompt, "predicted_n": timings.get("predicted_n")}
 
 
 def _count(value: Any) -> int | None:

@@ -41,9 +41,10 @@ DEEP = b"[" * 100_000 + b"]" * 100_000
             (4, 6),
         ),
         (  # llama-server's streamed answer: `timings` on its last chunk, whether or not usage was asked for
-            b'data: {"choices": []}\n\ndata: {"choices": [], "timings": {"prompt_n": 30, "predicted_n": 5}}\n\n',
+            b'data: {"choices": []}\n\ndata: {"choices": [], "timings": {"cache_n": 20, "prompt_n": 10, '
+            b'"predicted_n": 5}}\n\n',
             True,
-            (30, 5),
+            (30, 5),  # the prompt tokens its cache served count too, as in its `usage`
         ),
         (  # Anthropic's stream: the input in message_start, the output in message_delta
             b'event: message_start\ndata: {"type": "message_start", "message": {"usage": {"input_tokens": 9, '
