@@ -126,7 +126,8 @@ class ServedChains:
                 self.model = self._process(0, 0, None)
                 await self.model.start()
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None))
-            self.chains = [_Chain(CountingPassThrough(self.model.url, self._session)) for _ in range(self.count)]
+            limit = self.entry.max_response_bytes  # the pass-through bounds answers as a `url:` backend does
+            self.chains = [_Chain(CountingPassThrough(self.model.url, self._session, limit)) for _ in range(self.count)]
             await _all_or_none([self._start_chain(i) for i in range(self.count)])
         except BaseException as exc:
             self.failed = not isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))

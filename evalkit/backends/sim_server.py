@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -28,6 +29,7 @@ from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim import SimulatedBackend
 from evalkit.backends.sim_limits import ConnectionGate, RequestError, ServeLimits, json_errors, read_json
 from evalkit.backends.sim_schema import validate_anthropic, validate_openai
+from evalkit.backends.sim_stream import anthropic_events, honoured, openai_events, send_events
 from evalkit.backends.sim_wire import KnownScenario, ScenarioIndex, SimCall, anthropic_call, openai_call
 from evalkit.chat import Completion, ToolCall
 
@@ -39,6 +41,7 @@ _STOP_REASON = {"tool_calls": "tool_use", "length": "max_tokens"}
 UNKNOWN_OPENINGS_KEPT = 1024  # digests of the unknown openings already warned about (32 bytes each)
 Reader = Callable[[dict[str, Any], dict[str, str], ScenarioIndex], SimCall]
 Validator = Callable[[object, dict[str, str]], None]
+Events = Callable[[dict[str, Any], dict[str, Any]], Iterable[bytes]]
 
 
 def _arguments(call: ToolCall) -> str:
@@ -46,7 +49,7 @@ def _arguments(call: ToolCall) -> str:
     return call.raw_arguments or "" if call.arguments is None else json.dumps(call.arguments)
 
 
-def openai_reply(completion: Completion, model: str, call_id: str) -> dict[str, Any]:
+def openai_reply(completion: Completion, model: str, call_id: str, created: int = 0) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": completion.text or None}
     if completion.tool_calls:
         message["tool_calls"] = [
@@ -57,6 +60,7 @@ def openai_reply(completion: Completion, model: str, call_id: str) -> dict[str, 
     return {
         "id": f"chatcmpl-{call_id}",
         "object": "chat.completion",
+        "created": created,
         "model": model,
         "system_fingerprint": "evalkit-sim",
         "choices": [{"index": 0, "message": message, "finish_reason": completion.finish_reason}],
@@ -68,7 +72,7 @@ def openai_reply(completion: Completion, model: str, call_id: str) -> dict[str, 
     }
 
 
-def anthropic_reply(completion: Completion, model: str, call_id: str) -> dict[str, Any]:
+def anthropic_reply(completion: Completion, model: str, call_id: str, created: int = 0) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": completion.text}] if completion.text else []
     # `input` must be an object in this protocol: a call whose arguments never parsed goes out empty
     content += [
@@ -97,6 +101,7 @@ class SimServer:
         self.requests = 0
         self.limits = ServeLimits()
         self.gate = ConnectionGate(self.limits.max_connections, self.limits.idle_timeout_s)
+        self.created = int(time.time())  # OpenAI's `created`: the server's start, so an answer never varies
         self._unknown: OrderedDict[bytes, None] = OrderedDict()
 
     def app(self) -> web.Application:
@@ -158,32 +163,36 @@ class SimServer:
             }
         )
 
-    async def _chat(self, request: web.Request) -> web.Response:
-        return await self._answer(request, validate_openai, openai_call, openai_reply)
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._answer(request, validate_openai, openai_call, openai_reply, openai_events)
 
-    async def _messages(self, request: web.Request) -> web.Response:
-        return await self._answer(request, validate_anthropic, anthropic_call, anthropic_reply)
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        return await self._answer(request, validate_anthropic, anthropic_call, anthropic_reply, anthropic_events)
 
     async def _answer(
         self,
         request: web.Request,
         validate: Validator,
         read: Reader,
-        write: Callable[[Completion, str, str], dict[str, Any]],
-    ) -> web.Response:
+        write: Callable[[Completion, str, str, int], dict[str, Any]],
+        events: Events,
+    ) -> web.StreamResponse:
         body = await read_json(request, self.limits)
         headers = {k.lower(): v for k, v in request.headers.items()}
         validate(body, headers)
-        if body.get("stream"):
-            raise RequestError(400, "streaming is not supported by evalkit's simulated server: send stream=false")
-        call = read(body, headers, self.index)
+        call = honoured(body, read(body, headers, self.index))
+        if isinstance(call, str):
+            raise RequestError(400, call)
         self.requests += 1
         if call.scenario is None and len(self.index):
             self._warn_unknown(call)
         completion = await self.backend.complete(call.request, call.context)
         model = body.get("model") if isinstance(body.get("model"), str) else self.profile
-        reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}")
-        return web.json_response(reply, headers={SCENARIO_HEADER: call.scenario or "unknown"})
+        reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}", self.created)
+        headers = {SCENARIO_HEADER: call.scenario or "unknown"}
+        if body.get("stream") is True:  # the same reply, in pieces (evalkit/backends/sim_stream.py)
+            return await send_events(request, events(reply, body), {**headers, SIMULATED_HEADER: self.label})
+        return web.json_response(reply, headers=headers)
 
     def unknown_openings(self) -> int:
         """How many unknown openings the server remembers having warned about (at most a bound)."""
