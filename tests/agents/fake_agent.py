@@ -5,7 +5,8 @@
     python fake_agent.py flood         calls the model again and again, whatever it answers
     python fake_agent.py crash         writes a line to stderr and exits with status 3
     python fake_agent.py hang PIDFILE  starts a child in a session of its own that ignores SIGINT,
-                                       writes both pids to PIDFILE, ignores SIGINT itself and sleeps
+                                       writes both pids to PIDFILE, ignores SIGINT itself and sleeps;
+                                       once PIDFILE exists, it is the usual loop (a resumed run ends)
 
 The run's facts come in EVALKIT_* variables (evalkit/agents/command.py). MCP is spoken as plain
 JSON-RPC over HTTP to evalkit's stateless streamable-HTTP server (JSON answers).
@@ -85,6 +86,9 @@ def flood() -> None:
 
 
 def hang(pidfile: str) -> None:
+    if os.path.exists(pidfile):
+        loop()
+        return
     code = "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(3600)"
     child = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     with open(pidfile, "w") as out:

@@ -154,3 +154,37 @@ def test_bad_agent_input_is_one_line_and_exit_2(
     assert message in err and "not an executable" in err if "command" in message else message in err
     assert len(err.splitlines()) == 1, err
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_stopping_evalkit_stops_every_agent_process_and_resume_finishes(
+    agent_config: MakeConfig, tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    pidfile = tmp_path / "pids"
+    config = agent_config("hang", str(pidfile), scenarios=["scenarios/casual_greeting/hi.yaml"])
+    output = tmp_path / "out.jsonl"
+    command = [sys.executable, "-m", "evalkit", "run", str(config), "-o", str(output)]
+    evalkit = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):
+            if pidfile.exists() and pidfile.read_text().endswith("\n"):
+                break
+            time.sleep(0.1)
+        evalkit.send_signal(signal.SIGINT)
+        _, err = evalkit.communicate(timeout=60)
+    finally:
+        evalkit.kill()
+    assert evalkit.returncode == 130, err
+    agent, child = map(int, pidfile.read_text().split())
+    for _ in range(50):
+        if not (_alive(agent) or _alive(child)):
+            break
+        time.sleep(0.1)
+    assert not _alive(agent) and not _alive(child)
+    done = subprocess.run([*command, "--resume"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    (run,) = load_results([output]).runs
+    assert run.outcome == "final_answer" and run.correct
