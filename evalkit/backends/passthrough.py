@@ -21,6 +21,10 @@ decompression. A stream (`text/event-stream`) goes through chunk by chunk as the
 its usage read line by line; one that passes the limit is cut after an error event in the protocol's
 form (which the openai and anthropic SDKs raise) and counted as an error. Any other answer is held
 up to the limit and answered whole, or replaced by a 502 JSON error past it.
+
+A run's model URL (`/run/<token>/v1`, evalkit/backends/run_url.py) is stripped before forwarding, so
+the model server sees its own paths, and the calls under it are also counted per token (`by_run`):
+every served call of an agent under test is attributed to its run, however many runs share the server.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from aiohttp import web
 from pydantic_core import from_json
 
 from evalkit.backends._http import MAX_RESPONSE_BYTES
+from evalkit.backends.run_url import split_run_path
 
 __all__ = ["CountingPassThrough", "ServedCount"]
 
@@ -173,6 +178,7 @@ class CountingPassThrough:
         self.upstream = upstream.rstrip("/")
         self.count = ServedCount()
         self.max_bytes = max_bytes
+        self.by_run: dict[str, ServedCount] = {}
         self._session = session
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -197,30 +203,33 @@ class CountingPassThrough:
     async def _forward(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
-        counted = request.method == "POST" and request.path.rstrip("/").endswith(_MODEL_PATHS)
+        token, path = split_run_path(request.path)
+        counted = request.method == "POST" and path.rstrip("/").endswith(_MODEL_PATHS)
+        into = [self.count, self.by_run.setdefault(token, ServedCount())] if token and counted else [self.count]
+        query = f"?{request.query_string}" if request.query_string else ""
         started = time.perf_counter()
         tally = _Tally()
         try:
             async with self._session.request(
-                request.method, self.upstream + request.path_qs, data=body, headers=headers, allow_redirects=False
+                request.method, self.upstream + path + query, data=body, headers=headers, allow_redirects=False
             ) as answer:
                 reply_headers = {k: v for k, v in answer.headers.items() if k.lower() not in _ANSWER_HOP}
                 if answer.content_type == "text/event-stream":
                     response = web.StreamResponse(status=answer.status, headers=reply_headers)
                     cut = await self._stream(request, response, answer, tally)
                     if counted:
-                        self._add(answer.status, tally, time.perf_counter() - started, cut=cut)
+                        self._add(into, answer.status, tally, time.perf_counter() - started, cut=cut)
                     return response
                 data = await self._read(answer)
         except aiohttp.ClientError as exc:
             return _error(request.path, 502, f"evalkit pass-through: the model server did not answer: {exc}")
         except _TooLarge:
             if counted:
-                self._add(answer.status, tally, time.perf_counter() - started, cut=True)
+                self._add(into, answer.status, tally, time.perf_counter() - started, cut=True)
             return _error(request.path, 502, self._too_large())
         if counted:
             tally.document(data)
-            self._add(answer.status, tally, time.perf_counter() - started)
+            self._add(into, answer.status, tally, time.perf_counter() - started)
         return web.Response(status=answer.status, body=data, headers=reply_headers)
 
     def _too_large(self) -> str:
@@ -263,11 +272,11 @@ class CountingPassThrough:
             return True
         return False
 
-    def _add(self, status: int, tally: _Tally, latency_s: float, cut: bool = False) -> None:
-        count = self.count
-        count.calls += 1
-        count.errors += status >= 400 or cut
-        count.prompt_tokens += tally.prompt
-        count.completion_tokens += tally.completion
-        count.no_usage += not tally.reported
-        count.latency_s += latency_s
+    def _add(self, into: list[ServedCount], status: int, tally: _Tally, latency_s: float, cut: bool = False) -> None:
+        for count in into:  # the server's total, and the run's when its URL named one
+            count.calls += 1
+            count.errors += status >= 400 or cut
+            count.prompt_tokens += tally.prompt
+            count.completion_tokens += tally.completion
+            count.no_usage += not tally.reported
+            count.latency_s += latency_s

@@ -11,6 +11,11 @@ Each request is answered by `SimulatedBackend.complete` with the call context th
 front of it meets the same simulated model as evalkit's runs in process, offline and fast. Every
 answer carries the header `X-Evalkit-Simulated` (the profile's label), and `/health`, `/v1/models` and
 `/props` say `"simulated": true`, so whatever reads results through it can label them SIMULATED.
+
+Every path also answers under a run's prefix, `/run/<token>/v1/...` (evalkit/backends/run_url.py): the
+token names the scenario, seed and run id, taken as if the request carried evalkit's headers, so an
+agent that sends no seed is seeded per run. An observer (`ServedCalls`; evalkit's agent runner) counts
+each run's served calls, numbers them, and may refuse a call past the run's budget.
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ import sys
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
+from evalkit.backends.base import Backend
 from evalkit.backends.entry import BackendEntry
+from evalkit.backends.run_url import RunToken
 from evalkit.backends.sim import SimulatedBackend
 from evalkit.backends.sim_limits import ConnectionGate, RequestError, ServeLimits, json_errors, read_json
 from evalkit.backends.sim_schema import validate_anthropic, validate_openai
@@ -33,7 +40,7 @@ from evalkit.backends.sim_stream import anthropic_events, honoured, openai_event
 from evalkit.backends.sim_wire import KnownScenario, ScenarioIndex, SimCall, anthropic_call, openai_call
 from evalkit.chat import Completion, ToolCall
 
-__all__ = ["SIMULATED_HEADER", "SimServer"]
+__all__ = ["SIMULATED_HEADER", "ServedCalls", "SimServer"]
 
 SIMULATED_HEADER = "X-Evalkit-Simulated"
 SCENARIO_HEADER = "X-Evalkit-Scenario"
@@ -42,6 +49,16 @@ UNKNOWN_OPENINGS_KEPT = 1024  # digests of the unknown openings already warned a
 Reader = Callable[[dict[str, Any], dict[str, str], ScenarioIndex], SimCall]
 Validator = Callable[[object, dict[str, str]], None]
 Events = Callable[[dict[str, Any], dict[str, Any]], Iterable[bytes]]
+
+
+class ServedCalls(Protocol):
+    """Who watches the calls served under run URLs."""
+
+    def admit(self, run: RunToken) -> int | str:
+        """The call's index in its run, or why it is refused (the run is past its budget, or unknown)."""
+        ...
+
+    def served(self, run: RunToken, call: SimCall, completion: Completion) -> None: ...
 
 
 def _arguments(call: ToolCall) -> str:
@@ -93,10 +110,23 @@ def anthropic_reply(completion: Completion, model: str, call_id: str, created: i
 class SimServer:
     """The aiohttp application around one simulated profile and the scenarios it knows."""
 
-    def __init__(self, profile: str, scenarios: Sequence[KnownScenario] = ()):
+    def __init__(
+        self,
+        profile: str,
+        scenarios: Sequence[KnownScenario] = (),
+        *,
+        backend: Backend | None = None,
+        observer: ServedCalls | None = None,
+    ):
+        """`backend` answers instead of a simulated profile of its own (evalkit's agent runner serves the
+        run's backend, recorded or replayed, this way); `observer` watches run URLs."""
         self.profile = profile
-        self.backend = SimulatedBackend(entry=BackendEntry(label="sim", kind="sim", model=profile))
-        self.label = self.backend.profile.label()
+        self.sim = (
+            SimulatedBackend(entry=BackendEntry(label="sim", kind="sim", model=profile)) if backend is None else None
+        )
+        self.backend: Backend = self.sim or backend  # type: ignore[assignment]  # one of the two is given
+        self.label = self.sim.profile.label() if self.sim else ("SIMULATED" if self.backend.simulated else "")
+        self.observer = observer
         self.index = ScenarioIndex(scenarios)
         self.requests = 0
         self.limits = ServeLimits()
@@ -120,6 +150,9 @@ class SimServer:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_get("/run/{token}/v1/models", self._models)
+        app.router.add_post("/run/{token}/v1/chat/completions", self._chat)
+        app.router.add_post("/run/{token}/v1/messages", self._messages)
         return app
 
     @web.middleware
@@ -129,9 +162,11 @@ class SimServer:
         try:
             response = await handler(request)
         except web.HTTPException as exc:
-            exc.headers[SIMULATED_HEADER] = self.label
+            if self.label:
+                exc.headers[SIMULATED_HEADER] = self.label
             raise
-        response.headers[SIMULATED_HEADER] = self.label
+        if self.label:
+            response.headers[SIMULATED_HEADER] = self.label
         return response
 
     def description(self) -> dict[str, Any]:
@@ -141,7 +176,7 @@ class SimServer:
             "label": self.label,
             "model": self.profile,
             "scenarios": len(self.index),
-            "profile": self.backend.profile.model_dump(exclude_none=True),
+            "profile": self.sim.profile.model_dump(exclude_none=True) if self.sim else {},
         }
 
     async def _health(self, request: web.Request) -> web.Response:
@@ -177,16 +212,26 @@ class SimServer:
         write: Callable[[Completion, str, str, int], dict[str, Any]],
         events: Events,
     ) -> web.StreamResponse:
+        run = RunToken.decode(request.match_info["token"]) if "token" in request.match_info else None
+        if "token" in request.match_info and run is None:
+            raise RequestError(404, "not a run URL evalkit made: /run/<token>/v1")
         body = await read_json(request, self.limits)
         headers = {k.lower(): v for k, v in request.headers.items()}
         validate(body, headers)
-        call = honoured(body, read(body, headers, self.index))
+        call = honoured(body, read(body, {**headers, **(run.headers() if run else {})}, self.index))
         if isinstance(call, str):
             raise RequestError(400, call)
         self.requests += 1
         if call.scenario is None and len(self.index):
             self._warn_unknown(call)
+        if run is not None and self.observer is not None:
+            admitted = self.observer.admit(run)
+            if isinstance(admitted, str):
+                raise RequestError(400, admitted)
+            call = SimCall(call.request, call.context.model_copy(update={"call_index": admitted}), call.scenario)
         completion = await self.backend.complete(call.request, call.context)
+        if run is not None and self.observer is not None:
+            self.observer.served(run, call, completion)
         model = body.get("model") if isinstance(body.get("model"), str) else self.profile
         reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}", self.created)
         headers = {SCENARIO_HEADER: call.scenario or "unknown"}

@@ -61,6 +61,7 @@ Outcome = Literal[
     "escalated",  # a guard handed the run back to a human (Cline's mistake limit)
     "failed",  # a guard ended the run with an explicit failure (retry budget spent)
     "guard_fatal",  # a guard's error budget ran out and it declared the run lost (Forge's `fatal`)
+    "runaway",  # an agent under test asked for more served model calls than its budget (`served.calls`)
     "infra_error",  # the backend stayed broken: excluded from rates, counted apart
     "unsupported",  # the backend cannot do what this cell's mode or strategy needs
 ]
@@ -77,6 +78,7 @@ FailureCategory = Literal[
     "iteration_limit",
     "escalated",
     "guard_fatal",
+    "runaway",  # an agent under test went past its budget of served model calls (evalkit/agents/)
     "infra_error",
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
@@ -205,11 +207,9 @@ class RunRecord(_Record):
     wall_s: float
     sampling: Sampling
     error: str | None = None
-    # a hash of the scenario as judged (`evalkit.run.matrix.scenario_hash`); None in files written
-    # before records carried it, whose scenario version is unknown
+    # a hash of the scenario as judged (`run.matrix.scenario_hash`); None in older files: version unknown
     scenario_hash: str | None = None
-    # the model server's own count, for a backend served through a chain of phases (a guard proxy in
-    # front of the model); None elsewhere, and in files written before records carried it
+    # the model server's own count behind a chain of phases (a guard proxy); None elsewhere and in older files
     served: Served | None = None
     # the server phases that exited during this run (empty elsewhere, and in files written before)
     phase_restarts: list[PhaseRestart] = Field(default_factory=list)
@@ -258,9 +258,8 @@ def _checked_as_written(value: Any, handler: ValidatorFunctionWrapHandler) -> An
 
 class Header(_Record):
     type: Literal["header"] = "header"
-    # 1: files written before run records could carry `served`; 2: since; 3: `phase_restarts` too. A
-    # reader refuses a file of a version it does not know rather than misread it; a version that changes
-    # the records adds its migration here (1 to 2 and 2 to 3 need none: the new fields' defaults).
+    # A reader refuses a version it does not know rather than misread it; a version that changes the
+    # records adds its migration here (1 to 2 and 2 to 3 need none: the new fields' defaults).
     schema_version: int = SCHEMA_VERSION
 
     @field_validator("schema_version")
@@ -280,9 +279,10 @@ class Header(_Record):
     runs_per_cell: int
     simulated: bool
     backends: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    # the package behind a guard that runs someone else's code, by strategy name (forge: forge-guardrails'
-    # version, and its wheel's sha256 and origin when scripts/install-forge.sh installed it)
+    # the package behind a guard that runs someone else's code, by strategy (forge: version, wheel, hashes)
     guards: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # each agent under test, by its config label: name, version and install hash (evalkit/agents/)
+    agents: dict[str, dict[str, Any]] = Field(default_factory=dict)
     resumed: bool = False
     rescored: dict[str, Any] | None = None  # set by `evalkit rescore`: when, evalkit version, git sha
     shard: str | None = None  # "i/n" when the run covered one shard of the plan (`run --shard`)

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalkit import __version__
+from evalkit.agents.registry import describe_agents
 from evalkit.backends.entry import BackendEntry
 from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.integrity import InfraCount, infra_excess
@@ -166,6 +167,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     simulated=phase.simulated,
                     backends=backends,
                     guards=guards,
+                    agents=describe_agents(config.agents, Path(config.base_dir or ".")),
                     resumed=writer.path.stat().st_size > 0,
                     shard=str(job.shard) if job.shard else None,
                 )
