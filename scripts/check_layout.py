@@ -46,6 +46,7 @@ LAYERS: list[set[str]] = [
     {"strategies"},
     {"scenario"},
     {"judge"},
+    {"agents"},
     {"run"},
     {"simfit"},
     {"report"},

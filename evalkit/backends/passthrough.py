@@ -12,6 +12,10 @@ many were), and a model server that does not answer at all is the proxy's 502, n
 Tokens come from OpenAI's `usage`, Anthropic's `input_tokens`/`output_tokens`, llama-server's
 `tokens_evaluated`/`tokens_predicted` or Ollama's `prompt_eval_count`/`eval_count`, in a JSON answer
 or in the `data:` lines of a stream.
+
+A run's model URL (`/run/<token>/v1`, evalkit/backends/run_url.py) is stripped before forwarding, so
+the model server sees its own paths, and the calls under it are also counted per token (`by_run`):
+every served call of an agent under test is attributed to its run, however many runs share the server.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 from pydantic_core import from_json
+
+from evalkit.backends.run_url import split_run_path
 
 __all__ = ["CountingPassThrough", "ServedCount"]
 
@@ -97,6 +103,7 @@ class CountingPassThrough:
     def __init__(self, upstream: str, session: aiohttp.ClientSession):
         self.upstream = upstream.rstrip("/")
         self.count = ServedCount()
+        self.by_run: dict[str, ServedCount] = {}
         self._session = session
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -121,21 +128,24 @@ class CountingPassThrough:
     async def _forward(self, request: web.Request) -> web.StreamResponse:
         body = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
-        counted = request.method == "POST" and request.path.rstrip("/").endswith(_MODEL_PATHS)
+        token, path = split_run_path(request.path)
+        counted = request.method == "POST" and path.rstrip("/").endswith(_MODEL_PATHS)
+        into = [self.count, self.by_run.setdefault(token, ServedCount())] if token and counted else [self.count]
+        query = f"?{request.query_string}" if request.query_string else ""
         started = time.perf_counter()
         try:
             async with self._session.request(
-                request.method, self.upstream + request.path_qs, data=body, headers=headers, allow_redirects=False
+                request.method, self.upstream + path + query, data=body, headers=headers, allow_redirects=False
             ) as answer:
                 reply_headers = {k: v for k, v in answer.headers.items() if k.lower() not in _ANSWER_HOP}
                 stream = answer.content_type == "text/event-stream"
                 if stream:
-                    return await self._stream(request, answer, reply_headers, counted, started)
+                    return await self._stream(request, answer, reply_headers, into if counted else [], started)
                 data = await answer.read()
         except aiohttp.ClientError as exc:
             return web.Response(status=502, text=f"evalkit pass-through: the model server did not answer: {exc}")
         if counted:
-            self._add(answer.status, data, False, time.perf_counter() - started)
+            self._add(into, answer.status, data, False, time.perf_counter() - started)
         return web.Response(status=answer.status, body=data, headers=reply_headers)
 
     async def _stream(
@@ -143,7 +153,7 @@ class CountingPassThrough:
         request: web.Request,
         answer: aiohttp.ClientResponse,
         headers: dict[str, str],
-        counted: bool,
+        into: list[ServedCount],
         started: float,
     ) -> web.StreamResponse:
         response = web.StreamResponse(status=answer.status, headers=headers)
@@ -153,15 +163,15 @@ class CountingPassThrough:
             seen += chunk
             await response.write(chunk)
         await response.write_eof()
-        if counted:
-            self._add(answer.status, bytes(seen), True, time.perf_counter() - started)
+        if into:
+            self._add(into, answer.status, bytes(seen), True, time.perf_counter() - started)
         return response
 
-    def _add(self, status: int, body: bytes, stream: bool, latency_s: float) -> None:
+    def _add(self, into: list[ServedCount], status: int, body: bytes, stream: bool, latency_s: float) -> None:
         prompt, completion = answer_tokens(body, stream)
-        count = self.count
-        count.calls += 1
-        count.errors += status >= 400
-        count.prompt_tokens += prompt
-        count.completion_tokens += completion
-        count.latency_s += latency_s
+        for count in into:  # the server's total, and the run's when its URL named one
+            count.calls += 1
+            count.errors += status >= 400
+            count.prompt_tokens += prompt
+            count.completion_tokens += completion
+            count.latency_s += latency_s

@@ -11,6 +11,11 @@ Each request is answered by `SimulatedBackend.complete` with the call context th
 front of it meets the same simulated model as evalkit's runs in process, offline and fast. Every
 answer carries the header `X-Evalkit-Simulated` (the profile's label), and `/health`, `/v1/models` and
 `/props` say `"simulated": true`, so whatever reads results through it can label them SIMULATED.
+
+Every path also answers under a run's prefix, `/run/<token>/v1/...` (evalkit/backends/run_url.py): the
+token names the scenario, seed and run id, taken as if the request carried evalkit's headers, so an
+agent that sends no seed is seeded per run. An observer (`ServedCalls`; evalkit's agent runner) counts
+each run's served calls, numbers them, and may refuse a call past the run's budget.
 """
 
 from __future__ import annotations
@@ -18,22 +23,34 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 from pydantic_core import from_json
 
+from evalkit.backends.base import Backend
 from evalkit.backends.entry import BackendEntry
+from evalkit.backends.run_url import RunToken
 from evalkit.backends.sim import SimulatedBackend
 from evalkit.backends.sim_wire import KnownScenario, ScenarioIndex, SimCall, anthropic_call, openai_call
 from evalkit.chat import Completion, ToolCall
 
-__all__ = ["SIMULATED_HEADER", "SimServer"]
+__all__ = ["SIMULATED_HEADER", "ServedCalls", "SimServer"]
 
 SIMULATED_HEADER = "X-Evalkit-Simulated"
 SCENARIO_HEADER = "X-Evalkit-Scenario"
 _STOP_REASON = {"tool_calls": "tool_use", "length": "max_tokens"}
 Reader = Callable[[dict[str, Any], dict[str, str], ScenarioIndex], SimCall]
+
+
+class ServedCalls(Protocol):
+    """Who watches the calls served under run URLs."""
+
+    def admit(self, run: RunToken) -> int | str:
+        """The call's index in its run, or why it is refused (the run is past its budget, or unknown)."""
+        ...
+
+    def served(self, run: RunToken, call: SimCall, completion: Completion) -> None: ...
 
 
 def _arguments(call: ToolCall) -> str:
@@ -84,10 +101,23 @@ def anthropic_reply(completion: Completion, model: str, call_id: str) -> dict[st
 class SimServer:
     """The aiohttp application around one simulated profile and the scenarios it knows."""
 
-    def __init__(self, profile: str, scenarios: Sequence[KnownScenario] = ()):
+    def __init__(
+        self,
+        profile: str,
+        scenarios: Sequence[KnownScenario] = (),
+        *,
+        backend: Backend | None = None,
+        observer: ServedCalls | None = None,
+    ):
+        """`backend` answers instead of a simulated profile of its own (evalkit's agent runner serves the
+        run's backend, recorded or replayed, this way); `observer` watches run URLs."""
         self.profile = profile
-        self.backend = SimulatedBackend(entry=BackendEntry(label="sim", kind="sim", model=profile))
-        self.label = self.backend.profile.label()
+        self.sim = (
+            SimulatedBackend(entry=BackendEntry(label="sim", kind="sim", model=profile)) if backend is None else None
+        )
+        self.backend: Backend = self.sim or backend  # type: ignore[assignment]  # one of the two is given
+        self.label = self.sim.profile.label() if self.sim else ("SIMULATED" if self.backend.simulated else "")
+        self.observer = observer
         self.index = ScenarioIndex(scenarios)
         self.requests = 0
         self._unknown: set[str] = set()
@@ -102,6 +132,9 @@ class SimServer:
         app.router.add_post("/v1/chat/completions", self._chat)
         app.router.add_post("/chat/completions", self._chat)
         app.router.add_post("/v1/messages", self._messages)
+        app.router.add_get("/run/{token}/v1/models", self._models)
+        app.router.add_post("/run/{token}/v1/chat/completions", self._chat)
+        app.router.add_post("/run/{token}/v1/messages", self._messages)
         return app
 
     @web.middleware
@@ -111,9 +144,11 @@ class SimServer:
         try:
             response = await handler(request)
         except web.HTTPException as exc:
-            exc.headers[SIMULATED_HEADER] = self.label
+            if self.label:
+                exc.headers[SIMULATED_HEADER] = self.label
             raise
-        response.headers[SIMULATED_HEADER] = self.label
+        if self.label:
+            response.headers[SIMULATED_HEADER] = self.label
         return response
 
     def description(self) -> dict[str, Any]:
@@ -123,7 +158,7 @@ class SimServer:
             "label": self.label,
             "model": self.profile,
             "scenarios": len(self.index),
-            "profile": self.backend.profile.model_dump(exclude_none=True),
+            "profile": self.sim.profile.model_dump(exclude_none=True) if self.sim else {},
         }
 
     async def _health(self, request: web.Request) -> web.Response:
@@ -162,11 +197,22 @@ class SimServer:
             return _error(400, "the body is not a JSON object")
         if body.get("stream"):
             return _error(400, "streaming is not supported by evalkit's simulated server: send stream=false")
-        call = read(body, {k.lower(): v for k, v in request.headers.items()}, self.index)
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        run = RunToken.decode(request.match_info["token"]) if "token" in request.match_info else None
+        if "token" in request.match_info and run is None:
+            return _error(404, "not a run URL evalkit made: /run/<token>/v1")
+        call = read(body, {**headers, **(run.headers() if run else {})}, self.index)
         self.requests += 1
         if call.scenario is None and len(self.index):
             self._warn_unknown(call)
+        if run is not None and self.observer is not None:
+            admitted = self.observer.admit(run)
+            if isinstance(admitted, str):
+                return _error(400, admitted)
+            call = SimCall(call.request, call.context.model_copy(update={"call_index": admitted}), call.scenario)
         completion = await self.backend.complete(call.request, call.context)
+        if run is not None and self.observer is not None:
+            self.observer.served(run, call, completion)
         model = body.get("model") if isinstance(body.get("model"), str) else self.profile
         reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}")
         return web.json_response(reply, headers={SCENARIO_HEADER: call.scenario or "unknown"})

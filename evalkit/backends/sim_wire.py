@@ -7,6 +7,9 @@ HTTP there is only the request, as for a real model, so this module works them o
 - **the scenario**: the one of the known scenarios whose first user message is the conversation's
   first user message and whose system prompt the conversation's system text contains (tool names
   break a tie). No match: a conversation with no intended solution, where every step is a reply.
+- **a run's model URL** (`/run/<token>/v1`, evalkit/backends/run_url.py) reaches here as the headers
+  `X-Evalkit-Scenario` (the scenario by id, whatever the system prompt), `X-Evalkit-Seed` and
+  `X-Evalkit-Run` (the call context's run id).
 - **the seed**: the request's `seed` (OpenAI's field, which evalkit sends and guard proxies pass
   on), else the `X-Evalkit-Seed` header, else a hash of the first user message; the call's index is
   the number of assistant messages in the conversation. In process the draw is `(seed, call index)`
@@ -94,13 +97,19 @@ class ScenarioIndex:
 
     def __init__(self, scenarios: Iterable[KnownScenario] = ()):
         self._by_opening: dict[str, list[KnownScenario]] = {}
+        self._by_id: dict[str, KnownScenario] = {}
         for scenario in scenarios:
             self._by_opening.setdefault(scenario.user_text(0).strip(), []).append(scenario)
+            self._by_id.setdefault(scenario.id, scenario)
 
     def __len__(self) -> int:
         return sum(len(found) for found in self._by_opening.values())
 
-    def find(self, messages: list[Message], tool_names: set[str]) -> KnownScenario | None:
+    def find(self, messages: list[Message], tool_names: set[str], named: str | None = None) -> KnownScenario | None:
+        """The scenario `named` (a run's model URL names it: an agent's own system prompt would not match),
+        else the one the conversation opens as."""
+        if named is not None and named in self._by_id:
+            return self._by_id[named]
         first = next((m.content.strip() for m in messages if m.role == "user"), None)
         system = "\n".join(m.content for m in messages if m.role == "system")
         found = [s for s in self._by_opening.get(first or "", []) if s.system in system]
@@ -172,10 +181,12 @@ def _prompt_tools(messages: list[Message]) -> list[ToolSpec]:
 
 
 def _seed(body: dict[str, Any], headers: dict[str, str], messages: list[Message]) -> int:
+    header = headers.get("x-evalkit-seed", "")
+    if "x-evalkit-run" in headers and header.lstrip("-").isdigit():
+        return int(header)  # a run's URL decides: an agent's own fixed seed would make every run one draw
     seed = body.get("seed")
     if isinstance(seed, int) and not isinstance(seed, bool):
         return seed
-    header = headers.get("x-evalkit-seed", "")
     if header.lstrip("-").isdigit():
         return int(header)
     first = next((m.content for m in messages if m.role == "user"), "")
@@ -200,18 +211,19 @@ def _call(
     seed: int,
     sampling: Sampling,
     index: ScenarioIndex,
+    headers: dict[str, str],
 ) -> SimCall:
     mode: ToolMode = "native"
     offered = tools
     if not tools and (prompt_tools := _prompt_tools(messages)):
         mode, offered = "prompt", prompt_tools
-    scenario = index.find(messages, {t.name for t in offered})
+    scenario = index.find(messages, {t.name for t in offered}, headers.get("x-evalkit-scenario"))
     if corrected(messages, scenario):
         messages = [*messages[:-1], messages[-1].model_copy(update={"origin": "guard"})]
     messages = [m.model_copy(update={"content": m.content.removeprefix(_ERROR_MARK)}) for m in messages]
     request = ChatRequest(messages=messages, tools=tools, tool_choice=choice, constraint=constraint, sampling=sampling)
     context = CallContext(
-        run_id="http",
+        run_id=headers.get("x-evalkit-run", "http"),
         seed=seed,
         call_index=sum(m.role == "assistant" for m in messages),
         mode=mode,
@@ -276,6 +288,7 @@ def openai_call(body: dict[str, Any], headers: dict[str, str], index: ScenarioIn
         seed,
         _sampling(body, seed),
         index,
+        headers,
     )
 
 
@@ -319,4 +332,4 @@ def anthropic_call(body: dict[str, Any], headers: dict[str, str], index: Scenari
     kind = (body.get("tool_choice") or {}).get("type") if isinstance(body.get("tool_choice"), dict) else None
     choice: ToolChoice | None = {"auto": "auto", "any": "required", "tool": "required", "none": "none"}.get(str(kind))  # type: ignore[assignment]
     seed = _seed(body, headers, messages)
-    return _call(messages, tools, choice, None, seed, _sampling(body, seed), index)
+    return _call(messages, tools, choice, None, seed, _sampling(body, seed), index, headers)

@@ -16,6 +16,7 @@ FAILURE_COLOURS: dict[str, str] = {
     "iteration_limit": "#ff9da7",
     "escalated": "#9c755f",
     "guard_fatal": "#86412f",
+    "runaway": "#d37295",
     "degenerate_output": "#3b3b3b",
     "infra_error": "#bab0ac",
 }

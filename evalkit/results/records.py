@@ -50,6 +50,7 @@ Outcome = Literal[
     "escalated",  # a guard handed the run back to a human (Cline's mistake limit)
     "failed",  # a guard ended the run with an explicit failure (retry budget spent)
     "guard_fatal",  # a guard's error budget ran out and it declared the run lost (Forge's `fatal`)
+    "runaway",  # an agent under test asked for more served model calls than its budget (`served.calls`)
     "infra_error",  # the backend stayed broken: excluded from rates, counted apart
     "unsupported",  # the backend cannot do what this cell's mode or strategy needs
 ]
@@ -66,6 +67,7 @@ FailureCategory = Literal[
     "iteration_limit",
     "escalated",
     "guard_fatal",
+    "runaway",  # an agent under test went past its budget of served model calls (evalkit/agents/)
     "infra_error",
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
@@ -261,6 +263,8 @@ class Header(_Record):
     # the package behind a guard that runs someone else's code, by strategy name (forge: forge-guardrails'
     # version, and its wheel's sha256 and origin when scripts/install-forge.sh installed it)
     guards: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # each agent under test, by its config label: name, version and install hash (evalkit/agents/)
+    agents: dict[str, dict[str, Any]] = Field(default_factory=dict)
     resumed: bool = False
     rescored: dict[str, Any] | None = None  # set by `evalkit rescore`: when, evalkit version, git sha
     shard: str | None = None  # "i/n" when the run covered one shard of the plan (`run --shard`)

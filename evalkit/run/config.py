@@ -11,6 +11,8 @@ strategies:                    # label -> stack of guards, applied in order
   trust_text: [trust_text]
   respond+nudge: [respond_tool, {retry_nudge: {max_retries: 3}}]
 allow_state_modules: [mymocks] # optional: modules whose classes scenarios may build as stateful mocks
+agents:                        # optional: agent loops under test, columns beside the guard stacks
+  pydantic-ai: {agent: pydantic-ai, budget: 20}   # (evalkit/agents/entry.py; native mode only)
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 
 from evalkit._model import StrictModel, first_problem
 from evalkit._yaml import read_yaml
+from evalkit.agents.entry import AgentEntry
 from evalkit.backends.entry import BackendEntry
 from evalkit.chat import Sampling, ToolMode
 from evalkit.errors import ConfigError, ResultsError, ScenarioError
@@ -61,7 +64,8 @@ class RunConfig(StrictModel):
     custom_families: list[str] = Field(default_factory=list)  # families of your own, beyond the built-in ones
     modes: list[ToolMode] = Field(default_factory=lambda: list[ToolMode](["native"]), min_length=1)
     backends: list[BackendEntry] = Field(min_length=1)
-    strategies: dict[str, list[Any]] = Field(min_length=1)
+    strategies: dict[str, list[Any]] = Field(default_factory=dict)
+    agents: dict[str, AgentEntry] = Field(default_factory=dict)
     sampling: Sampling = Field(default_factory=Sampling)
     output: str | None = None
     # modules whose classes scenarios may use as stateful mocks (their code runs: see scenario/state_allowlist.py)
@@ -81,12 +85,19 @@ class RunConfig(StrictModel):
 
     @model_validator(mode="after")
     def _check_strategies(self) -> RunConfig:
+        if not self.strategies and not self.agents:
+            raise ValueError("strategies: give at least one guard stack (or an agent under `agents`)")
+        both = sorted(set(self.strategies) & set(self.agents))
+        if both:
+            raise ValueError(f"agents.{both[0]}: the label is also a guard stack of `strategies`")
+        if self.agents and "native" not in self.modes:
+            raise ValueError(f"agents.{next(iter(self.agents))}: agents run in native mode: add native to `modes`")
         for label, specs in self.strategies.items():
             parse_strategy_specs(label, specs)
         for i, entry in enumerate(self.backends):
-            unknown = [s for s in entry.strategies or [] if s not in self.strategies]
+            unknown = [s for s in entry.strategies or [] if s not in self.strategies and s not in self.agents]
             if unknown:
-                raise ValueError(f"backends.{i}.strategies: {unknown[0]!r} is not a stack of `strategies`")
+                raise ValueError(f"backends.{i}.strategies: {unknown[0]!r} is not a stack of `strategies` or an agent")
             unused = [m for m in entry.modes or [] if m not in self.modes]
             if unused:
                 raise ValueError(f"backends.{i}.modes: {unused[0]!r} is not in the config's `modes`")
@@ -102,16 +113,25 @@ class RunConfig(StrictModel):
         if entry is None:
             return f"no backend entry {ref.backend!r}"
         modes, stacks = self.cells_of(entry)
-        if ref.strategy not in stacks or ref.mode not in modes:
+        if (
+            ref.strategy not in stacks
+            or ref.mode not in modes
+            or (ref.strategy in self.agents and ref.mode != "native")
+        ):
             return f"{ref.backend} does not run {ref.strategy!r} in {ref.mode} mode"
         return None
 
     def cells_of(self, entry: BackendEntry) -> tuple[list[ToolMode], list[str]]:
-        """The tool modes and guard stack labels that run on `entry`: the config's, in its order,
-        narrowed by the entry's own `modes` and `strategies`."""
+        """The tool modes and column labels (guard stacks, then agents) that run on `entry`: the config's,
+        in its order, narrowed by the entry's own `modes` and `strategies`. An agent runs in native mode
+        only (`runs_in`)."""
         modes = [m for m in self.modes if entry.modes is None or m in entry.modes]
-        stacks = [s for s in self.strategies if entry.strategies is None or s in entry.strategies]
+        stacks = [s for s in [*self.strategies, *self.agents] if entry.strategies is None or s in entry.strategies]
         return modes, stacks
+
+    def runs_in(self, label: str, mode: ToolMode) -> bool:
+        """Whether column `label` has cells in `mode` (an agent: native only)."""
+        return mode == "native" or label not in self.agents
 
     def cell_count(self, scenarios: int, labels: set[str] | None = None) -> int:
         """Scenario cells in the matrix (optionally only the backend entries in `labels`)."""
@@ -119,7 +139,7 @@ class RunConfig(StrictModel):
         for entry in self.backends:
             if labels is None or entry.label in labels:
                 modes, stacks = self.cells_of(entry)
-                total += len(modes) * len(stacks) * scenarios
+                total += sum(self.runs_in(s, m) for m in modes for s in stacks) * scenarios
         return total
 
     def allowing_state_modules(self, modules: list[str]) -> RunConfig:
@@ -186,7 +206,7 @@ class RunConfig(StrictModel):
 # Fields added after the first results files were written, with their defaults: at the default they
 # leave the hash as it was, so a committed file's hash still matches its unchanged config.
 _ADDED_LATER: dict[str, dict[str, Any]] = {
-    "top": {"custom_families": []},
+    "top": {"custom_families": [], "agents": {}},
     "backend": {"urls": None, "endpoints": None, "strategies": None, "modes": None},
     "serve": {"replicas": 1, "phases": None},
 }

@@ -29,6 +29,7 @@ OPERATIONAL = {
     "serve": {"startup_timeout_s", "threads"},  # threads: how fast llama-server computes, not what
     "endpoint": {"concurrency"},
     "phase": {"timeout_s", "port", "ready"},  # a serve phase's; its llama_server's startup_timeout_s too
+    "agent": {"time_limit_s", "grace_s"},  # when a stuck agent is stopped (its run is an infra error)
 }
 
 
@@ -36,6 +37,12 @@ def run_defining(dumped: dict[str, Any]) -> dict[str, Any]:
     """A JSON-mode config dump without its operational fields (see OPERATIONAL)."""
     out = {k: v for k, v in dumped.items() if k not in OPERATIONAL["top"]}
     out["backends"] = [_backend(b) for b in dumped.get("backends") or []]
+    agents = out.pop("agents", None)
+    if isinstance(agents, dict) and agents:  # absent and empty are one: no agent column
+        out["agents"] = {
+            k: {f: v for f, v in a.items() if f not in OPERATIONAL["agent"]} if isinstance(a, dict) else a
+            for k, a in agents.items()
+        }
     if isinstance(out.get("strategies"), dict):  # `retry_nudge` and `{retry_nudge: {}}` are one guard
         out["strategies"] = {
             label: [list(spec) for spec in parse_strategy_specs(label, specs)] if isinstance(specs, list) else specs
@@ -88,11 +95,15 @@ def differing_fields(first: dict[str, Any], second: dict[str, Any]) -> list[str]
 
 
 def _diff(old: Any, new: Any, path: str) -> list[str]:
+    if path == "agents" and isinstance(new, dict) and isinstance(old, dict | None):
+        # agents by label, as backends: an added agent column is new cells only; a removed one is a change
+        return [p for label in sorted(old or {}) for p in _diff(old[label], new.get(label), f"agents.{label}")]  # type: ignore[index]
     if isinstance(old, dict) and isinstance(new, dict):
         keys = sorted(set(old) | set(new))
         return [p for k in keys for p in _diff(old.get(k), new.get(k), f"{path}.{k}" if path else k)]
     if path == "backends" and isinstance(old, list) and isinstance(new, list):
         return _diff_backends(old, new)
+
     return [] if old == new else [path]
 
 

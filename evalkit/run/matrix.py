@@ -37,6 +37,7 @@ class PlannedRun:
     stack: list[StrategySpec]
     entry: BackendEntry
     scenario_hash: str | None = None
+    agent: str | None = None  # the label of the config's agent that runs it, instead of evalkit's loop
 
 
 def scenario_hash(scenario: Scenario) -> str:
@@ -62,7 +63,10 @@ def iter_runs(config: RunConfig, scenarios: list[Scenario], labels: set[str] | N
         modes, labels_here = config.cells_of(entry)
         for mode in modes:
             for label in labels_here:
-                stack = specs[label]
+                if not config.runs_in(label, mode):
+                    continue
+                stack = specs.get(label, [])
+                agent = label if label in config.agents else None
                 for scenario in scenarios:
                     cell = Cell(
                         backend=entry.label,
@@ -75,7 +79,7 @@ def iter_runs(config: RunConfig, scenarios: list[Scenario], labels: set[str] | N
                     for i in range(config.runs):
                         run_id = f"{entry.label}/{mode}/{label}/{scenario.id}/{i}"
                         seed = run_seed(config.seed, entry.label, scenario.id, i)
-                        yield PlannedRun(run_id, cell, i, seed, scenario, stack, entry, hashes[id(scenario)])
+                        yield PlannedRun(run_id, cell, i, seed, scenario, stack, entry, hashes[id(scenario)], agent)
 
 
 def plan_runs(config: RunConfig, scenarios: list[Scenario]) -> list[PlannedRun]:

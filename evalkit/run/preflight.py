@@ -12,6 +12,7 @@ import os
 from collections.abc import Collection
 from pathlib import Path
 
+from evalkit.agents.registry import check_agents
 from evalkit.backends import key_env, key_required
 from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim_profile import load_profile
@@ -55,6 +56,11 @@ def preflight(
             check_specs(specs, import_plugins=import_plugins)
         except ConfigError as exc:
             raise ConfigError(f"{where}: strategies.{label}: {exc}") from exc
+    if import_plugins:  # an agent's module is imported and its install looked at: `run` only
+        try:
+            check_agents(config.agents, Path(config.base_dir or "."), scenarios)
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
     cells = config.cell_count(len(scenarios))
     if cells * config.runs > MAX_PLANNED_RUNS:
         raise ConfigError(

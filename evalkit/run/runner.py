@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from evalkit import __version__
+from evalkit.agents.registry import describe_agents
 from evalkit.backends.entry import BackendEntry
 from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.lock import hold_outputs
@@ -155,6 +156,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     simulated=phase.simulated,
                     backends=backends,
                     guards=guard_provenance([s for specs in config.strategy_specs().values() for s in specs]),
+                    agents=describe_agents(config.agents, Path(config.base_dir or ".")),
                     resumed=writer.path.stat().st_size > 0,
                     shard=str(job.shard) if job.shard else None,
                 )

@@ -26,9 +26,10 @@ from evalkit.backends.serve import LlamaServer, server_for
 from evalkit.errors import BackendError
 from evalkit.results.records import RunRecord
 from evalkit.run.config import RunConfig
-from evalkit.run.matrix import PlannedRun, execute_run
+from evalkit.run.matrix import PlannedRun, execute_run, scenario_hash
 
 if TYPE_CHECKING:
+    from evalkit.agents.phase import AgentPhase
     from evalkit.backends.chain import ChainBackend
 
 __all__ = ["LocalExecutor", "LocalPhase", "OpenBackends"]
@@ -53,6 +54,7 @@ class OpenBackends:
         self.backends: dict[str, Backend] = {}
         self.servers: dict[str, list[LlamaServer]] = {}
         self.chains: dict[str, ChainBackend] = {}
+        self.agents: AgentPhase | None = None  # the agents under test, when the config has any
 
     @classmethod
     async def open(cls, config: RunConfig, entries: list[BackendEntry], record_dir: Path | None) -> OpenBackends:
@@ -75,6 +77,8 @@ class OpenBackends:
 
                     backend = RecordingBackend(backend, record_dir / entry.label)
                 pool.backends[entry.label] = backend
+            if config.agents:
+                await pool._agents(config, entries)
         except BaseException:
             await pool.aclose()
             raise
@@ -103,6 +107,14 @@ class OpenBackends:
         chain = self.chains[entry.label] = ChainBackend.build(entry, served, client, create_backend)
         return chain
 
+    async def _agents(self, config: RunConfig, entries: list[BackendEntry]) -> None:
+        from evalkit.agents.phase import AgentPhase  # aiohttp, mcp: agent runs only
+        from evalkit.run.preflight import config_scenarios
+
+        models = {e.label: e.model for e in entries}
+        base_dir = Path(config.base_dir or ".")
+        self.agents = await AgentPhase.open(config.agents, base_dir, self.backends, models, config_scenarios(config))
+
     async def describe(self) -> dict[str, dict[str, Any]]:
         provenance = {label: await _describe(b) for label, b in self.backends.items()}
         for label, chain in self.chains.items():
@@ -113,6 +125,8 @@ class OpenBackends:
         return provenance
 
     async def aclose(self) -> None:
+        if self.agents is not None:
+            await self.agents.aclose()
         for backend in self.backends.values():
             await backend.aclose()
         for client in self.clients.values():
@@ -143,6 +157,21 @@ class LocalPhase:
         """Runs in flight per entry (known once described: a pool counts its servers' slots)."""
         return {e.label: run_capacity(self.pool.backends[e.label], e.concurrency) for e in self.entries}
 
+    async def _agent_run(self, spec: PlannedRun, backend: Backend) -> RunRecord:
+        from evalkit.agents.execute import AgentSpec
+
+        assert spec.agent is not None and self.pool.agents is not None
+        facts = AgentSpec(
+            spec.run_id,
+            spec.cell,
+            spec.index,
+            spec.seed,
+            spec.scenario,
+            spec.entry.label,
+            spec.scenario_hash or scenario_hash(spec.scenario),
+        )
+        return await self.pool.agents.run(facts, spec.agent, spec.entry.model, backend.simulated)
+
     async def run(self, pending: Mapping[str, Iterator[PlannedRun]]) -> AsyncGenerator[RunRecord, None]:
         """Each run's record as soon as it finishes; closing the generator cancels the runs in flight."""
         capacity = self.capacity()
@@ -151,6 +180,8 @@ class LocalPhase:
         async def work(specs: Iterator[PlannedRun], backend: Backend, chain: ChainBackend | None, slot: int) -> None:
             for spec in specs:  # shared by the entry's workers: each run is taken once
                 run = functools.partial(execute_run, spec, backend, self.config)
+                if spec.agent is not None:
+                    run = functools.partial(self._agent_run, spec, backend)
                 # a served chain per worker: the run's served calls are that chain's count over the run
                 await queue.put(await (chain.measured(slot, spec.run_id, run) if chain else run()))
                 await asyncio.sleep(0)  # a simulated run never waits: let signals and other workers in
