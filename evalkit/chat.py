@@ -173,6 +173,8 @@ class CallContext(StrictModel):
     family: str = ""  # the scenario's family: a fitted simulated profile may behave per family
     offered_tools: list[ToolSpec] = Field(default_factory=list)
     skill: Skill = Field(default_factory=Skill)
+    # a `tool_choice` naming one tool, read from a request over HTTP (`tool_choice` above has no name in it)
+    forced_tool: str | None = None
 
 
 class Usage(StrictModel):

@@ -4,7 +4,8 @@ Per call it works out where the run stands from the conversation (how much of th
 intended solution has been done), decides whether the right move is a tool call or a reply, and
 samples a behaviour from its profile. It reacts to the request: a guard's nudge, an offered
 `respond` tool, `tool_choice="required"` and a grammar or schema constraint all change what it may
-do. It knows the scenario's intended solution (its "skill") and never sees the success check.
+do; `tool_choice="none"` and a named tool (over HTTP) are honoured after the draw. It knows the
+scenario's intended solution (its "skill") and never sees the success check.
 
 Randomness comes from (run seed, call index) only, so every strategy meets the same draws at the
 same point of a run: comparisons between strategies are paired, as with a real fixed seed.
@@ -117,6 +118,11 @@ class SimulatedBackend:
             text, calls = self._reply_step(rng, s, now)
         if s.prompt_mode and calls:
             text, calls = self._as_text(rng, s, calls), []
+        # after the draw, so requests that use neither option meet exactly the draws they always did
+        if calls and request.tool_choice == "none":
+            text, calls = self._in_words(s, calls), []
+        elif context.forced_tool is not None:
+            calls = self._onto(s, context.forced_tool, calls)
         prompt_chars = sum(len(m.content) for m in request.messages)
         usage = Usage(prompt_tokens=prompt_chars // 4, completion_tokens=max(1, len(text) // 4) + 8 * len(calls))
         return Completion(text=text, tool_calls=calls, finish_reason="tool_calls" if calls else "stop", usage=usage)
@@ -205,6 +211,22 @@ class SimulatedBackend:
         if s.respond:
             return "", [ToolCall(id=call_id, name=RESPOND, arguments={"message": text})]
         return text, []
+
+    def _in_words(self, s: _Situation, calls: list[ToolCall]) -> str:
+        """`tool_choice: none`: the call drawn becomes what the model would say instead. An answer
+        through `respond` is said; a call at a tool step is the stall; one at a reply step, the reply."""
+        if calls[0].name == RESPOND and isinstance(message := (calls[0].arguments or {}).get("message"), str):
+            return message
+        return _STALL_TEXT if s.progress < len(s.skill.calls) else s.skill.reply or "Okay."
+
+    def _onto(self, s: _Situation, name: str, calls: list[ToolCall]) -> list[ToolCall]:
+        """A named `tool_choice`: the drawn calls of that tool, else one call of it whose arguments the
+        model fills in blindly (as a forced call at a reply step does)."""
+        kept = [c for c in calls if c.name == name]
+        tool = next((t for t in s.offered if t.name == name), ToolSpec(name=name))
+        return kept or [
+            ToolCall(id=calls[0].id if calls else "sim_forced", name=name, arguments=_placeholder_args(tool))
+        ]
 
     def _as_text(self, rng: random.Random, s: _Situation, calls: list[ToolCall]) -> str:
         """Prompt mode: the model writes its call as JSON text, sometimes imperfectly."""

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 from aiohttp import web
@@ -32,6 +33,7 @@ from evalkit.backends.base import Backend
 from evalkit.backends.entry import BackendEntry
 from evalkit.backends.run_url import RunToken
 from evalkit.backends.sim import SimulatedBackend
+from evalkit.backends.sim_stream import anthropic_events, honoured, openai_events, send_events
 from evalkit.backends.sim_wire import KnownScenario, ScenarioIndex, SimCall, anthropic_call, openai_call
 from evalkit.chat import Completion, ToolCall
 
@@ -41,6 +43,7 @@ SIMULATED_HEADER = "X-Evalkit-Simulated"
 SCENARIO_HEADER = "X-Evalkit-Scenario"
 _STOP_REASON = {"tool_calls": "tool_use", "length": "max_tokens"}
 Reader = Callable[[dict[str, Any], dict[str, str], ScenarioIndex], SimCall]
+Events = Callable[[dict[str, Any], dict[str, Any]], Iterable[bytes]]
 
 
 class ServedCalls(Protocol):
@@ -58,7 +61,7 @@ def _arguments(call: ToolCall) -> str:
     return call.raw_arguments or "" if call.arguments is None else json.dumps(call.arguments)
 
 
-def openai_reply(completion: Completion, model: str, call_id: str) -> dict[str, Any]:
+def openai_reply(completion: Completion, model: str, call_id: str, created: int = 0) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": completion.text or None}
     if completion.tool_calls:
         message["tool_calls"] = [
@@ -69,6 +72,7 @@ def openai_reply(completion: Completion, model: str, call_id: str) -> dict[str, 
     return {
         "id": f"chatcmpl-{call_id}",
         "object": "chat.completion",
+        "created": created,
         "model": model,
         "system_fingerprint": "evalkit-sim",
         "choices": [{"index": 0, "message": message, "finish_reason": completion.finish_reason}],
@@ -80,7 +84,7 @@ def openai_reply(completion: Completion, model: str, call_id: str) -> dict[str, 
     }
 
 
-def anthropic_reply(completion: Completion, model: str, call_id: str) -> dict[str, Any]:
+def anthropic_reply(completion: Completion, model: str, call_id: str, created: int = 0) -> dict[str, Any]:
     content: list[dict[str, Any]] = [{"type": "text", "text": completion.text}] if completion.text else []
     # `input` must be an object in this protocol: a call whose arguments never parsed goes out empty
     content += [
@@ -120,6 +124,7 @@ class SimServer:
         self.observer = observer
         self.index = ScenarioIndex(scenarios)
         self.requests = 0
+        self.created = int(time.time())  # OpenAI's `created`: the server's start, so an answer never varies
         self._unknown: set[str] = set()
 
     def app(self) -> web.Application:
@@ -180,28 +185,32 @@ class SimServer:
             }
         )
 
-    async def _chat(self, request: web.Request) -> web.Response:
-        return await self._answer(request, openai_call, openai_reply)
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        return await self._answer(request, openai_call, openai_reply, openai_events)
 
-    async def _messages(self, request: web.Request) -> web.Response:
-        return await self._answer(request, anthropic_call, anthropic_reply)
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        return await self._answer(request, anthropic_call, anthropic_reply, anthropic_events)
 
     async def _answer(
-        self, request: web.Request, read: Reader, write: Callable[[Completion, str, str], dict[str, Any]]
-    ) -> web.Response:
+        self,
+        request: web.Request,
+        read: Reader,
+        write: Callable[[Completion, str, str, int], dict[str, Any]],
+        events: Events,
+    ) -> web.StreamResponse:
         try:  # pydantic-core parses without Python recursion: a body nested 100,000 deep is a 400
             body = from_json(await request.read())
         except ValueError as exc:
             return _error(400, f"the body is not JSON: {exc}")
         if not isinstance(body, dict):
             return _error(400, "the body is not a JSON object")
-        if body.get("stream"):
-            return _error(400, "streaming is not supported by evalkit's simulated server: send stream=false")
         headers = {k.lower(): v for k, v in request.headers.items()}
         run = RunToken.decode(request.match_info["token"]) if "token" in request.match_info else None
         if "token" in request.match_info and run is None:
             return _error(404, "not a run URL evalkit made: /run/<token>/v1")
-        call = read(body, {**headers, **(run.headers() if run else {})}, self.index)
+        call = honoured(body, read(body, {**headers, **(run.headers() if run else {})}, self.index))
+        if isinstance(call, str):
+            return _error(400, call)
         self.requests += 1
         if call.scenario is None and len(self.index):
             self._warn_unknown(call)
@@ -214,8 +223,11 @@ class SimServer:
         if run is not None and self.observer is not None:
             self.observer.served(run, call, completion)
         model = body.get("model") if isinstance(body.get("model"), str) else self.profile
-        reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}")
-        return web.json_response(reply, headers={SCENARIO_HEADER: call.scenario or "unknown"})
+        reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}", self.created)
+        sent = {SCENARIO_HEADER: call.scenario or "unknown"}
+        if body.get("stream") is True:  # the same reply, in pieces (evalkit/backends/sim_stream.py)
+            return await send_events(request, events(reply, body), {**sent, SIMULATED_HEADER: self.label})
+        return web.json_response(reply, headers=sent)
 
     def _warn_unknown(self, call: SimCall) -> None:
         first = next((m.content for m in call.request.messages if m.role == "user"), "")
