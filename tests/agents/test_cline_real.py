@@ -7,6 +7,7 @@ the files Cline writes itself, held against the adapter's, and one greeting in e
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -29,11 +30,14 @@ YOLO_NUDGE = "[SYSTEM] This run is not complete until you call one of these term
 @pytest.fixture(scope="module")
 def cline() -> Path:
     """The installed Cline binary, or skip (fail under CI) naming the install command."""
-    pytest.importorskip("mcp", reason="the scenario's tools over MCP need the `mcp` package")
     record = INSTALL / "install.json"
-    if not record.is_file():
+    reason = None
+    if importlib.util.find_spec("mcp") is None:
+        reason = "the scenario's tools over MCP need the `mcp` package: pip install -e '.[agents]'"
+    elif not record.is_file():
         reason = f"Cline {DEFAULT_VERSION} is not installed: run `bash scripts/install-cline.sh`"
-        if os.environ.get("CI"):
+    if reason is not None:
+        if os.environ.get("CI"):  # .ci/run installs both
             pytest.fail(f"{reason} (CI is set, so this is a failure, not a skip)", pytrace=False)
         pytest.skip(reason)
     return INSTALL / json.loads(record.read_text())["binary"]
