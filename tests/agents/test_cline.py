@@ -14,15 +14,20 @@ import hashlib
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
 from evalkit.agents.base import AgentEnd, AgentRun
 from evalkit.agents.cline import ClineAgent, events, final_reply, find_install, finish_reason
 from evalkit.agents.entry import AgentEntry
 from evalkit.agents.registry import build_agent
+from evalkit.backends.sim_server import SimServer
 from evalkit.errors import ConfigError
+from evalkit.scenario.model import load_scenario
+from tests.sim_http import sim_http
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "cline"
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT / "tests" / "data" / "cline"
 
 
 def _sample(name: str) -> str:
@@ -206,3 +211,26 @@ def test_bad_options_are_one_line_naming_the_option(tmp_path: Path, options: dic
     with pytest.raises(ConfigError) as err:
         build_agent("c", AgentEntry(agent="cline", options=options), tmp_path)
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="serve sim calls a scenario's tools by the scenario's names, not by the names an MCP client "
+    "such as Cline offers them under (`evalkit__<tool>`): Cline refuses every such call (AI_NoSuchToolError)",
+)
+def test_the_simulated_model_calls_a_scenario_tool_by_the_name_cline_offers_it_under() -> None:
+    scenario = load_scenario(ROOT / "scenarios" / "sequential_reasoning" / "medication_chain.yaml")
+    offered = [
+        {"type": "function", "function": {"name": f"evalkit__{t.name}", "description": t.description,
+                                          "parameters": t.parameters}}
+        for t in scenario.tools
+    ]  # fmt: skip
+    messages = [{"role": "system", "content": scenario.system}, {"role": "user", "content": scenario.user_text(0)}]
+    called: set[str] = set()
+    with sim_http(SimServer("strong", [scenario])) as url:
+        for seed in range(6):
+            body = {"model": "strong", "messages": messages, "tools": offered, "seed": seed}
+            reply = httpx.post(f"{url}/v1/chat/completions", json=body, timeout=30).json()
+            called |= {c["function"]["name"] for c in reply["choices"][0]["message"].get("tool_calls") or []}
+    assert called, "the strong profile calls a tool first on this scenario"
+    assert called <= {t["function"]["name"] for t in offered}, called
