@@ -105,9 +105,12 @@ class CommandAgent:
         return json_end(stdout)
 
     def describe(self) -> dict[str, str]:
-        program = shutil.which(self.argv[0]) or self.argv[0]
-        try:
-            digest = hashlib.sha256(Path(program).read_bytes()).hexdigest()[:16]
-        except OSError:
-            digest = "unknown"
-        return {"name": self.name, "version": "command", "install_hash": digest}
+        """The program's name, and a hash of every file its command line names (an interpreter's
+        script too), so a changed agent reads as a changed install."""
+        digest = hashlib.sha256()
+        for arg in [shutil.which(self.argv[0]) or self.argv[0], *self.argv[1:]]:
+            path = Path(arg)
+            if path.is_file():
+                digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        shown = next((Path(a).name for a in self.argv[1:] if Path(a).is_file()), self.name)
+        return {"name": shown, "version": "command", "install_hash": digest.hexdigest()[:16]}

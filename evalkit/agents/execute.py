@@ -80,8 +80,9 @@ async def execute_agent_run(
     return _record(spec, agent, result, watch, tools, simulated)
 
 
-def _ending(agent: Agent, result: ProcessResult, watch: RunWatch, tools: RunTools) -> tuple[Outcome, str | None]:
-    name = agent.name
+def _ending(
+    name: str, agent: Agent, result: ProcessResult, watch: RunWatch, tools: RunTools
+) -> tuple[Outcome, str | None]:
     if watch.over.is_set():
         return "runaway", f"asked for more than its budget of {watch.budget} served model calls"
     if result.stopped == "start_failed":
@@ -127,7 +128,7 @@ def _transcript(watch: RunWatch) -> list[Message]:
 def _record(
     spec: AgentSpec, agent: Agent, result: ProcessResult, watch: RunWatch, tools: RunTools, simulated: bool
 ) -> RunRecord:
-    outcome, error = _ending(agent, result, watch, tools)
+    outcome, error = _ending(spec.cell.strategy, agent, result, watch, tools)  # the column: the agent's label
     reply = agent.final_reply(result.stdout) if result.stopped == "exited" else None
     verdict = judge_run(spec.scenario, outcome, tools.executed, reply, turn_replies=[reply])
     completions = [c for _, c in watch.served]

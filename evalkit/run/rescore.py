@@ -6,8 +6,10 @@ in order, back through the agent loop (the same guard stack, the scenario's curr
 old runs without a model or a server. Timings, usage and provenance stay as recorded; the headers
 gain `rescored` (when, by which evalkit version and commit), and each re-judged run the hash of the
 scenario version it was judged against now. Runs that never reached the model
-(`infra_error`, `unsupported`) are copied unchanged. A run whose loop would now need a model call
-that was never made cannot be re-judged from its outputs: that is an error naming the run.
+(`infra_error`, `unsupported`) are copied unchanged, and so are an agent's runs (its column is in the
+header's `agents`): the agent's own loop, not evalkit's, decided what followed each completion. A run
+whose loop would now need a model call that was never made cannot be re-judged from its outputs: that
+is an error naming the run.
 """
 
 from __future__ import annotations
@@ -128,6 +130,7 @@ def _rescore_locked(
     by_id = {s.id: s for s in scenarios}
     stacks: dict[str, list[tuple[str, dict[str, Any]]]] | None = None
     summary = RescoreSummary()
+    agents: set[str] = set()  # agent columns: an agent cannot be re-run from its stored outputs
     tmp = output.with_name(output.name + ".rescoring")
     tmp.unlink(missing_ok=True)
     writer = ResultsWriter(tmp)
@@ -136,12 +139,13 @@ def _rescore_locked(
             if isinstance(record, Header):
                 stacks = recorded_stacks(record.config, str(source))
                 _check_plugins(source, stacks, allowed_plugins)
+                agents |= set(record.agents)
                 record = _stamp(record, str(source))
             elif stacks is None:
                 raise _no_header(source)
             elif isinstance(record, RunRecord):
                 summary.runs += 1
-                record = _rescored(record, by_id, stacks, summary)
+                record = record if record.cell.strategy in agents else _rescored(record, by_id, stacks, summary)
             writer.write(record)
         if stacks is None:
             raise _no_header(source)

@@ -40,10 +40,10 @@ def test_an_agent_that_crashes_is_an_infra_error_said_in_one_line(agent_config: 
     runs = _run(agent_config("crash"), tmp_path / "out.jsonl")
     for run in runs:
         assert run.outcome == "infra_error" and not run.counted
-        assert run.error == "agent python exited with status 3: fake agent: the model client failed to load"
+        assert run.error == "agent fake exited with status 3: fake agent: the model client failed to load"
 
 
-def test_an_agent_that_cannot_start_is_an_infra_error(agent_config: MakeConfig, tmp_path: Path) -> None:
+def test_an_agent_whose_script_is_missing_is_an_infra_error(agent_config: MakeConfig, tmp_path: Path) -> None:
     config = agent_config("loop")
     text = config.read_text().replace(str(Path(__file__).with_name("fake_agent.py")), "/nonexistent/agent.py")
     config.write_text(text)
@@ -188,3 +188,26 @@ def test_stopping_evalkit_stops_every_agent_process_and_resume_finishes(
     assert done.returncode == 0, done.stderr
     (run,) = load_results([output]).runs
     assert run.outcome == "final_answer" and run.correct
+
+
+def test_a_program_that_cannot_be_started_is_said_in_one_line(tmp_path: Path) -> None:
+    import asyncio
+
+    from evalkit.agents.process import AgentProcess
+
+    result = asyncio.run(AgentProcess([str(tmp_path / "gone")], {}, tmp_path, grace_s=0).run(5, asyncio.Event()))
+    assert result.stopped == "start_failed" and result.returncode is None
+    assert result.error == f"cannot start {tmp_path / 'gone'}: No such file or directory"
+
+
+def test_rescore_copies_an_agents_runs_it_cannot_rerun(agent_config: MakeConfig, tmp_path: Path) -> None:
+    from evalkit.cli import main
+
+    config = agent_config(
+        "loop", scenarios=["scenarios/casual_greeting/hi.yaml"], strategies="strategies:\n  t: [trust_text]\n"
+    )
+    output = tmp_path / "out.jsonl"
+    runs = _run(config, output)
+    assert main(["rescore", str(output), "-o", str(tmp_path / "again.jsonl")]) == 0
+    again = {r.run_id: r for r in load_results([tmp_path / "again.jsonl"]).runs}
+    assert {r.run_id: r for r in runs} == again

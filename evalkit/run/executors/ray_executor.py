@@ -173,6 +173,8 @@ class RayExecutor:
     ) -> AsyncIterator[RayPhase]:
         if record_dir is not None:
             raise ConfigError("--record works with the local executor only (recordings would be spread over nodes)")
+        if config.agents:  # their processes, model URLs and MCP server live in the driver's process
+            raise ConfigError(f"agents.{next(iter(config.agents))}: agents run with the local executor only")
         ray = _ray()
         if not ray.is_initialized():
             ray.init(address=self.address)
