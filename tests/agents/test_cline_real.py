@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ from evalkit.agents.cline import DEFAULT_VERSION, mcp_settings, provider_setting
 from evalkit.results.reader import load_results
 from evalkit.run.config import load_config
 from evalkit.run.runner import run_config
+from tests.agents.scripted_model import scripted_model
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALL = ROOT / ".agents" / "cline" / DEFAULT_VERSION
@@ -126,3 +128,33 @@ def test_a_greeting_ends_in_one_call_in_act_mode_and_runs_away_in_yolo_mode(clin
     assert (described["mode"], described["version"]) == ("yolo", DEFAULT_VERSION)
     assert described["install_hash"] == "sha256:" + json.loads((INSTALL / "install.json").read_text())["sha256"]
     assert _cline_processes() == []  # every Cline process ended with its run
+
+
+def test_cline_runs_the_scenario_s_tools_through_evalkit_s_mcp_server(cline: Path, tmp_path: Path) -> None:
+    """Cline lists the scenario's tools from evalkit's MCP server (streamable HTTP, stateless, JSON
+    answers), offers them as `evalkit__<tool>`, and the call it makes is run by the scenario's mock."""
+    scenario = ROOT / "scenarios" / "sequential_reasoning" / "medication_chain.yaml"
+    script: list[dict[str, Any] | str] = [
+        {"name": "evalkit__get_patient", "arguments": {"patient_id": "P-100"}},
+        "Ana Silva's record is R-77.",
+    ]
+    with scripted_model(script) as url:
+        config = tmp_path / "cline.yaml"
+        config.write_text(
+            f"name: cline-mcp\nseed: 7\nruns: 1\nscenarios: [{scenario}]\n"
+            f"backends:\n  - {{label: scripted, kind: openai, model: scripted, url: '{url}', concurrency: 1}}\n"
+            f"agents:\n  cline-act: {{agent: cline, budget: 5, time_limit_s: 120, "
+            f"options: {json.dumps({'install_dir': str(INSTALL)})}}}\n",
+            encoding="utf-8",
+        )
+        output = tmp_path / "out.jsonl"
+        run_config(load_config(config), output)
+    (run,) = load_results([output]).runs
+    assert (run.outcome, run.error, run.served.calls if run.served else None) == ("final_answer", None, 2)
+    offered = set(run.calls[0].tools)
+    assert {"evalkit__get_patient", "evalkit__recommend"} <= offered and "submit_and_exit" not in offered
+    tool_messages = [m for m in run.messages if m.role == "tool"]
+    assert len(tool_messages) == 1  # the mock's answer, as Cline passed it back to the model
+    result = json.loads(tool_messages[0].content or "")
+    assert result["isError"] is False
+    assert json.loads(result["content"][0]["text"]) == {"name": "Ana Silva", "age": 67, "record_id": "R-77"}
