@@ -47,9 +47,7 @@ def build_agent(label: str, entry: AgentEntry, base_dir: Path) -> Agent:
         raise ConfigError(f"agents.{label}: {exc}") from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"agents.{label}: cannot build {target}: {exc}") from None
-    missing = [
-        name for name in ("command", "environment", "final_reply", "describe", "check") if not hasattr(agent, name)
-    ]
+    missing = [name for name in _METHODS if not hasattr(agent, name)]
     if missing:
         raise ConfigError(f"agents.{label}: {target} is not an agent (it has no {missing[0]}())")
     return agent  # type: ignore[no-any-return]

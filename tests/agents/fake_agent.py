@@ -4,6 +4,7 @@
                                        call run through MCP, until the model answers in text
     python fake_agent.py flood         calls the model again and again, whatever it answers
     python fake_agent.py crash         writes a line to stderr and exits with status 3
+    python fake_agent.py giveup        one model call, then says it gave up by its own retry limit
     python fake_agent.py hang PIDFILE  starts a child in a session of its own that ignores SIGINT,
                                        writes both pids to PIDFILE, ignores SIGINT itself and sleeps;
                                        once PIDFILE exists, it is the usual loop (a resumed run ends)
@@ -103,6 +104,9 @@ if __name__ == "__main__":
         loop()
     elif what == "flood":
         flood()
+    elif what == "giveup":
+        chat([{"role": "user", "content": os.environ["EVALKIT_PROMPT"]}], [])
+        print(json.dumps({"final": None, "ended": "failed", "reason": "UnexpectedModelBehavior: retries spent"}))
     elif what == "crash":
         print("fake agent: the model client failed to load", file=sys.stderr)
         sys.exit(3)

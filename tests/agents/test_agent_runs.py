@@ -211,3 +211,11 @@ def test_rescore_copies_an_agents_runs_it_cannot_rerun(agent_config: MakeConfig,
     assert main(["rescore", str(output), "-o", str(tmp_path / "again.jsonl")]) == 0
     again = {r.run_id: r for r in load_results([tmp_path / "again.jsonl"]).runs}
     assert {r.run_id: r for r in runs} == again
+
+
+def test_an_agent_that_gives_up_by_its_own_rules_is_a_verdict_not_an_infra_error(
+    agent_config: MakeConfig, tmp_path: Path
+) -> None:
+    (run,) = _run(agent_config("giveup", scenarios=["scenarios/casual_greeting/hi.yaml"]), tmp_path / "out.jsonl")
+    assert run.outcome == "failed" and run.counted and not run.correct
+    assert run.error == "UnexpectedModelBehavior: retries spent" and run.model_calls == 1
