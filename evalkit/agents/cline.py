@@ -172,7 +172,7 @@ class ClineAgent:
 
     def __init__(self, options: Mapping[str, Any], base_dir: Path):
         self.options = _options(options)
-        self.name = "cline-yolo" if self.options.yolo else "cline"
+        self.name = "cline"  # one agent; its mode is in describe()
         given = self.options.install_dir
         self.folder = (
             (base_dir / given).resolve() if given else find_install(self.options.version, base_dir, Path.cwd())

@@ -153,7 +153,7 @@ def test_describe_names_the_mode_and_hashes_the_installed_binary(tmp_path: Path)
     binary = _install(tmp_path / "install")
     described = ClineAgent({"install_dir": "install", "yolo": True}, tmp_path).describe()
     assert described == {
-        "name": "cline-yolo",
+        "name": "cline",
         "version": "3.0.65",
         "install_hash": "sha256:" + hashlib.sha256(binary.read_bytes()).hexdigest(),
         "mode": "yolo",
