@@ -53,7 +53,8 @@ def test_inspects_reader_loads_one_sample_per_run(tmp_path: Path, simulated: boo
     for log in logs.values():
         assert log.status == "success" and log.samples is not None
         assert log.eval.viewer is not None and log.eval.viewer.trust_content is False  # model output: plain text
-        assert (log.eval.task == "test [SIMULATED]") is simulated and ("SIMULATED" in log.eval.tags) is simulated
+        assert log.eval.task.startswith("test · sim · m · native · ")
+        assert log.eval.task.endswith(" [SIMULATED]") is simulated and ("SIMULATED" in log.eval.tags) is simulated
         strategy = log.eval.task_args["strategy"]
         column = [r for r in runs if r.cell.strategy == strategy]
         assert len(log.samples) == len(column)
@@ -68,7 +69,7 @@ def test_inspects_reader_loads_one_sample_per_run(tmp_path: Path, simulated: boo
     )
     for run in runs:
         sample = samples[(run.cell.strategy, run.index)]
-        assert sample.id == f"{run.cell.family}/{run.cell.scenario}"
+        assert sample.id == run.cell.scenario  # a plain name is its own id
         assert sample.metadata["run_id"] == run.run_id and sample.metadata["outcome"] == run.outcome
         assert (sample.metadata.get("label") == "SIMULATED") is run.simulated
         (usage,) = sample.model_usage.values()
@@ -121,7 +122,7 @@ def _read(path: Path) -> Any:
 
 def test_each_column_names_its_own_task(tmp_path: Path) -> None:
     runs = [
-        records.run(index=0, backend=b, model=m, mode=mode, strategy=s)
+        records.run(index=0, backend=b, model=m, mode=mode, strategy=s, simulated=True)
         for b, m in (("sim", "m"), ("llama", "smollm2"))
         for mode in ("native", "prompt")
         for s in ("trust_text", "retry_nudge")
