@@ -36,14 +36,17 @@ def _samples_of(path: Path) -> list[str]:
 def test_strategies_named_alike_once_sanitised_get_a_log_each(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    runs = [records.run(strategy=s, index=i) for s in ("a+b", "a-b", "a b") for i in range(2)]
-    source = records.write_results(tmp_path / "r.jsonl", runs, runs_per_cell=2)
+    strategies = ["a+b", "a-b", "a b", "q" * 300 + "1", "q" * 300 + "2"]
+    runs = [records.run(strategy=s, index=i) for s in strategies for i in range(2)]
+    source = records.write_results(tmp_path / "r.jsonl", runs, runs_per_cell=2, name="../../" + "c" * 300)
     out = tmp_path / "logs"
     assert _export(source, out) == 0
-    assert "wrote 3 inspect logs" in capsys.readouterr().out
+    assert "wrote 5 inspect logs" in capsys.readouterr().out
+    assert sorted(os.listdir(tmp_path)) == ["logs", "r.jsonl"]  # every log inside -o
     logs = [inspect_log.read_eval_log(str(p)) for p in sorted(out.glob("*.eval"))]
-    assert sorted(log.eval.task_args["strategy"] for log in logs) == ["a b", "a+b", "a-b"]
+    assert sorted(log.eval.task_args["strategy"] for log in logs) == sorted(strategies)
     assert all(len(log.samples or []) == 2 for log in logs)
+    assert all(len(p.name) < 200 and not p.name.startswith(".") for p in out.iterdir())
 
 
 def _victim(tmp_path: Path) -> tuple[Path, bytes]:
@@ -184,11 +187,11 @@ def _peak_mb(args: list[str], cwd: Path) -> float:
 
 
 def test_memory_does_not_grow_with_the_transcripts(tmp_path: Path) -> None:
-    big = [Message(role="user", content="q"), Message(role="assistant", content="x" * 40_000, origin="model")]
-    runs = [records.run(index=i, scenario=f"s{i % 10}", messages=big) for i in range(1_500)]
-    source = records.write_results(tmp_path / "r.jsonl", runs, runs_per_cell=150)
+    big = [Message(role="user", content="q"), Message(role="assistant", content="x" * 30_000, origin="model")]
+    runs = [records.run(index=i, scenario=f"s{i % 10}", messages=big) for i in range(1_000)]
+    source = records.write_results(tmp_path / "r.jsonl", runs, runs_per_cell=100)
     size_mb = source.stat().st_size / 1e6
-    assert size_mb > 55
+    assert size_mb > 30
     imports = "import evalkit.cli, evalkit.report.inspect_log, inspect_ai.log, inspect_ai.model, inspect_ai.scorer"
     base = _peak_mb(["-c", imports], tmp_path)
     export = _peak_mb(["-m", "evalkit", "export", "inspect", str(source), "-o", str(tmp_path / "logs")], tmp_path)
