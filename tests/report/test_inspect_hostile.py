@@ -197,3 +197,23 @@ def test_memory_does_not_grow_with_the_transcripts(tmp_path: Path) -> None:
     export = _peak_mb(["-m", "evalkit", "export", "inspect", str(source), "-o", str(tmp_path / "logs")], tmp_path)
     # whole records held (1.36 GB for 20,000 runs, issue 36) take several times the file; streamed, a few MB
     assert export - base < size_mb / 2, (export, base, size_mb)
+
+
+def test_inspects_listing_reads_each_logs_own_task_id_from_its_name(tmp_path: Path) -> None:
+    """inspect's listing (`inspect view`'s log list) parses `<created>_<task>_<id>.eval` at underscores:
+    `retry_nudge` in native and in prompt mode once both read as task id `nudge` (one shown as a retry)."""
+    runs = [
+        records.run(index=0, mode=mode, strategy=s)
+        for mode in ("native", "prompt")
+        for s in ("retry_nudge", "respond_tool", "no_tools_guard")
+    ]
+    source = records.write_results(tmp_path / "r.jsonl", runs, runs_per_cell=1, name="my_config")
+    out = tmp_path / "logs"
+    assert _export(source, out) == 0
+    listed = inspect_log.list_eval_logs(str(out))
+    assert len(listed) == 6
+    for info in listed:
+        header = inspect_log.read_eval_log(info.name, header_only=True)
+        assert info.task_id == header.eval.task_id
+        assert info.task.startswith("my-config-sim-m-")
+    assert len({info.task_id for info in listed}) == 6
