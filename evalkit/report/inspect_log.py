@@ -77,10 +77,12 @@ def _plain(text: str, limit: int) -> str:
 
 
 def log_name(header: Header, key: Key) -> str:
-    """inspect's file naming (`<created>_<task>_<id>.eval`): the run's start, the config and the column,
-    the column as its plain characters and a hash of its exact names (no two columns share a file)."""
-    started, config = _plain(header.started_at.split("+")[0], 32), _plain(header.config_name, 40)
-    return f"{started}_{config}_{_plain('-'.join(key), 80)}-{_digest(*key)[:10]}.eval"
+    """inspect's file naming, `<created>_<task>_<task id>.eval`, which its listing parses at the underscores:
+    the run's start, the config and the column in plain characters without `_`, and the log's task id (a
+    hash of the config's and the column's exact names: no two columns share a file, `a+b` and `a-b` too)."""
+    started = _plain(header.started_at.split("+")[0], 32).replace("_", "-")
+    task = _plain(f"{header.config_name[:40]}-{'-'.join(key)}", 120).replace("_", "-")
+    return f"{started}_{task}_{_task_id(header, key)}.eval"
 
 
 def sample_id(scenario: str) -> str:
@@ -92,8 +94,12 @@ def sample_id(scenario: str) -> str:
 
 
 def _id(*parts: str) -> str:
-    """A stable id: the viewer takes logs that share a task id for retries of one another, and shows one."""
     return _digest(*parts)[:22]
+
+
+def _task_id(header: Header, key: Key) -> str:
+    """A column's own id: the viewer takes logs that share a task id for retries of one another, and shows one."""
+    return _id(header.config_name, *key)
 
 
 def _column(cell: Cell) -> Key:
@@ -262,7 +268,7 @@ def _log(header: Header, key: Key, tally: _Tally, finished: str | None) -> Any:
     spec = EvalSpec(
         eval_id=_id(header.config_hash, header.started_at, *key),
         run_id=_id(header.config_hash, header.started_at),
-        task_id=_id(header.config_name, *key),
+        task_id=_task_id(header, key),
         created=header.started_at,
         task=f"{task} [{SIMULATED}]" if tally.simulated else task,
         task_args={"mode": mode, "strategy": strategy, "guards": guards},
