@@ -69,7 +69,8 @@ def _inspect() -> None:
 
 
 def _digest(*parts: str) -> str:
-    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+    """A hash of `parts` as a JSON list: no two lists share one (joined by NUL, `a\\0b`,`c` and `a`,`b\\0c` did)."""
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
 def _plain(text: str, limit: int) -> str:

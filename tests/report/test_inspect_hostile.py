@@ -7,12 +7,15 @@ own reader (`read_eval_log`, `read_eval_log_sample`): the independent reference.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from tests.extras import needs_extra
 
@@ -20,6 +23,7 @@ inspect_log = pytest.importorskip("inspect_ai.log", reason=needs_extra("inspect"
 
 from evalkit.chat import Message  # noqa: E402
 from evalkit.cli import main  # noqa: E402
+from evalkit.report.inspect_log import log_name, sample_id  # noqa: E402
 from evalkit.results.output_file import holds_results  # noqa: E402
 from tests.report import records  # noqa: E402
 
@@ -217,3 +221,25 @@ def test_inspects_listing_reads_each_logs_own_task_id_from_its_name(tmp_path: Pa
         assert info.task_id == header.eval.task_id
         assert info.task.startswith("my-config-sim-m-")
     assert len({info.task_id for info in listed}) == 6
+
+
+SAFE_ID = re.compile(r"[A-Za-z0-9._~-]{1,80}")
+
+
+@given(st.text(max_size=120), st.text(max_size=120))
+def test_sample_ids_are_safe_and_tell_scenarios_apart(a: str, b: str) -> None:
+    for scenario in (a, b):
+        made = sample_id(scenario)
+        assert SAFE_ID.fullmatch(made) and ".." not in made and "_epoch_" not in made
+        assert made == scenario or "~" in made  # a plain name is its own id; any other is marked and hashed
+    assert (sample_id(a) == sample_id(b)) is (a == b)
+
+
+@given(st.lists(st.text(max_size=60), min_size=4, max_size=4), st.lists(st.text(max_size=60), min_size=4, max_size=4))
+@example(["a\x00b", "c", "m", "s"], ["a", "b\x00c", "m", "s"])
+def test_log_names_are_plain_and_tell_columns_apart(a: list[str], b: list[str]) -> None:
+    header = records.header(name="c_1")
+    first, second = log_name(header, tuple(a)), log_name(header, tuple(b))  # type: ignore[arg-type]
+    for name in (first, second):
+        assert re.fullmatch(r"[A-Za-z0-9.-]*_[A-Za-z0-9.-]*_[0-9a-f]{22}\.eval", name) and len(name) < 200
+    assert (first == second) is (a == b)
