@@ -65,7 +65,6 @@ class LogArchive:
         # deflate: what every inspect viewer reads (inspect_ai's own writer now uses zstandard)
         self._zip = zipfile.ZipFile(self._file, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=5)
         self._summaries: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115  # closed by `close` or `discard`
-        self._summaries.write(b"[")
 
     def add(self, sample: Any, run_id: str) -> None:
         """Write `sample` (an `EvalSample`) and its summary; a `ResultsError` if its entry is taken."""
@@ -76,17 +75,20 @@ class LogArchive:
                 f"and index {sample.epoch - 1}: an inspect log holds one sample per scenario and epoch"
             )
         self._names.add(name)
-        self._write(name, _json(sample))
-        self._summaries.write(b"," if self.written else b"")
-        self._summaries.write(_json(sample.summary()))
+        try:
+            self._zip.writestr(name, _json(sample))
+            self._summaries.write(b"," if self.written else b"[")
+            self._summaries.write(_json(sample.summary()))
+        except OSError as exc:
+            raise self._failed(exc) from exc
         self.written += 1
 
-    def close(self, header: Any, expected: int) -> None:
+    def close(self, header: Any) -> None:
         """Write `summaries.json` and `header.json` (an `EvalLog` without samples) and check that the
-        archive holds `expected` distinct samples: a sample lost on the way fails the export."""
-        self._summaries.write(b"]")
-        self._summaries.seek(0)
+        archive holds a distinct sample for each of the `expected` runs: none is lost silently."""
         try:
+            self._summaries.write(b"]" if self.written else b"[]")
+            self._summaries.seek(0)
             with self._zip.open("summaries.json", "w", force_zip64=True) as member:
                 shutil.copyfileobj(self._summaries, member, 1 << 20)
             self._zip.writestr("header.json", _json(header))
@@ -97,17 +99,22 @@ class LogArchive:
             raise self._failed(exc) from exc
         finally:
             self._summaries.close()
-        if not self.written == len(stored) == expected:
+        if self.written != self.expected:
             raise ResultsError(
-                f"{self.target.name}: {len(stored)} samples stored of {expected} runs read "
-                f"({self.written} written): the results changed while they were exported?"
+                f"{self.target.name}: {self.written} runs read of {self.expected} the first read counted: "
+                "the results changed while they were exported"
             )
+        if len(stored) != self.written:
+            raise OutputError(f"{self.target.name}: {self.written} samples written, {len(stored)} stored: samples lost")
         os.chmod(self.tmp, 0o644)  # mkstemp's 0600 would hide the log from a viewer run by another user
 
     def publish(self, *, overwrite: bool) -> Path:
         """Rename the finished log onto its target (checked again: a link may have appeared meanwhile)."""
         check_target(self.target, option=self.option, overwrite=overwrite)
-        os.replace(self.tmp, self.target)
+        try:
+            os.replace(self.tmp, self.target)
+        except OSError as exc:
+            raise self._failed(exc) from exc
         return self.target
 
     def discard(self) -> None:
@@ -116,12 +123,6 @@ class LogArchive:
             with contextlib.suppress(OSError, ValueError):  # closed already, or its last write failed
                 handle.close()
         self.tmp.unlink(missing_ok=True)
-
-    def _write(self, name: str, data: bytes) -> None:
-        try:
-            self._zip.writestr(name, data)
-        except OSError as exc:
-            raise self._failed(exc) from exc
 
     def _failed(self, exc: OSError) -> OutputError:
         return OutputError(

@@ -316,7 +316,7 @@ def _write_group(paths: list[str | Path], header: Header, group: dict[Key, LogAr
         group[key].add(_sample(run), run.run_id)
         tallies[key].add(run)
     for key, archive in group.items():
-        archive.close(_log(header, key, tallies[key], finished), expected=archive.expected)
+        archive.close(_log(header, key, tallies[key], finished))
 
 
 def export_inspect(
@@ -340,11 +340,9 @@ def export_inspect(
     try:
         keys = list(targets)
         for start in range(0, len(keys), _GROUP):
-            group = {
-                key: LogArchive(targets[key], option=option, expected=counts[key])
-                for key in keys[start : start + _GROUP]
-            }
-            archives += group.values()
+            group: dict[Key, LogArchive] = {}
+            for key in keys[start : start + _GROUP]:  # one at a time: each made is discarded on a failure
+                archives.append(group.setdefault(key, LogArchive(targets[key], option=option, expected=counts[key])))
             _write_group(paths, header, group, finished)
         return Export([archive.publish(overwrite=overwrite) for archive in archives], simulated)
     except BaseException:
