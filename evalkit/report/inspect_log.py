@@ -1,37 +1,54 @@
 """evalkit's runs in inspect_ai's log format, so that `inspect view` browses them:
-`evalkit export inspect RESULTS -o DIR`.
+`evalkit export inspect RESULTS -o DIR [--overwrite]`.
 
-One log per report column (backend · model · mode · strategy), one sample per run: the sample's id
-is the scenario (`family/scenario`), its epoch the run's index + 1, its messages the transcript
-(tool calls and mocked results included; a guard's or the harness's message says so in its
-metadata), its score `correct` (inspect's "C"/"I", the failure category as the explanation) with
-`completed` beside it, and its metadata the run's record (outcome, retries, model calls, latency,
-seed). Runs not counted in rates carry no score (an infra error is the sample's error). Simulated
-results say SIMULATED in the task name, the tags and every sample's metadata. Model output is
-untrusted: each log asks the viewer to show its content as plain text (`trust_content=False`).
+One log per report column (backend · model · mode · strategy), its task named after the config and
+the column, its file named by the column's plain characters and a hash of its exact names (`a+b` and
+`a-b` are two logs). One sample per run: its id the scenario (`sample_id`: a name that is not plain
+gets its plain characters and a hash, so every zip entry is safe and distinct), its epoch the run's
+index + 1, its messages the transcript (tool calls and mocked results included; a guard's or the
+harness's message says so in its metadata), its target what the run's check expects (its items),
+its scores `correct` (inspect's "C"/"I", the failure category as the explanation) and `completed`,
+each with the run's answer (the final reply, or the terminal call), and its metadata the run's record
+(outcome, retries, model calls, latency, seed). Runs not counted in rates carry no score (an infra
+error is the sample's error), and a column with no counted run has no score at all. Simulated results
+say SIMULATED in the task name, the tags and every sample's metadata. Model output is untrusted: each
+log asks the viewer to show its content as plain text (`trust_content=False`).
 
-inspect_ai is an optional extra (`pip install 'evalkit[inspect]'`): its own types and writer make the
-files, so they are in the format of the installed inspect_ai, and are read back with its reader in
-tests/report/test_inspect_log.py.
+The runs stream: `load_checked` reads the files once as `report` does (integrity, warnings, the
+columns), then each group of columns reads them once more, a line at a time, and writes each run's
+sample as it is read (`inspect_archive.LogArchive`): memory does not grow with the transcripts.
+
+inspect_ai is an optional extra (`pip install 'evalkit[inspect]'`): its own types make every member of
+the archive, and tests/report/test_inspect_log.py reads the logs back with its reader.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
-from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from evalkit.chat import Message
+from evalkit.chat import Message, ToolCall
 from evalkit.errors import EvalkitError, OutputError
+from evalkit.report.inspect_archive import LogArchive, check_target
 from evalkit.report.provenance import stack_text
-from evalkit.results.records import Header, Results, RunRecord
+from evalkit.results.integrity import load_checked
+from evalkit.results.records import Cell, Header, RunRecord
+from evalkit.results.stream import kept_runs
 
-__all__ = ["InspectMissing", "export_inspect", "log_name"]
+__all__ = ["Export", "InspectMissing", "export_inspect", "log_name", "sample_id"]
 
 SIMULATED = "SIMULATED"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_PLAIN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,79}")
+# columns written in one pass over the files: two open files each, well under a process's limit
+_GROUP = 32
+
+Key = tuple[str, str, str, str]
 
 
 class InspectMissing(EvalkitError):
@@ -39,31 +56,62 @@ class InspectMissing(EvalkitError):
         super().__init__("inspect_ai is not installed; install the optional extra: pip install 'evalkit[inspect]'")
 
 
-def _inspect() -> Any:
+class Export(NamedTuple):
+    logs: list[Path]
+    simulated: bool
+
+
+def _inspect() -> None:
     try:
-        import inspect_ai.log
+        import inspect_ai.log  # noqa: F401
     except ImportError:
         raise InspectMissing() from None
-    return inspect_ai
 
 
-def log_name(header: Header, key: tuple[str, str, str, str]) -> str:
-    """inspect's file naming (`<created>_<task>_<id>.eval`): the run's start, config and column."""
-    started = _UNSAFE.sub("-", header.started_at.split("+")[0])
-    column = _UNSAFE.sub("-", "-".join(key)).strip("-")
-    return f"{started}_{_UNSAFE.sub('-', header.config_name)}_{column}.eval"
+def _digest(*parts: str) -> str:
+    """A hash of `parts` as a JSON list: no two lists share one (joined by NUL, `a\\0b`,`c` and `a`,`b\\0c` did)."""
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def _plain(text: str, limit: int) -> str:
+    return _UNSAFE.sub("-", text).replace("..", "-").strip("-.")[:limit]
+
+
+def log_name(header: Header, key: Key) -> str:
+    """inspect's file naming, `<created>_<task>_<task id>.eval`, which its listing parses at the underscores:
+    the run's start, the config and the column in plain characters without `_`, and the log's task id (a
+    hash of the config's and the column's exact names: no two columns share a file, `a+b` and `a-b` too)."""
+    started = _plain(header.started_at.split("+")[0], 32).replace("_", "-")
+    task = _plain(f"{header.config_name[:40]}-{'-'.join(key)}", 120).replace("_", "-")
+    return f"{started}_{task}_{_task_id(header, key)}.eval"
+
+
+def sample_id(scenario: str) -> str:
+    """The scenario where it is a plain name; otherwise its plain characters, `~` and a hash of it. No plain
+    name holds `~`, `/`, `..` or `_epoch_` (the viewer splits an entry `samples/<id>_epoch_<n>.json` there)."""
+    if _PLAIN_ID.fullmatch(scenario) and ".." not in scenario and "_epoch_" not in scenario:
+        return scenario
+    return f"{_plain(scenario, 60).replace('_epoch_', '-epoch-')}~{_digest(scenario)[:12]}"
 
 
 def _id(*parts: str) -> str:
-    """A stable id: the viewer takes logs that share a task id for retries of one another, and shows one."""
-    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:22]
+    return _digest(*parts)[:22]
+
+
+def _task_id(header: Header, key: Key) -> str:
+    """A column's own id: the viewer takes logs that share a task id for retries of one another, and shows one."""
+    return _id(header.config_name, *key)
+
+
+def _column(cell: Cell) -> Key:
+    return (cell.backend, cell.model, cell.mode, cell.strategy)
 
 
 def _tool_calls(message: Message) -> list[Any] | None:
-    from inspect_ai.tool import ToolCall
+    from inspect_ai.tool import ToolCall as InspectCall
 
     calls = [
-        ToolCall(
+        InspectCall(
             id=call.id or f"call_{i}",
             function=call.name,
             arguments=call.arguments if call.arguments is not None else {},
@@ -89,34 +137,54 @@ def _message(message: Message) -> Any:
     return ChatMessageUser(content=message.content, metadata=meta)
 
 
+def _call_text(call: ToolCall) -> str:
+    if call.arguments is None:
+        return f"{call.name}({call.raw_arguments or ''})"
+    return f"{call.name}({json.dumps(call.arguments, ensure_ascii=False)})"
+
+
+def _answer(run: RunRecord) -> str | None:
+    """The run's answer: the terminal call where the run ended on one, else the last assistant message's
+    text (or, without text, its calls)."""
+    last = next((m for m in reversed(run.messages) if m.role == "assistant"), None)
+    if last is None:
+        return None
+    calls = "\n".join(_call_text(c) for c in last.tool_calls)
+    if run.outcome == "terminal_tool" and calls:
+        return calls
+    return last.content or calls or None
+
+
+def _target(run: RunRecord) -> list[str] | str:
+    """What the run's check expects: its items as the judge labelled them (per-turn items say their turn)."""
+    return [item.item if item.turn is None else f"turn {item.turn + 1}: {item.item}" for item in run.check] or ""
+
+
 def _scores(run: RunRecord) -> dict[str, Any]:
     from inspect_ai.scorer import Score
 
     if not run.counted:
         return {}
+    answer = _answer(run)
     return {
-        "correct": Score(value="C" if run.correct else "I", explanation=run.failure or "correct"),
-        "completed": Score(value="C" if run.completed else "I", explanation=run.outcome),
+        "correct": Score(value="C" if run.correct else "I", answer=answer, explanation=run.failure or "correct"),
+        "completed": Score(value="C" if run.completed else "I", answer=answer, explanation=run.outcome),
     }
 
 
-def _usage(runs: list[RunRecord]) -> Any:
+def _usage(prompt: int, completion: int) -> Any:
     from inspect_ai.model import ModelUsage
 
-    prompt = sum(r.usage.prompt_tokens for r in runs)
-    completion = sum(r.usage.completion_tokens for r in runs)
     return ModelUsage(input_tokens=prompt, output_tokens=completion, total_tokens=prompt + completion)
 
 
-def _model(cell: Any) -> str:
-    return str(cell.model if cell.model == cell.backend else f"{cell.backend}/{cell.model}")
+def _model(cell: Cell) -> str:
+    return cell.model if cell.model == cell.backend else f"{cell.backend}/{cell.model}"
 
 
 def _sample(run: RunRecord) -> Any:
     from inspect_ai.log import EvalError, EvalSample
 
-    messages = [_message(m) for m in run.messages]
-    first_user = next((m.content for m in run.messages if m.role == "user"), "")
     metadata: dict[str, Any] = {
         "run_id": run.run_id,
         "family": run.cell.family,
@@ -135,89 +203,149 @@ def _sample(run: RunRecord) -> Any:
     if run.outcome == "infra_error":
         error = EvalError(message=run.error or "infra error", traceback="", traceback_ansi="")
     return EvalSample(
-        id=f"{run.cell.family}/{run.cell.scenario}",
+        id=sample_id(run.cell.scenario),
         epoch=run.index + 1,
-        input=first_user,
-        target="",
-        messages=messages,
+        input=next((m.content for m in run.messages if m.role == "user"), ""),
+        target=_target(run),
+        messages=[_message(m) for m in run.messages],
         scores=_scores(run),
         metadata=metadata,
         error=error,
         total_time=run.wall_s,
-        model_usage={_model(run.cell): _usage([run])},
+        model_usage={_model(run.cell): _usage(run.usage.prompt_tokens, run.usage.completion_tokens)},
     )
 
 
-def _results(runs: list[RunRecord]) -> Any:
+@dataclass
+class _Tally:
+    """A column's totals, added up as its runs are written (the log's header comes last)."""
+
+    cell: Cell | None = None
+    runs: int = 0
+    counted: int = 0
+    correct: int = 0
+    completed: int = 0
+    tokens: list[int] = field(default_factory=lambda: [0, 0])
+    scenarios: set[str] = field(default_factory=set)
+    simulated: bool = False
+
+    def add(self, run: RunRecord) -> None:
+        self.cell = self.cell or run.cell
+        self.runs += 1
+        self.counted += run.counted
+        self.correct += run.counted and run.correct
+        self.completed += run.counted and run.completed
+        self.tokens[0] += run.usage.prompt_tokens
+        self.tokens[1] += run.usage.completion_tokens
+        self.scenarios.add(run.cell.scenario)
+        self.simulated |= run.simulated
+
+
+def _results(tally: _Tally) -> Any:
     from inspect_ai.log import EvalMetric, EvalResults, EvalScore
 
-    counted = [r for r in runs if r.counted]
-    scores = []
-    for name in ("correct", "completed"):
-        value = sum(getattr(r, name) for r in counted) / len(counted) if counted else 0.0
-        metric = EvalMetric(name="accuracy", value=value)
-        scores.append(EvalScore(name=name, scorer=name, scored_samples=len(counted), metrics={"accuracy": metric}))
-    return EvalResults(total_samples=len(runs), completed_samples=len(counted), scores=scores)
+    scores = [
+        EvalScore(
+            name=name,
+            scorer=name,
+            scored_samples=tally.counted,
+            metrics={"accuracy": EvalMetric(name="accuracy", value=hits / tally.counted)},
+        )
+        for name, hits in (("correct", tally.correct), ("completed", tally.completed))
+        if tally.counted  # nothing counted: no score, not an accuracy of 0
+    ]
+    return EvalResults(total_samples=tally.runs, completed_samples=tally.counted, scores=scores)
 
 
-def _log(header: Header, key: tuple[str, str, str, str], runs: list[RunRecord], finished: str | None) -> Any:
+def _log(header: Header, key: Key, tally: _Tally, finished: str | None) -> Any:
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec, EvalStats
     from inspect_ai.viewer import ViewerConfig
 
-    _, _, mode, strategy = key
-    simulated = any(r.simulated for r in runs)
+    backend, model, mode, strategy = key
     strategies = header.config.get("strategies", {})
     guards = stack_text(strategies.get(strategy, strategy)) if isinstance(strategies, dict) else strategy
+    task = f"{header.config_name} · {backend} · {model} · {mode} · {strategy}"
+    name = _model(tally.cell) if tally.cell else model
     spec = EvalSpec(
         eval_id=_id(header.config_hash, header.started_at, *key),
         run_id=_id(header.config_hash, header.started_at),
-        task_id=_id(header.config_name, *key),
+        task_id=_task_id(header, key),
         created=header.started_at,
-        task=f"{header.config_name} [{SIMULATED}]" if simulated else header.config_name,
+        task=f"{task} [{SIMULATED}]" if tally.simulated else task,
         task_args={"mode": mode, "strategy": strategy, "guards": guards},
-        dataset=EvalDataset(name=header.config_name, samples=len({r.cell.scenario for r in runs})),
-        model=_model(runs[0].cell),
+        dataset=EvalDataset(name=header.config_name, samples=len(tally.scenarios)),
+        model=name,
         config=EvalConfig(epochs=header.runs_per_cell),
-        tags=[SIMULATED] if simulated else [],
+        tags=[SIMULATED] if tally.simulated else [],
         viewer=ViewerConfig(trust_content=False),  # model output is untrusted: shown as plain text
         metadata={
             "evalkit_version": header.evalkit_version,
             "config_hash": header.config_hash,
             "git_sha": header.git_sha,
             "seed": header.seed,
-            "simulated": simulated,
+            "simulated": tally.simulated,
         },
     )
     return EvalLog(
         status="success" if finished else "started",
         eval=spec,
-        results=_results(runs),
+        results=_results(tally),
         stats=EvalStats(
-            started_at=header.started_at,
-            completed_at=finished or "",
-            model_usage={_model(runs[0].cell): _usage(runs)},
+            started_at=header.started_at, completed_at=finished or "", model_usage={name: _usage(*tally.tokens)}
         ),
-        samples=[_sample(r) for r in runs],
     )
 
 
-def export_inspect(results: Results, folder: str | Path) -> list[Path]:
-    """Write one inspect log per column of `results` into `folder`; the paths written."""
-    inspect_ai = _inspect()
-    folder = Path(folder)
-    columns: dict[tuple[str, str, str, str], list[RunRecord]] = defaultdict(list)
+def _columns(paths: list[str | Path]) -> tuple[Header, str | None, dict[Key, int], bool]:
+    """The first header, the last complete footer's end, each column's run count (in order of first
+    appearance) and whether any run is simulated: the read `report` makes (integrity, warnings)."""
+    results = load_checked(paths, transcripts=0)
+    counts: dict[Key, int] = {}
     for run in results.runs:
-        c = run.cell
-        columns[(c.backend, c.model, c.mode, c.strategy)].append(run)
-    header = results.headers[0]  # the first run of the config: shards and resumes share its name
+        key = _column(run.cell)
+        counts[key] = counts.get(key, 0) + 1
     finished = next((f.finished_at for f in reversed(results.footers) if f.status == "complete"), None)
-    written = []
-    for key, runs in columns.items():
-        path = folder / log_name(header, key)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            inspect_ai.log.write_eval_log(_log(header, key, runs, finished), str(path))
-        except OSError as exc:
-            raise OutputError(f"-o {folder}: cannot write {path.name}: {exc.strerror or exc}") from exc
-        written.append(path)
-    return written
+    return results.headers[0], finished, counts, results.simulated  # shards and resumes share the first name
+
+
+def _write_group(paths: list[str | Path], header: Header, group: dict[Key, LogArchive], finished: str | None) -> None:
+    """One pass over the files: each run of `group`'s columns written to its log as it is read."""
+    tallies = {key: _Tally() for key in group}
+    for run in kept_runs(paths, lambda cell: _column(cell) in group):
+        key = _column(run.cell)
+        group[key].add(_sample(run), run.run_id)
+        tallies[key].add(run)
+    for key, archive in group.items():
+        archive.close(_log(header, key, tallies[key], finished))
+
+
+def export_inspect(
+    paths: Iterable[str | Path], folder: str | Path, *, overwrite: bool = False, option: str = "-o"
+) -> Export:
+    """Write one inspect log per column of the results `paths` into `folder` (see the module's docstring).
+    Every log is checked before anything is written, and renamed into place only when all are whole."""
+    _inspect()
+    paths, folder = list(paths), Path(folder)
+    header, finished, counts, simulated = _columns(paths)
+    targets = {key: folder / log_name(header, key) for key in counts}
+    if len(set(targets.values())) < len(targets):
+        raise OutputError(f"{option} {folder}: two columns were given one log name")  # a hash collision
+    for target in targets.values():
+        check_target(target, option=option, overwrite=overwrite)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"{option} {folder}: cannot create: {exc.strerror or exc}") from exc
+    archives: list[LogArchive] = []
+    try:
+        keys = list(targets)
+        for start in range(0, len(keys), _GROUP):
+            group: dict[Key, LogArchive] = {}
+            for key in keys[start : start + _GROUP]:  # one at a time: each made is discarded on a failure
+                archives.append(group.setdefault(key, LogArchive(targets[key], option=option, expected=counts[key])))
+            _write_group(paths, header, group, finished)
+        return Export([archive.publish(overwrite=overwrite) for archive in archives], simulated)
+    except BaseException:
+        for archive in archives:
+            archive.discard()
+        raise
