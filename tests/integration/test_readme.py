@@ -27,8 +27,8 @@ from tests.extras import extra_of, missing_of_extra, needs_extra
 from tests.integration.conftest import require_llama_server
 from tests.integration.readme_blocks import (
     INSTALL_PREFIX,
-    ROOT,
     README,
+    ROOT,
     Block,
     copy_repo,
     evalkit_shim,
