@@ -280,6 +280,12 @@ def _drilldown(
     )
 
 
+def results_time(results: Results) -> str | None:
+    """When the newest segment of `results` finished: a report's stamp. Not the clock: the same files
+    give the same report, byte for byte, so a committed report made again from its results is unchanged."""
+    return max((footer.finished_at for footer in results.footers), default=None)
+
+
 def build_report(
     results: Results,
     *,
