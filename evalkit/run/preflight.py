@@ -27,6 +27,7 @@ from evalkit.strategies import check_specs
 
 __all__ = [
     "MAX_PLANNED_RUNS",
+    "check_backends",
     "check_output_path",
     "check_resumable",
     "check_scenario_versions",
@@ -68,6 +69,13 @@ def preflight(
     if missing:
         raise missing[0]
     return scenarios
+
+
+def check_backends(config: RunConfig, labels: Collection[str]) -> None:
+    """The backends `labels` as `preflight` checks them (keys, served models, phases, profiles)."""
+    missing = _check_backends(config, config.source or config.name, labels)
+    if missing:
+        raise missing[0]
 
 
 def config_scenarios(config: RunConfig) -> list[Scenario]:
