@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from evalkit._version import __version__
 
 # The public names load on first use (PEP 562), so that `import evalkit` (and with it every
 # `evalkit` command, even `--help`) does not pay for pydantic models, httpx and the runner up front.

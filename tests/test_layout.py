@@ -31,6 +31,32 @@ def test_an_upward_import_is_found(tmp_path: Path) -> None:
     assert check_layout.layer("evalkit.gate.comparison") > check_layout.layer("evalkit.stats.proportions")
 
 
+@pytest.mark.parametrize("line", ["from evalkit import __version__", "import evalkit", "from evalkit import RunConfig"])
+def test_an_import_of_the_package_root_is_found(tmp_path: Path, line: str) -> None:
+    """The root package is the top layer: `run/` and `scenario/` took `__version__` from it, and the
+    checker saw no arrow (it knew the root only as `evalkit.__init__`)."""
+    probe = tmp_path / "cache.py"
+    probe.write_text(f"{line}\n")
+    known = check_layout.modules()
+    assert check_layout.imports(probe, known, name="evalkit.scenario.cache") == {"evalkit.__init__"}
+    assert check_layout.layer("evalkit.__init__") > check_layout.layer("evalkit.scenario.cache")
+
+
+def test_a_submodule_taken_from_the_root_is_that_submodule(tmp_path: Path) -> None:
+    probe = tmp_path / "cache.py"
+    probe.write_text("from evalkit import errors\nimport evalkit.chat\n")
+    found = check_layout.imports(probe, check_layout.modules(), name="evalkit.scenario.cache")
+    assert found == {"evalkit.errors", "evalkit.chat"}
+
+
+def test_no_module_imports_the_package_root() -> None:
+    """`__version__` lives below every layer (evalkit/_version.py); only `python -m evalkit` sits above the root."""
+    known = check_layout.modules()
+    importers = {m for m, p in known.items() if "evalkit.__init__" in check_layout.imports(p, known)}
+    assert importers <= {"evalkit.__main__"}
+    assert check_layout.layer("evalkit._version") == 0
+
+
 def test_a_circle_is_found() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert check_layout.cycles(graph) == [["a", "b", "c"]]

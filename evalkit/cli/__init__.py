@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
-from evalkit import __version__
+from evalkit._version import __version__
 from evalkit.errors import BackendError, EvalkitError, GateInputError, OutputError, ReplayMiss
 
 __all__ = ["main"]

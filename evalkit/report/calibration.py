@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from evalkit import __version__
+from evalkit._version import __version__
 from evalkit.report.html import environment
 from evalkit.report.plots import _to_svg, plot_text
 from evalkit.simfit.check import CellFit, CheckResult

@@ -99,7 +99,7 @@ async def _rejudge(run: RunRecord, scenario: Scenario, stack: list[tuple[str, di
 
 
 def _stamp(header: Header, source: str) -> Header:
-    from evalkit import __version__
+    from evalkit._version import __version__
     from evalkit.run.runner import _git_sha
 
     stamp = {

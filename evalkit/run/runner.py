@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit import __version__
+from evalkit._version import __version__
 from evalkit.agents.registry import describe_agents
 from evalkit.backends.entry import BackendEntry
 from evalkit.errors import ConfigError, ResultsError
