@@ -20,6 +20,7 @@ _LAZY = {
     "Results": "evalkit.results.records",
     "RunRecord": "evalkit.results.records",
     "load_results": "evalkit.results.reader",
+    "RunOptions": "evalkit.run.runner",
     "arun_config": "evalkit.run.runner",
     "run_config": "evalkit.run.runner",
     "Scenario": "evalkit.scenario.model",
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from evalkit.results.reader import load_results
     from evalkit.results.records import Results, RunRecord
     from evalkit.run.config import RunConfig, load_config
-    from evalkit.run.runner import arun_config, run_config
+    from evalkit.run.runner import RunOptions, arun_config, run_config
     from evalkit.scenario.model import Scenario, load_scenario, load_scenarios
 
 
@@ -48,6 +49,7 @@ __all__ = [
     "EvalkitError",
     "Results",
     "RunConfig",
+    "RunOptions",
     "RunRecord",
     "Scenario",
     "__version__",
