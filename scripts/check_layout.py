@@ -3,7 +3,9 @@ tests/test_layout.py; run it by hand with `python scripts/check_layout.py`).
 
 - at most MAX_TOP_MODULES modules at the top of `evalkit/`;
 - no module longer than MAX_LINES lines;
-- every import, function-level ones included, points to the same layer or one below it (LAYERS);
+- every import, function-level ones included, points to the same layer or one below it (LAYERS); the
+  package root is `evalkit/__init__.py`, the top layer: `import evalkit` and `from evalkit import name`
+  import it (`__version__` is in `evalkit/_version.py`, at the bottom);
 - no import circle between modules, function-level imports included;
 - one import path per name: evalkit's code, tests, scripts and benchmarks import each name from the
   module that defines it, never through a package's re-export or another module's import, and only
