@@ -11,6 +11,7 @@ tests/test_layout.py; run it by hand with `python scripts/check_layout.py`).
   module that defines it, never through a package's re-export or another module's import, and only
   a package's `__init__` re-exports (its names are the users' API: the README, examples/ and
   tests/test_public_api.py use them);
+- no module imports another's private names (`_name`; a private module's public names are the package's);
 - no module-path compatibility layer (`MOVED_MODULES`): a module that moves is renamed everywhere;
 - every backend (a class with `supports` and an async `complete`) is under `evalkit/backends/`;
 - the README's architecture table names every module, lists the folders in the order of LAYERS, and
@@ -251,6 +252,22 @@ def import_path_problems(known: dict[str, Path]) -> list[str]:
     return sorted(found)
 
 
+def private_imports(known: dict[str, Path]) -> list[str]:
+    """Names with one leading underscore that a module imports from another evalkit module: that
+    module's private parts. (A module whose own name has one, `evalkit._model`, is the package's:
+    its public names are shared.)"""
+    found: list[str] = []
+    for m, p in known.items():
+        for node in ast.walk(_tree(p)):
+            if not (isinstance(node, ast.ImportFrom) and _known(node.module or "", known)):
+                continue
+            for a in node.names:
+                private = a.name.startswith("_") and not a.name.startswith("__")
+                if private and not _known(f"{node.module}.{a.name}", known):
+                    found.append(f"{m}:{node.lineno}: imports {a.name}, private to {node.module}")
+    return found
+
+
 def compatibility_layers(known: dict[str, Path]) -> list[str]:
     return [
         f"{m}: keeps MOVED_MODULES (rename a moved module everywhere instead)"
@@ -367,7 +384,7 @@ def problems() -> list[str]:
             if layer(target) > layer(m):
                 found.append(f"{m} imports {target}, a layer above it")
     found += [f"import circle: {' -> '.join(c)}" for c in cycles(graph)]
-    found += compatibility_layers(known) + stray_exports(known) + stray_backends(known)
+    found += compatibility_layers(known) + stray_exports(known) + stray_backends(known) + private_imports(known)
     found += architecture_problems(known, graph, README.read_text(encoding="utf-8"))
     return found + import_path_problems(known)
 

@@ -80,6 +80,19 @@ def test_a_name_taken_through_a_reexport_is_found(tmp_path: Path) -> None:
     ]
 
 
+def test_a_private_name_imported_from_another_module_is_found(tmp_path: Path) -> None:
+    """`run/rescore.py` took `_git_sha` from the runner, `report/calibration.py` `_to_svg` from plots."""
+    probe = tmp_path / "rescore.py"
+    probe.write_text(
+        "from evalkit._model import StrictModel\nfrom evalkit._version import __version__\n"
+        "from evalkit.report.plots import _GROUP_COLOURS\n"
+    )
+    found = check_layout.private_imports({**check_layout.modules(), "evalkit.run.rescore": probe})
+    assert [line for line in found if line.startswith("evalkit.run.rescore")] == [
+        "evalkit.run.rescore:3: imports _GROUP_COLOURS, private to evalkit.report.plots"
+    ]
+
+
 def test_a_compatibility_layer_is_found(tmp_path: Path) -> None:
     probe = tmp_path / "imports.py"
     probe.write_text('MOVED_MODULES: dict[str, str] = {"evalkit.old": "evalkit.new"}\n')
