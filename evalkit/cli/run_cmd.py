@@ -22,8 +22,8 @@ from evalkit.results.shards import parse_shard
 from evalkit.run.config import load_config
 from evalkit.run.executors import EXECUTORS, create_executor
 from evalkit.run.matrix import iter_runs
-from evalkit.run.preflight import MAX_PLANNED_RUNS
-from evalkit.run.runner import default_output, load_config_scenarios, run_config
+from evalkit.run.preflight import MAX_PLANNED_RUNS, config_scenarios
+from evalkit.run.runner import default_output, run_config
 
 if TYPE_CHECKING:
     from evalkit.results.records import Footer
@@ -99,7 +99,7 @@ def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> i
     """How many runs this invocation plans. Counted without building them, unless a shard must pick
     its runs by id, and then only for a plan `preflight` accepts: this runs before `preflight`
     refuses an oversized plan, and must not take as long as that plan is big."""
-    scenarios = load_config_scenarios(config)
+    scenarios = config_scenarios(config)
     total = config.cell_count(len(scenarios), only) * config.runs
     if shard is None or total > MAX_PLANNED_RUNS:
         return total
