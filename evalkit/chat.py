@@ -175,6 +175,9 @@ class CallContext(StrictModel):
     skill: Skill = Field(default_factory=Skill)
     # a `tool_choice` naming one tool, read from a request over HTTP (`ChatRequest.tool_choice` holds no name)
     forced_tool: str | None = None
+    # a scenario tool's name -> the name the request offers it under, where the two differ: an MCP
+    # client names a server's tools its own way (Cline: `evalkit__get_patient`). Read over HTTP only.
+    tool_names: dict[str, str] = Field(default_factory=dict)
 
 
 class Usage(StrictModel):

@@ -42,14 +42,16 @@ def _calls_in(message: Message) -> list[ToolCall]:
     return parse_strict_calls(message.content) if message.role == "assistant" else []
 
 
-def _progress(messages: list[Message], skill: Skill) -> int:
-    """How many of the intended calls have been made, in order, with the intended arguments."""
+def _progress(messages: list[Message], skill: Skill, names: dict[str, str]) -> int:
+    """How many of the intended calls have been made, in order, with the intended arguments (a call by
+    the name a tool is offered under, `names`' value, is a call of that tool)."""
+    scenario_name = {offered: own for own, offered in names.items()}
     done = 0
     for message in messages:
         for call in _calls_in(message):
             if (
                 done < len(skill.calls)
-                and call.name == skill.calls[done].name
+                and scenario_name.get(call.name, call.name) == skill.calls[done].name
                 and call.arguments == skill.calls[done].arguments
             ):
                 done += 1
@@ -72,7 +74,7 @@ class _Situation:
         self.forced = request.tool_choice == "required" or request.constraint is not None
         self.constrained = request.constraint is not None
         self.prompt_mode = context.mode == "prompt"
-        self.progress = _progress(request.messages, context.skill)
+        self.progress = _progress(request.messages, context.skill, context.tool_names)
         self.skill = context.skill
         self.family = context.family
 
@@ -116,6 +118,7 @@ class SimulatedBackend:
             text, calls = self._tool_step(rng, s, now, s.skill.calls[s.progress])
         else:
             text, calls = self._reply_step(rng, s, now)
+        calls = [c.model_copy(update={"name": context.tool_names.get(c.name, c.name)}) for c in calls]
         if s.prompt_mode and calls:
             text, calls = self._as_text(rng, s, calls), []
         # after the draw, so requests that use neither option meet exactly the draws they always did

@@ -213,11 +213,6 @@ def test_bad_options_are_one_line_naming_the_option(tmp_path: Path, options: dic
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="serve sim calls a scenario's tools by the scenario's names, not by the names an MCP client "
-    "such as Cline offers them under (`evalkit__<tool>`): Cline refuses every such call (AI_NoSuchToolError)",
-)
 def test_the_simulated_model_calls_a_scenario_tool_by_the_name_cline_offers_it_under() -> None:
     scenario = load_scenario(ROOT / "scenarios" / "sequential_reasoning" / "medication_chain.yaml")
     offered = [
