@@ -27,7 +27,7 @@ import httpx
 
 from evalkit.backends.phase_config import PhaseSettings, expand_env
 from evalkit.backends.serve import pick_free_port
-from evalkit.errors import ConfigError, ServerUnavailable
+from evalkit.errors import ConfigError, NotInstalled, ServerUnavailable
 from evalkit.results.portable import portable_args, portable_path
 
 __all__ = ["HOST", "STOP_GRACE_S", "PhaseProcess", "check_phase", "phase_argv", "venv_bin"]
@@ -55,6 +55,8 @@ def venv_bin(settings: PhaseSettings, base_dir: Path) -> Path | None:
     if settings.venv is None:
         return None
     found = (base_dir / _expanded(settings.venv, "venv") / "bin").absolute()
+    if not found.parent.exists():  # a venv the config expects to be made here (scripts/install-forge.sh)
+        raise NotInstalled(f"venv: {found.parent} is not there (the phase needs it installed)")
     if not found.is_dir():
         raise ConfigError(f"venv: {found.parent} is not a virtual environment (no bin/ folder)")
     return found

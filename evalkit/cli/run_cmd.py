@@ -7,7 +7,6 @@ import os
 import shlex
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -210,9 +209,9 @@ def run(args: argparse.Namespace) -> int:
     outage = unreachable_backends(results)
     if args.report is not None and fmt is not None:
         from evalkit.report import write_report
-        from evalkit.report.data import build_report
+        from evalkit.report.data import build_report, results_time
 
-        data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
+        data = build_report(results, generated_at=results_time(results), root=str(Path.cwd()))
         write_report(data, args.report, fmt)
         print(f"wrote {args.report}{data.simulated_suffix}")
     if outage is not None:

@@ -39,6 +39,7 @@ from evalkit.results.writer import Opener, ResultsWriter, finished_runs, truncat
 from evalkit.run.config import RunConfig
 from evalkit.run.matrix import PlannedRun, iter_runs
 from evalkit.run.preflight import (
+    check_backends,
     check_output_path,
     check_resumable,
     check_same_guards,
@@ -271,10 +272,14 @@ async def arun_config(
         if unknown:
             raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
         labels = set(only_backends)
-    scenarios = preflight(config, backends=labels)  # everything checked before the output file is created
+    scenarios = preflight(config, backends=set())  # everything checked before the output file is created
     check_output_path(output, record_dir)
     with hold_outputs(output, record_dir), _stop_on_signals(asyncio.current_task()) as received:
         finished, earlier = _finished(config, scenarios, output, resume, retry_infra, shard)
+        # a backend with no run left needs nothing (a complete file resumes on a machine without its models)
+        planned = iter_runs(config, scenarios, labels)
+        left = (r for r in (shard.select(planned) if shard else planned) if r.run_id not in finished)
+        check_backends(config, {r.entry.label for r in left})
         if record_dir is not None:
             _prepare_recordings(record_dir, labels, finished, resume)
         if executor is None:
