@@ -5,7 +5,9 @@ intended solution has been done), decides whether the right move is a tool call 
 samples a behaviour from its profile. It reacts to the request: a guard's nudge, an offered
 `respond` tool, `tool_choice="required"` and a grammar or schema constraint all change what it may
 do; `tool_choice="none"` and a named tool (over HTTP) are honoured after the draw. It knows the
-scenario's intended solution (its "skill") and never sees the success check.
+scenario's intended solution (its "skill") and never sees the success check. Over HTTP it calls a
+scenario's tool by the name the request offers it under (`CallContext.tool_names`: an MCP client's
+`<server>__<tool>`), and counts a call of that name as a call of the tool.
 
 Randomness comes from (run seed, call index) only, so every strategy meets the same draws at the
 same point of a run: comparisons between strategies are paired, as with a real fixed seed.
