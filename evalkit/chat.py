@@ -7,6 +7,7 @@ a provider's JSON. They are pydantic models because they are written verbatim in
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,6 +29,7 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "parse_arguments",
+    "with_placeholders",
 ]
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -175,6 +177,12 @@ class CallContext(StrictModel):
     skill: Skill = Field(default_factory=Skill)
     # a `tool_choice` naming one tool, read from a request over HTTP (`ChatRequest.tool_choice` holds no name)
     forced_tool: str | None = None
+    # a scenario tool's name -> the name the request offers it under, where the two differ: an MCP
+    # client names a server's tools its own way (Cline: `evalkit__get_patient`). Read over HTTP only.
+    tool_names: dict[str, str] = Field(default_factory=dict)
+    # an agent's call: texts of its requests that vary from run to run or day to day (the run's temporary
+    # folders, the date) -> fixed placeholders, for what is recorded and how a replay matches
+    placeholders: dict[str, str] = Field(default_factory=dict)
 
 
 class Usage(StrictModel):
@@ -203,3 +211,17 @@ class ExecutedCall:
     known_tool: bool
     mutating: bool
     turn: int = 0  # the user turn (0-based) during which the model made the call
+
+
+def with_placeholders(value: Any, placeholders: Mapping[str, str]) -> Any:
+    """`value` (JSON: str, list, dict) with every text of `placeholders` replaced by its placeholder,
+    the longest text first (a folder before the folder that holds it)."""
+    if isinstance(value, str):
+        for text in sorted(placeholders, key=len, reverse=True):
+            value = value.replace(text, placeholders[text])
+        return value
+    if isinstance(value, list):
+        return [with_placeholders(v, placeholders) for v in value]
+    if isinstance(value, dict):
+        return {k: with_placeholders(v, placeholders) for k, v in value.items()}
+    return value

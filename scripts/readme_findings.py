@@ -1,9 +1,10 @@
 """Regenerate the README's findings from the committed results, or check that they still match.
 
-The README's "Reproducing ADR-013", "Forge's own guards under test", "Compare models before deployment" and
-"Importing BFCL" sections hold blocks between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; each
-block is written here from results files (a correct-rate table per family, the findings summary's sentences,
-a BFCL score table per category, a config's side-by-side pairs, an upgrade gate's summary), never typed.
+The README's "Reproducing ADR-013", "Forge's own guards under test", "Compare models before deployment",
+"Importing BFCL" and "Agents under test" sections hold blocks between `<!-- generated:NAME -->` and
+`<!-- /generated:NAME -->`; each block is written here from results files (a correct-rate table per
+family, the findings summary's sentences, a BFCL score table per category, a config's side-by-side
+pairs, an upgrade gate's summary, the agents' correct rates, served calls and runaway runs), never typed.
 tests/report/test_readme_findings.py fails when the README and the results disagree.
 
     python scripts/readme_findings.py          # rewrite the blocks in README.md
@@ -130,6 +131,48 @@ def gate_summary(baseline: str, candidate: str, *options: str) -> str:
     return f"`{command}` (exit {code}):\n\n{summary.replace('## ', '**', 1).replace(chr(10), '**' + chr(10), 1)}\n"
 
 
+def agents(results: str) -> str:
+    """Per column (each agent, and evalkit's own loop for reference) and family: correct over counted
+    runs with its Wilson 95% interval, served model calls per run, and the runs ended as `runaway`
+    with their served-call counts (the agent asked for a call past its budget)."""
+    from evalkit.report.formats import interval, pct
+    from evalkit.results.escaping import markdown_cell
+    from evalkit.results.reader import load_results
+    from evalkit.stats.rates import rate
+
+    loaded = load_results([ROOT / results])
+    described = loaded.headers[-1].agents
+    cells: dict[tuple[str, str], list] = {}  # type: ignore[type-arg]
+    for run in loaded.runs:
+        cells.setdefault((run.cell.strategy, run.cell.family), []).append(run)
+    lines = [
+        "| column | family | correct [Wilson 95%] | served calls per run: mean (fewest–most) | runaway runs |",
+        "|---|---|---|---|---|",
+    ]
+    for (column, family), runs in cells.items():
+        about = described.get(column)
+        if about:  # an agent: its name and version as the header records them, and Cline's mode
+            who = f"{column} ({about['name']} {about['version']}{', ' + about['mode'] if 'mode' in about else ''})"
+        else:
+            who = f"{column} (evalkit's own loop)"
+        counted = [r for r in runs if r.counted]
+        correct = rate(sum(r.correct for r in counted), len(counted))
+        text = f"{correct.x}/{correct.n} = {pct(correct.value)} {interval(correct)}" if correct else "no counted runs"
+        infra = len(runs) - len(counted)
+        served = [r.served.calls if r.served is not None else r.model_calls for r in runs]
+        runaway = sorted(r.served.calls for r in runs if r.outcome == "runaway" and r.served is not None)
+        counts = "" if not runaway else f"{runaway[0]}" if runaway[0] == runaway[-1] else f"{runaway[0]}–{runaway[-1]}"
+        cells_text = [
+            markdown_cell(who),
+            markdown_cell(family),
+            text + (f" +{infra} infra" if infra else ""),
+            f"{sum(served) / len(served):.1f} ({min(served)}–{max(served)})",
+            f"{len(runaway)} of {len(runs)}" + (f", at {counts} served calls" if runaway else ""),
+        ]
+        lines.append("| " + " | ".join(cells_text) + " |")
+    return "\n".join([*lines, "", *_file_states(results)]) + "\n"
+
+
 # the grammar stack ran as a second config (a results file keeps its config); runs pair across the two
 COMPARE_BFCL = ("results/compare-models-bfcl.jsonl", "results/compare-models-bfcl-grammar.jsonl")
 # likewise: configs/bfcl-wide.yaml (native, trust_text) and its grammar sibling (prompt)
@@ -152,6 +195,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "forge-smollm2-side-by-side": lambda: side_by_side("results/forge-smollm2.jsonl"),
     "forge-upgrade-gate-sim": lambda: gate_summary(*FORGE_GATE_SIM, *FORGE_GATE_OPTIONS),
     "forge-upgrade-gate-smollm2": lambda: gate_summary(*FORGE_GATE_SMOLLM2, *FORGE_GATE_OPTIONS),
+    "agents-sim": lambda: agents("results/agents-sim.jsonl"),
 }
 
 

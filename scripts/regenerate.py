@@ -84,6 +84,7 @@ def artefacts() -> list[Artefact]:
         _report("compare-models-bfcl.html", *COMPARE_BFCL),
         _report("forge-sim.html", "results/forge-sim-0.10.0.jsonl"),
         _report("forge-smollm2.html", "results/forge-smollm2.jsonl"),
+        _report("agents-sim.html", "results/agents-sim.jsonl"),
         _gate("forge-upgrade-gate-sim.md", *FORGE_GATE_SIM),
         _gate("forge-upgrade-gate-smollm2.md", *FORGE_GATE_SMOLLM2),
         Artefact(

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
-__all__ = ["MCP_SERVER_NAME", "Agent", "AgentEnd", "AgentRun", "ReportsEnd"]
+__all__ = ["MCP_SERVER_NAME", "Agent", "AgentEnd", "AgentRun", "HasPlaceholders", "ReportsEnd"]
 
 MCP_SERVER_NAME = "evalkit"  # Cline names the tools `evalkit__<tool>`
 
@@ -83,3 +83,13 @@ class ReportsEnd(Protocol):
     """An agent that can tell from its output that it gave up (optional beside `Agent`)."""
 
     def ended(self, stdout: str) -> AgentEnd | None: ...
+
+
+@runtime_checkable
+class HasPlaceholders(Protocol):
+    """An agent whose requests hold texts that vary from day to day (optional beside `Agent`): Cline's
+    system prompt holds the date. The runner replaces the run's temporary folders itself."""
+
+    def placeholders(self, run: AgentRun) -> dict[str, str]:
+        """Text -> fixed placeholder (`{date}`), in everything recorded and in how a replay matches."""
+        ...

@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping
+from datetime import date
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -232,6 +233,11 @@ class ClineAgent:
 
     def final_reply(self, stdout: str) -> str | None:
         return final_reply(stdout)
+
+    def placeholders(self, run: AgentRun) -> dict[str, str]:
+        """Cline's system prompt says the day, `Date: MM/DD/YYYY` (docs/agents.md, "Cline"); a run
+        that crosses midnight keeps the date it started with unreplaced."""
+        return {"Date: " + date.today().strftime("%m/%d/%Y"): "Date: {date}"}
 
     def ended(self, stdout: str) -> AgentEnd | None:
         """Cline's mistake limit (`--retries`) ends a run `aborted`, with exit status 0."""

@@ -5,6 +5,7 @@ The record is built only from what evalkit saw: the calls the model front served
 agent's final reply as the agent printed it. The scenario's own check (`evalkit.judge.verdict`)
 decides the run. How it ended:
 
+- it asked for a model call a replay has no answer to: `infra_error` (never counted, never `runaway`);
 - it asked for a model call past its budget: `runaway`, with the served count (`served.calls`);
 - it could not start, crashed without a reply, or outran its time limit: `infra_error`, in one line;
 - it said it gave up (its retry or turn limit: `ReportsEnd`): `failed` or `iteration_limit`;
@@ -17,18 +18,18 @@ import os
 import tempfile
 from pathlib import Path
 
-from evalkit.agents.base import MCP_SERVER_NAME, Agent, AgentRun, ReportsEnd
+from evalkit.agents.base import MCP_SERVER_NAME, Agent, AgentRun, HasPlaceholders, ReportsEnd
 from evalkit.agents.entry import AgentEntry
 from evalkit.agents.process import AgentProcess, ProcessResult
 from evalkit.agents.serving import AgentServices, RunWatch
 from evalkit.agents.tools_mcp import RunTools
 from evalkit.backends.run_url import RunToken
-from evalkit.chat import Message, Sampling, Usage
+from evalkit.chat import Message, Sampling, Usage, with_placeholders
 from evalkit.judge.verdict import judge_run
 from evalkit.results.records import Cell, ModelCall, Outcome, RunRecord, Served
 from evalkit.scenario.model import Scenario
 
-__all__ = ["DUMMY_KEY", "AgentSpec", "execute_agent_run"]
+__all__ = ["DUMMY_KEY", "AgentSpec", "execute_agent_run", "placeholders"]
 
 DUMMY_KEY = "evalkit-no-key"  # the agent must send some key; it is never a real one
 # what an agent inherits from evalkit's environment: nothing that could be a credential
@@ -74,15 +75,29 @@ async def execute_agent_run(
             run_id=spec.run_id,
             options=dict(entry.options),
         )
-        async with services.open_run(spec.label, token, spec.scenario, entry.budget) as (watch, tools):
+        marks = placeholders(agent, run, Path(tmp))
+        async with services.open_run(spec.label, token, spec.scenario, entry.budget, marks) as (watch, tools):
             process = AgentProcess(agent.command(run), _environment(agent, run), workdir, grace_s=entry.grace_s)
-            result = await process.run(entry.time_limit_s, watch.over)
-    return _record(spec, agent, result, watch, tools, simulated)
+            result = await process.run(entry.time_limit_s, watch.stop)
+    record = _record(spec, agent, result, watch, tools, simulated)
+    return RunRecord.model_validate(with_placeholders(record.model_dump(mode="json"), marks))
+
+
+def placeholders(agent: Agent, run: AgentRun, folder: Path) -> dict[str, str]:
+    """The run's temporary folders (and what the agent says varies by day) -> fixed placeholders, in
+    everything recorded: a run's transcript is the same from run to run and machine to machine."""
+    marks = {str(run.workdir): "{workdir}", str(run.home): "{home}", str(folder): "{run_folder}"}
+    real = Path(os.path.realpath(folder))  # a /tmp reached through a symlink is said in both forms
+    if real != folder:
+        marks |= {str(real / "work"): "{workdir}", str(real / "home"): "{home}", str(real): "{run_folder}"}
+    return marks | (agent.placeholders(run) if isinstance(agent, HasPlaceholders) else {})
 
 
 def _ending(
     name: str, agent: Agent, result: ProcessResult, watch: RunWatch, tools: RunTools
 ) -> tuple[Outcome, str | None]:
+    if watch.miss is not None:
+        return "infra_error", f"agent {name}: {watch.miss}"
     if watch.over.is_set():
         return "runaway", f"asked for more than its budget of {watch.budget} served model calls"
     if result.stopped == "start_failed":

@@ -22,7 +22,8 @@ from evalkit.backends.base import Backend
 from evalkit.backends.run_url import RunToken
 from evalkit.backends.sim_server import SimServer
 from evalkit.backends.sim_wire import SimCall
-from evalkit.chat import Completion
+from evalkit.chat import CallContext, Completion
+from evalkit.errors import ReplayMiss
 from evalkit.scenario.model import Scenario
 
 __all__ = ["AgentServices", "RunWatch"]
@@ -30,13 +31,17 @@ __all__ = ["AgentServices", "RunWatch"]
 
 @dataclass
 class RunWatch:
-    """One run's served calls, in order, and whether it asked for more than its budget."""
+    """One run's served calls, in order; whether it asked for more than its budget (`over`), or asked
+    for a call a replay has no answer to (`miss`); `stop` is set by either: the runner ends the agent."""
 
     budget: int
+    placeholders: dict[str, str] = field(default_factory=dict)  # CallContext.placeholders of its calls
     served: list[tuple[SimCall, Completion]] = field(default_factory=list)
     admitted: int = 0
     refused: int = 0
     over: asyncio.Event = field(default_factory=asyncio.Event)
+    miss: ReplayMiss | None = None
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class _Watcher:
@@ -45,16 +50,25 @@ class _Watcher:
     def __init__(self) -> None:
         self.runs: dict[str, RunWatch] = {}
 
-    def admit(self, run: RunToken) -> int | str:
+    def admit(self, run: RunToken, context: CallContext) -> CallContext | str:
         watch = self.runs.get(run.encode())
         if watch is None:
             return f"no run {run.run_id!r} is open on this server"
+        if watch.miss is not None:  # the run is over: not a call of the agent's to count
+            return str(watch.miss)
         if watch.admitted >= watch.budget:
             watch.refused += 1
             watch.over.set()
+            watch.stop.set()
             return f"evalkit: run {run.run_id} is past its budget of {watch.budget} served model calls"
         watch.admitted += 1
-        return watch.admitted - 1
+        return context.model_copy(update={"call_index": watch.admitted - 1, "placeholders": watch.placeholders})
+
+    def missed(self, run: RunToken, miss: ReplayMiss) -> None:
+        watch = self.runs.get(run.encode())
+        if watch is not None and watch.miss is None:
+            watch.miss, watch.admitted = miss, watch.admitted - 1  # never counted toward the budget
+            watch.stop.set()
 
     def served(self, run: RunToken, call: SimCall, completion: Completion) -> None:
         watch = self.runs.get(run.encode())
@@ -107,12 +121,12 @@ class AgentServices:
 
     @contextlib.asynccontextmanager
     async def open_run(
-        self, label: str, token: RunToken, scenario: Scenario, budget: int
+        self, label: str, token: RunToken, scenario: Scenario, budget: int, placeholders: dict[str, str]
     ) -> AsyncIterator[tuple[RunWatch, RunTools]]:
         assert self.tools is not None
         runs = self.fronts[label].watcher.runs
         key = token.encode()
-        watch = runs[key] = RunWatch(budget)
+        watch = runs[key] = RunWatch(budget, placeholders)
         try:
             async with self.tools.open_run(key, scenario) as tools:
                 yield watch, tools

@@ -6,7 +6,8 @@
 
 A retried call is recorded once per attempt (the error, then the answer), so a replay retries the
 same way. The key is a hash of what decides the answer: the backend kind and model and the whole
-request, minus `Message.origin` (harness bookkeeping the backend never sees). API keys are never in
+request, minus `Message.origin` (harness bookkeeping the backend never sees), and with an agent's
+run-to-run texts (its temporary folders, the date) as placeholders (`CallContext.placeholders`). API keys are never in
 a request or a completion, and error texts are redacted where they are made (`_http`).
 """
 
@@ -16,11 +17,12 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
 
 from evalkit.backends.base import Backend, Feature
-from evalkit.chat import CallContext, ChatRequest, Completion
+from evalkit.chat import CallContext, ChatRequest, Completion, with_placeholders
 from evalkit.errors import BackendError, ResultsError, UnsupportedFeature
 from evalkit.results.writer import output_error
 
@@ -38,18 +40,20 @@ PROVENANCE_FILE = "provenance.json"
 ALL_FEATURES: tuple[Feature, ...] = get_args(Feature)
 
 
-def request_document(request: ChatRequest) -> dict[str, Any]:
-    """The request as JSON, without the harness's `origin` marks."""
-    return request.model_dump(mode="json", exclude={"messages": {"__all__": {"origin"}}})
+def request_document(request: ChatRequest, placeholders: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The request as JSON, without the harness's `origin` marks, an agent's run-to-run texts (its
+    temporary folders, the date: `CallContext.placeholders`) replaced by their placeholders."""
+    document = request.model_dump(mode="json", exclude={"messages": {"__all__": {"origin"}}})
+    return with_placeholders(document, placeholders) if placeholders else document
 
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def request_key(kind: str, model: str, request: ChatRequest) -> str:
+def request_key(kind: str, model: str, request: ChatRequest, placeholders: Mapping[str, str] | None = None) -> str:
     return hashlib.sha256(
-        _canonical({"kind": kind, "model": model, "request": request_document(request)}).encode()
+        _canonical({"kind": kind, "model": model, "request": request_document(request, placeholders)}).encode()
     ).hexdigest()
 
 
@@ -167,12 +171,12 @@ class RecordingBackend:
 
     def _append(self, request: ChatRequest, context: CallContext, outcome: dict[str, Any]) -> None:
         line = {
-            "key": request_key(self.kind, self.model, request),
+            "key": request_key(self.kind, self.model, request, context.placeholders),
             "run_id": context.run_id,
             "call_index": context.call_index,
             "kind": self.kind,
             "model": self.model,
-            "request": request_document(request),
+            "request": request_document(request, context.placeholders),
             **outcome,
         }
         # one write per line, between awaits: concurrent runs on one event loop cannot interleave

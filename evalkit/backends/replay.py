@@ -8,7 +8,9 @@ rescore` and `sim fit` re-run the agent loop on them).
 `options.dir` is the directory `--record DIR` wrote for this backend's label (DIR/<label>),
 relative to the current directory. Requests are looked up by the same key the recorder used; the
 same request recorded several times (retries, or identical first calls of many runs) is served in
-recorded order, preferring the recording made for the same run and call. A request that was not
+recorded order, preferring the recording made for the same run and call; an agent's call (one with
+`CallContext.placeholders`) is served only its own run's and call's answer, its request compared with
+the run's temporary folders and the date as placeholders (docs/agents.md, "Record and replay"). A request that was not
 recorded raises `ReplayMiss` naming the run, the call and, when that call was recorded with another
 request, the first JSON path where the two differ: a changed nudge or grammar is a clear miss,
 never a wrong answer.
@@ -206,16 +208,18 @@ class ReplayBackend:
         for i, item in enumerate(queue):
             if (item.run_id, item.call_index) == (context.run_id, context.call_index):
                 return queue.pop(i)
-        return queue.pop(0)
+        # an agent's call (it has placeholders) is only ever its own run's and call's recorded answer
+        return None if context.placeholders else queue.pop(0)
 
     def _miss(self, key: str, request: ChatRequest, context: CallContext) -> ReplayMiss:
         where = f"replay {self.directory}: run {context.run_id} call {context.call_index}"
         recorded = self._by_call.get((context.run_id, context.call_index))
-        if key in self._queues:
+        mine = any(item.key == key for item in recorded or [])  # an agent's call is matched by run and call
+        if key in self._queues and (mine or not context.placeholders):
             why = "this request was recorded, but every recorded answer to it has been replayed already"
         elif recorded:
             why = "the request changed since recording: " + (
-                first_difference(recorded[0].request, request_document(request)) or "it differs"
+                first_difference(recorded[0].request, request_document(request, context.placeholders)) or "it differs"
             )
         else:
             why = "no request was recorded for this run and call"
@@ -236,7 +240,7 @@ class ReplayBackend:
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         if self._in_order is not None:
             return self._next_in_order(request, context)
-        key = request_key(self.recorded_kind, self.model, request)
+        key = request_key(self.recorded_kind, self.model, request, context.placeholders)
         item = self._take(key, context)
         if item is None:
             raise self._miss(key, request, context)

@@ -5,7 +5,9 @@ intended solution has been done), decides whether the right move is a tool call 
 samples a behaviour from its profile. It reacts to the request: a guard's nudge, an offered
 `respond` tool, `tool_choice="required"` and a grammar or schema constraint all change what it may
 do; `tool_choice="none"` and a named tool (over HTTP) are honoured after the draw. It knows the
-scenario's intended solution (its "skill") and never sees the success check.
+scenario's intended solution (its "skill") and never sees the success check. Over HTTP it calls a
+scenario's tool by the name the request offers it under (`CallContext.tool_names`: an MCP client's
+`<server>__<tool>`), and counts a call of that name as a call of the tool.
 
 Randomness comes from (run seed, call index) only, so every strategy meets the same draws at the
 same point of a run: comparisons between strategies are paired, as with a real fixed seed.
@@ -42,14 +44,16 @@ def _calls_in(message: Message) -> list[ToolCall]:
     return parse_strict_calls(message.content) if message.role == "assistant" else []
 
 
-def _progress(messages: list[Message], skill: Skill) -> int:
-    """How many of the intended calls have been made, in order, with the intended arguments."""
+def _progress(messages: list[Message], skill: Skill, names: dict[str, str]) -> int:
+    """How many of the intended calls have been made, in order, with the intended arguments (a call by
+    the name a tool is offered under, `names`' value, is a call of that tool)."""
+    scenario_name = {offered: own for own, offered in names.items()}
     done = 0
     for message in messages:
         for call in _calls_in(message):
             if (
                 done < len(skill.calls)
-                and call.name == skill.calls[done].name
+                and scenario_name.get(call.name, call.name) == skill.calls[done].name
                 and call.arguments == skill.calls[done].arguments
             ):
                 done += 1
@@ -72,7 +76,7 @@ class _Situation:
         self.forced = request.tool_choice == "required" or request.constraint is not None
         self.constrained = request.constraint is not None
         self.prompt_mode = context.mode == "prompt"
-        self.progress = _progress(request.messages, context.skill)
+        self.progress = _progress(request.messages, context.skill, context.tool_names)
         self.skill = context.skill
         self.family = context.family
 
@@ -116,6 +120,7 @@ class SimulatedBackend:
             text, calls = self._tool_step(rng, s, now, s.skill.calls[s.progress])
         else:
             text, calls = self._reply_step(rng, s, now)
+        calls = [c.model_copy(update={"name": context.tool_names.get(c.name, c.name)}) for c in calls]
         if s.prompt_mode and calls:
             text, calls = self._as_text(rng, s, calls), []
         # after the draw, so requests that use neither option meet exactly the draws they always did

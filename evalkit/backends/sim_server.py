@@ -37,7 +37,8 @@ from evalkit.backends.sim_limits import ConnectionGate, RequestError, ServeLimit
 from evalkit.backends.sim_schema import validate_anthropic, validate_openai
 from evalkit.backends.sim_stream import anthropic_events, honoured, openai_events, send_events
 from evalkit.backends.sim_wire import KnownScenario, ScenarioIndex, SimCall, anthropic_call, openai_call
-from evalkit.chat import Completion, ToolCall
+from evalkit.chat import CallContext, Completion, ToolCall
+from evalkit.errors import ReplayMiss
 
 __all__ = ["SIMULATED_HEADER", "ServedCalls", "SimServer"]
 
@@ -53,11 +54,16 @@ Events = Callable[[dict[str, Any], dict[str, Any]], Iterable[bytes]]
 class ServedCalls(Protocol):
     """Who watches the calls served under run URLs."""
 
-    def admit(self, run: RunToken) -> int | str:
-        """The call's index in its run, or why it is refused (the run is past its budget, or unknown)."""
+    def admit(self, run: RunToken, context: CallContext) -> CallContext | str:
+        """The context the call is answered in (its index in its run, the run's placeholders), or why
+        it is refused (the run is past its budget, or unknown)."""
         ...
 
     def served(self, run: RunToken, call: SimCall, completion: Completion) -> None: ...
+
+    def missed(self, run: RunToken, miss: ReplayMiss) -> None:
+        """The backend has no recorded answer for the run's call: the run cannot go on."""
+        ...
 
 
 def _arguments(call: ToolCall) -> str:
@@ -224,11 +230,16 @@ class SimServer:
         if call.scenario is None and len(self.index):
             self._warn_unknown(call)
         if run is not None and self.observer is not None:
-            admitted = self.observer.admit(run)
+            admitted = self.observer.admit(run, call.context)
             if isinstance(admitted, str):
                 raise RequestError(400, admitted)
-            call = SimCall(call.request, call.context.model_copy(update={"call_index": admitted}), call.scenario)
-        completion = await self.backend.complete(call.request, call.context)
+            call = SimCall(call.request, admitted, call.scenario)
+        try:
+            completion = await self.backend.complete(call.request, call.context)
+        except ReplayMiss as miss:
+            if run is not None and self.observer is not None:
+                self.observer.missed(run, miss)
+            raise RequestError(500, str(miss)) from miss
         if run is not None and self.observer is not None:
             self.observer.served(run, call, completion)
         model = body.get("model") if isinstance(body.get("model"), str) else self.profile

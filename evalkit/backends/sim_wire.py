@@ -14,6 +14,9 @@ HTTP there is only the request, as for a real model, so this module works them o
   on), else the `X-Evalkit-Seed` header, else a hash of the first user message; the call's index is
   the number of assistant messages in the conversation. In process the draw is `(seed, call index)`
   too, so a conversation evalkit sends directly gets the same draws as in process.
+- **the offered names** of the scenario's tools (`offered_names`): an MCP client offers a server's
+  tools under names of its own (Cline: `evalkit__get_patient`), and refuses a call by any other name.
+  The simulated model calls, and reads its progress from, the offered name that names the tool.
 - **a correction** (the in-process `origin == "guard"`): after the model's last assistant message,
   a user message the scenario did not write (not one of its user turns, and not a prompt-mode tool
   result `Result of TOOL: ...`), or a tool result flagged as an error (Anthropic's `is_error`, or a
@@ -45,7 +48,7 @@ from evalkit.chat import (
 )
 from evalkit.prompt_mode import render_tool_prompt
 
-__all__ = ["KnownScenario", "ScenarioIndex", "SimCall", "anthropic_call", "corrected", "openai_call"]
+__all__ = ["KnownScenario", "ScenarioIndex", "SimCall", "anthropic_call", "corrected", "offered_names", "openai_call"]
 
 _PROMPT_HEADER = render_tool_prompt([]).splitlines()[0]  # "You can call these tools:"
 _SCHEMA_MARK = " Parameters (JSON schema): "  # between a prompt-mode tool line's description and its schema
@@ -119,6 +122,20 @@ class ScenarioIndex:
             offered = tool_names - {"respond"}
             found = [s for s in found if offered == {t.name for t in s.tools_at(most - 1)}] or found
         return found[0] if found else None
+
+
+def offered_names(tools: Iterable[str], offered: Iterable[str]) -> dict[str, str]:
+    """The name each of the scenario's `tools` is offered under, where it is not its own: its own name
+    when offered, else the one offered name `<server>__<tool>` (an MCP client's; two such: no guess)."""
+    offered = list(offered)
+    names: dict[str, str] = {}
+    for tool in tools:
+        if tool in offered:
+            continue
+        found = [name for name in offered if name.endswith(f"__{tool}") and len(name) > len(tool) + 2]
+        if len(found) == 1:
+            names[tool] = found[0]
+    return names
 
 
 def _turns_seen(scenario: KnownScenario, messages: list[Message]) -> int:
@@ -253,6 +270,7 @@ def _call(
         family=scenario.family if scenario else "",
         offered_tools=offered,
         skill=scenario.skill() if scenario else Skill(),
+        tool_names=offered_names((t.name for t in scenario.tools), (t.name for t in offered)) if scenario else {},
     )
     return SimCall(request, context, scenario.id if scenario else None)
 

@@ -2,6 +2,8 @@
 
     python fake_agent.py loop          the usual loop: the MCP server's tools offered natively, each
                                        call run through MCP, until the model answers in text
+    python fake_agent.py here          the usual loop, its system prompt naming its working folder and
+                                       HOME, as Cline's does (each run has its own temporary ones)
     python fake_agent.py flood         calls the model again and again, whatever it answers
     python fake_agent.py crash         writes a line to stderr and exits with status 3
     python fake_agent.py giveup        one model call, then says it gave up by its own retry limit
@@ -49,7 +51,7 @@ def chat(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[st
     return message
 
 
-def loop(limit: int = 10) -> None:
+def loop(limit: int = 10, here: bool = False) -> None:
     tools = [
         {
             "type": "function",
@@ -58,8 +60,11 @@ def loop(limit: int = 10) -> None:
         for t in mcp("tools/list", {})["tools"]
     ]
     messages: list[dict[str, Any]] = [{"role": "user", "content": os.environ["EVALKIT_PROMPT"]}]
-    if os.environ.get("EVALKIT_SYSTEM"):
-        messages.insert(0, {"role": "system", "content": os.environ["EVALKIT_SYSTEM"]})
+    system = os.environ.get("EVALKIT_SYSTEM", "")
+    if here:
+        system += f"\nWorking Directory: {os.getcwd()}\nHome: {os.environ['HOME']}"
+    if system:
+        messages.insert(0, {"role": "system", "content": system})
     for _ in range(limit):
         message = chat(messages, tools)
         messages.append(message)
@@ -102,6 +107,8 @@ if __name__ == "__main__":
     what = sys.argv[1]
     if what == "loop":
         loop()
+    elif what == "here":
+        loop(here=True)
     elif what == "flood":
         flood()
     elif what == "giveup":

@@ -219,3 +219,45 @@ def test_an_agent_that_gives_up_by_its_own_rules_is_a_verdict_not_an_infra_error
     (run,) = _run(agent_config("giveup", scenarios=["scenarios/casual_greeting/hi.yaml"]), tmp_path / "out.jsonl")
     assert run.outcome == "failed" and run.counted and not run.correct
     assert run.error == "UnexpectedModelBehavior: retries spent" and run.model_calls == 1
+
+
+def test_the_run_s_temporary_folders_are_recorded_as_placeholders(agent_config: MakeConfig, tmp_path: Path) -> None:
+    runs = _run(agent_config("here"), tmp_path / "out.jsonl")
+    lines = (tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [line for line in lines if '"type":"run"' in line and ("evalkit-agent-" in line or "/tmp/" in line)] == []
+    for run in runs:
+        system = run.messages[0].content
+        assert system.endswith("\nWorking Directory: {workdir}\nHome: {home}"), system
+
+
+def test_an_agent_whose_prompt_names_its_folders_is_replayed_call_for_call(
+    agent_config: MakeConfig, tmp_path: Path
+) -> None:
+    config = load_config(agent_config("here", runs=2))
+    recordings = tmp_path / "rec"
+    first = {r.run_id: r for r in _run_config(config, tmp_path / "out.jsonl", record_dir=recordings)}
+    recorded = (recordings / "sim" / "recordings.jsonl").read_text(encoding="utf-8")
+    assert "evalkit-agent-" not in recorded and "{workdir}" in recorded
+    again = {r.run_id: r for r in _run_config(config.as_replay(recordings), tmp_path / "replay.jsonl")}
+    assert {k: (r.outcome, r.error, r.correct, r.model_calls, r.calls) for k, r in again.items()} == {
+        k: (r.outcome, r.error, r.correct, r.model_calls, r.calls) for k, r in first.items()
+    }
+
+
+def test_a_replay_miss_is_an_infra_error_never_a_runaway(agent_config: MakeConfig, tmp_path: Path) -> None:
+    recordings = tmp_path / "rec"
+    run_config(load_config(agent_config("loop")), tmp_path / "out.jsonl", record_dir=recordings)
+    # the flood agent sends another first request (no tools) and asks again after every refusal
+    flood = load_config(agent_config("flood", extra=", budget: 5, time_limit_s: 60"))
+    runs = _run_config(flood.as_replay(recordings), tmp_path / "replay.jsonl")
+    assert len(runs) == 4
+    for run in runs:
+        assert run.outcome == "infra_error" and not run.counted, (run.outcome, run.error)
+        assert (run.error or "").startswith("agent fake: replay "), run.error
+        assert "run sim/native/fake/" in (run.error or "") and "\n" not in (run.error or "")
+        assert run.served is not None and run.served.calls == 0
+
+
+def _run_config(config, output: Path, **options: object) -> list:  # type: ignore[no-untyped-def, type-arg]
+    run_config(config, output, **options)  # type: ignore[arg-type]
+    return list(load_results([output]).runs)

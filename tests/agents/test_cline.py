@@ -213,11 +213,6 @@ def test_bad_options_are_one_line_naming_the_option(tmp_path: Path, options: dic
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="serve sim calls a scenario's tools by the scenario's names, not by the names an MCP client "
-    "such as Cline offers them under (`evalkit__<tool>`): Cline refuses every such call (AI_NoSuchToolError)",
-)
 def test_the_simulated_model_calls_a_scenario_tool_by_the_name_cline_offers_it_under() -> None:
     scenario = load_scenario(ROOT / "scenarios" / "sequential_reasoning" / "medication_chain.yaml")
     offered = [
@@ -234,3 +229,15 @@ def test_the_simulated_model_calls_a_scenario_tool_by_the_name_cline_offers_it_u
             called |= {c["function"]["name"] for c in reply["choices"][0]["message"].get("tool_calls") or []}
     assert called, "the strong profile calls a tool first on this scenario"
     assert called <= {t["function"]["name"] for t in offered}, called
+
+
+def test_the_date_in_cline_s_system_prompt_is_recorded_as_a_placeholder(tmp_path: Path) -> None:
+    from datetime import date
+
+    from evalkit.agents.execute import placeholders
+    from evalkit.chat import with_placeholders
+
+    run = _run(tmp_path, "hi")
+    marks = placeholders(ClineAgent({"install_dir": "none"}, tmp_path), run, run.workdir.parent)
+    prompt = f"2. Date: {date.today():%m/%d/%Y}\n4. Working Directory: {run.workdir}\nHOME={run.home}\n"
+    assert with_placeholders(prompt, marks) == "2. Date: {date}\n4. Working Directory: {workdir}\nHOME={home}\n"

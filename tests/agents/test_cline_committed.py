@@ -49,3 +49,10 @@ def test_cline_yolo_mode_s_greeting_shows_as_runaway_runs_with_their_served_call
         if run.outcome != "runaway":  # the rest: Cline's own mistake limit, after the model called its tools
             assert run.outcome == "failed" and "mistake limit (--retries 6)" in (run.error or "")
             assert not run.correct and run.served.calls < budget
+
+
+def test_cline_s_transcripts_hold_placeholders_for_the_run_s_folder_and_the_date() -> None:
+    runs = [r for r in load_results([RESULTS]).runs if r.cell.strategy.startswith("cline")]
+    for run in runs:
+        system = run.messages[0].content
+        assert "Working Directory: {workdir}" in system and "Date: {date}" in system, run.run_id

@@ -23,6 +23,7 @@ SECTIONS = (
     "## Forge's own guards under test",
     "## Compare models before deployment",
     "### SmolLM2 on every category",
+    "## Agents under test",
 )
 # a rate ("40%", "40–60%"), a count ("1/5") or a mean retries figure ("r3.0")
 TYPED_RESULT = re.compile(r"\d+\s*%|\b\d+/\d+\b|\br\d\.\d\b")
