@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from evalkit._version import __version__
 
 # The public names load on first use (PEP 562), so that `import evalkit` (and with it every
 # `evalkit` command, even `--help`) does not pay for pydantic models, httpx and the runner up front.
@@ -20,6 +20,7 @@ _LAZY = {
     "Results": "evalkit.results.records",
     "RunRecord": "evalkit.results.records",
     "load_results": "evalkit.results.reader",
+    "RunOptions": "evalkit.run.runner",
     "arun_config": "evalkit.run.runner",
     "run_config": "evalkit.run.runner",
     "Scenario": "evalkit.scenario.model",
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from evalkit.results.reader import load_results
     from evalkit.results.records import Results, RunRecord
     from evalkit.run.config import RunConfig, load_config
-    from evalkit.run.runner import arun_config, run_config
+    from evalkit.run.runner import RunOptions, arun_config, run_config
     from evalkit.scenario.model import Scenario, load_scenario, load_scenarios
 
 
@@ -48,6 +49,7 @@ __all__ = [
     "EvalkitError",
     "Results",
     "RunConfig",
+    "RunOptions",
     "RunRecord",
     "Scenario",
     "__version__",

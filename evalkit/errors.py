@@ -2,6 +2,7 @@
 
     EvalkitError
      ├── ConfigError        a config file or option is unusable
+     │    └── NotInstalled      a valid config needs what this machine lacks (a model package, a venv)
      ├── ScenarioError      a scenario file is unusable (names file, field path, line)
      ├── SpecError          an argument spec uses an unknown operator or a bad operand
      ├── ResultsError       a results file is unreadable or does not match a resume
@@ -27,6 +28,7 @@ __all__ = [
     "GateInputError",
     "MissingExtra",
     "ModelUnavailable",
+    "NotInstalled",
     "OutputError",
     "ReplayMiss",
     "ResultsError",
@@ -44,6 +46,11 @@ class EvalkitError(Exception):
 
 class ConfigError(EvalkitError):
     """A run config (or a command-line option) cannot be used."""
+
+
+class NotInstalled(ConfigError):
+    """A config is valid, but running it needs something not installed here (a model's package, a
+    phase's venv, Python 3.12 with Forge): `validate` notes it and passes the file; `run` refuses."""
 
 
 class MissingExtra(EvalkitError):

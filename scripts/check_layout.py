@@ -3,12 +3,15 @@ tests/test_layout.py; run it by hand with `python scripts/check_layout.py`).
 
 - at most MAX_TOP_MODULES modules at the top of `evalkit/`;
 - no module longer than MAX_LINES lines;
-- every import, function-level ones included, points to the same layer or one below it (LAYERS);
+- every import, function-level ones included, points to the same layer or one below it (LAYERS); the
+  package root is `evalkit/__init__.py`, the top layer: `import evalkit` and `from evalkit import name`
+  import it (`__version__` is in `evalkit/_version.py`, at the bottom);
 - no import circle between modules, function-level imports included;
 - one import path per name: evalkit's code, tests, scripts and benchmarks import each name from the
   module that defines it, never through a package's re-export or another module's import, and only
   a package's `__init__` re-exports (its names are the users' API: the README, examples/ and
   tests/test_public_api.py use them);
+- no module imports another's private names (`_name`; a private module's public names are the package's);
 - no module-path compatibility layer (`MOVED_MODULES`): a module that moves is renamed everywhere;
 - every backend (a class with `supports` and an async `complete`) is under `evalkit/backends/`;
 - the README's architecture table names every module, lists the folders in the order of LAYERS, and
@@ -33,12 +36,12 @@ ARCHITECTURE = "## Architecture"
 # names a package's `__init__` re-exports (as the README is); tests/test_public_api.py checks those.
 IMPORTERS = ("evalkit", "tests", "scripts", "benchmarks")
 PUBLIC_API_TEST = ROOT / "tests" / "test_public_api.py"
-MAX_TOP_MODULES = 8
+MAX_TOP_MODULES = 9
 MAX_LINES = 400
 
 # Bottom up. A module may import its own layer and the layers below it, never above.
 LAYERS: list[set[str]] = [
-    {"errors", "_yaml", "_model", "_imports", "profiles"},
+    {"errors", "_yaml", "_model", "_imports", "_version", "profiles"},
     {"chat", "prompt_mode"},
     {"stats"},
     {"results"},
@@ -70,16 +73,17 @@ def modules() -> dict[str, Path]:
 
 def imports(path: Path, known: dict[str, Path], name: str | None = None) -> set[str]:
     """The evalkit modules `path` imports anywhere in its body (each `from X import name` that names a
-    submodule counts as importing that submodule)."""
+    submodule counts as importing that submodule). The root package is `evalkit.__init__`: `import
+    evalkit` and `from evalkit import name` (a name, not a submodule) import it, and it is the top layer."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            found.update(a.name for a in node.names if a.name.startswith("evalkit"))
+            found.update(_known(a.name, known) or a.name for a in node.names if a.name.startswith("evalkit"))
         elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("evalkit"):
             subs = {f"{node.module}.{a.name}" for a in node.names}
             found.update(s for s in subs if s in known)
             if not subs <= set(known):
-                found.add(node.module)
+                found.add(_known(node.module, known) or node.module)
     return {m for m in found if m in known} - {name or module_name(path)}
 
 
@@ -248,6 +252,22 @@ def import_path_problems(known: dict[str, Path]) -> list[str]:
     return sorted(found)
 
 
+def private_imports(known: dict[str, Path]) -> list[str]:
+    """Names with one leading underscore that a module imports from another evalkit module: that
+    module's private parts. (A module whose own name has one, `evalkit._model`, is the package's:
+    its public names are shared.)"""
+    found: list[str] = []
+    for m, p in known.items():
+        for node in ast.walk(_tree(p)):
+            if not (isinstance(node, ast.ImportFrom) and _known(node.module or "", known)):
+                continue
+            for a in node.names:
+                private = a.name.startswith("_") and not a.name.startswith("__")
+                if private and not _known(f"{node.module}.{a.name}", known):
+                    found.append(f"{m}:{node.lineno}: imports {a.name}, private to {node.module}")
+    return found
+
+
 def compatibility_layers(known: dict[str, Path]) -> list[str]:
     return [
         f"{m}: keeps MOVED_MODULES (rename a moved module everywhere instead)"
@@ -364,7 +384,7 @@ def problems() -> list[str]:
             if layer(target) > layer(m):
                 found.append(f"{m} imports {target}, a layer above it")
     found += [f"import circle: {' -> '.join(c)}" for c in cycles(graph)]
-    found += compatibility_layers(known) + stray_exports(known) + stray_backends(known)
+    found += compatibility_layers(known) + stray_exports(known) + stray_backends(known) + private_imports(known)
     found += architecture_problems(known, graph, README.read_text(encoding="utf-8"))
     return found + import_path_problems(known)
 

@@ -25,14 +25,23 @@ def results_files() -> list[Path]:
     return sorted((ROOT / "results").glob("*.jsonl"))
 
 
-def expected() -> dict[Path, str]:
-    """Each fitted profile's path and the text the fit gives for it now."""
+def path_of(model: str) -> Path:
+    return FITTED / f"{model}.yaml"
+
+
+def fitted_text(model: str) -> str:
+    """The text the fit gives now for `model`'s profile."""
     from evalkit.cli.sim_cmd import profile_yaml
     from evalkit.scenario.model import load_scenarios
 
     os.chdir(ROOT)  # the scenarios are looked up by id under scenarios/
     scenarios = load_scenarios(sorted(Path("scenarios").rglob("*.yaml")))
-    return {FITTED / f"{m}.yaml": profile_yaml(results_files(), m, scenarios) for m in MODELS}
+    return profile_yaml(results_files(), model, scenarios)
+
+
+def expected() -> dict[Path, str]:
+    """Each fitted profile's path and the text the fit gives for it now."""
+    return {path_of(m): fitted_text(m) for m in MODELS}
 
 
 def stale() -> list[str]:

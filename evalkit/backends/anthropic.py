@@ -125,5 +125,5 @@ class AnthropicBackend(HttpBackend):
         body, dropped = self.payload(request)
         # the API has no seed field; evalkit's simulated server reads the seed here (docs/protocols.md)
         seed = {} if request.sampling.seed is None else {"X-Evalkit-Seed": str(request.sampling.seed)}
-        reply = await self._post("v1/messages", body, seed)
+        reply = await self.post("v1/messages", body, seed)
         return _parse(reply.body, reply.latency_s, dropped)

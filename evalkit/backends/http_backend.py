@@ -65,7 +65,7 @@ class HttpBackend:
     async def aclose(self) -> None:
         return None  # the client belongs to the runner
 
-    async def _post(self, path: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> Reply:
+    async def post(self, path: str, payload: dict[str, Any], headers: dict[str, str] | None = None) -> Reply:
         # imported here, not at the top: the registry imports every backend class, and `evalkit list`
         # and `validate` should not pay for httpx (the module is loaded once, by the first call)
         from evalkit.backends._http import join_url, post_json

@@ -99,7 +99,7 @@ class OllamaBackend(HttpBackend):
 
     async def describe(self) -> dict[str, Any]:
         """`/api/show` for the model's details and capabilities, `/api/tags` for its digest."""
-        show = (await self._post("api/show", {"model": self.model})).body
+        show = (await self.post("api/show", {"model": self.model})).body
         caps = show.get("capabilities")
         self._capabilities = [str(c) for c in caps] if isinstance(caps, list) else None
         return {
@@ -144,5 +144,5 @@ class OllamaBackend(HttpBackend):
 
     async def complete(self, request: ChatRequest, context: CallContext) -> Completion:
         body, dropped = self.payload(request)
-        reply = await self._post("api/chat", body)
+        reply = await self.post("api/chat", body)
         return _parse(reply.body, reply.latency_s, dropped)

@@ -160,7 +160,7 @@ async def post_chat(backend: HttpBackend, path: str, body: dict[str, Any], *, co
     openai` and `kind: llama-server`, which differ only in the path."""
     started = time.perf_counter()
     try:
-        reply = await backend._post(path, body)
+        reply = await backend.post(path, body)
     except BackendError as exc:
         if exc.status == 500 and UNPARSED_CALL in str(exc):
             return unparsed_call(str(exc), time.perf_counter() - started)

@@ -14,7 +14,16 @@ from typing import Any
 
 from evalkit.errors import ConfigError, ModelUnavailable, ServerUnavailable
 
-__all__ = ["INSTALL_SCRIPT", "MODELS", "PackagedModel", "check_model", "find_binary", "resolve_model", "sha256_file"]
+__all__ = [
+    "INSTALL_SCRIPT",
+    "MODELS",
+    "MODEL_ALIASES",
+    "PackagedModel",
+    "check_model",
+    "find_binary",
+    "resolve_model",
+    "sha256_file",
+]
 
 INSTALL_SCRIPT = "scripts/install-llama-server.sh"
 
@@ -90,17 +99,17 @@ MODELS: dict[str, PackagedModel] = {
         "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
     ),
 }
-_ALIASES = {"gemma3": "gemma3-270m"}
+MODEL_ALIASES = {"gemma3": "gemma3-270m"}
 
 
 def resolve_model(name: str | Path) -> Path:
     """The GGUF file for a packaged model name ("smollm2", "gemma3-270m") or a path to a .gguf."""
-    key = _ALIASES.get(str(name), str(name))
+    key = MODEL_ALIASES.get(str(name), str(name))
     if key in MODELS:
         return MODELS[key].path()
     path = Path(name).expanduser()
     if path.suffix != ".gguf":
-        known = ", ".join([*MODELS, *_ALIASES])
+        known = ", ".join([*MODELS, *MODEL_ALIASES])
         raise ConfigError(f"unknown model {str(name)!r}: use one of {known}, or a path to a .gguf file")
     if not path.is_file():
         raise ConfigError(f"model file {path} does not exist")
@@ -110,7 +119,7 @@ def resolve_model(name: str | Path) -> Path:
 def check_model(name: str) -> None:
     """Raise as `resolve_model(name)` would, without assembling a packaged model (that writes a
     large file): what `validate` and a run's preflight check of a `serve:` entry."""
-    key = _ALIASES.get(name, name)
+    key = MODEL_ALIASES.get(name, name)
     if key in MODELS:
         MODELS[key].check_installed()
     else:

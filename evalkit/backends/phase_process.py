@@ -26,8 +26,8 @@ from typing import Any
 import httpx
 
 from evalkit.backends.phase_config import PhaseSettings, expand_env
-from evalkit.backends.serve import pick_free_port
-from evalkit.errors import ConfigError, ServerUnavailable
+from evalkit.backends.serve import log_tail, pick_free_port
+from evalkit.errors import ConfigError, NotInstalled, ServerUnavailable
 from evalkit.results.portable import portable_args, portable_path
 
 __all__ = ["HOST", "STOP_GRACE_S", "PhaseProcess", "check_phase", "phase_argv", "venv_bin"]
@@ -55,6 +55,8 @@ def venv_bin(settings: PhaseSettings, base_dir: Path) -> Path | None:
     if settings.venv is None:
         return None
     found = (base_dir / _expanded(settings.venv, "venv") / "bin").absolute()
+    if not found.parent.exists():  # a venv the config expects to be made here (scripts/install-forge.sh)
+        raise NotInstalled(f"venv: {found.parent} is not there (the phase needs it installed)")
     if not found.is_dir():
         raise ConfigError(f"venv: {found.parent} is not a virtual environment (no bin/ folder)")
     return found
@@ -211,7 +213,7 @@ class PhaseProcess:
                 return
             except ServerUnavailable:
                 self.stop()
-                if attempt + 1 >= attempts or not any(w in self.log_tail(20).lower() for w in _BIND_WORDS):
+                if attempt + 1 >= attempts or not any(w in log_tail(self.log_path, 20).lower() for w in _BIND_WORDS):
                     raise
             except BaseException:  # Ctrl-C while starting: leave no orphan behind
                 self.stop()
@@ -284,15 +286,8 @@ class PhaseProcess:
         proc.wait()
         return proc.returncode
 
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return "(no log)"
-        return "\n".join(text.splitlines()[-lines:])
-
     def last_line(self) -> str:
-        lines = [line.strip() for line in self.log_tail(50).splitlines() if line.strip()]
+        lines = [line.strip() for line in log_tail(self.log_path, 50).splitlines() if line.strip()]
         return lines[-1][:300] if lines else "(empty log)"
 
     def description(self) -> dict[str, Any]:

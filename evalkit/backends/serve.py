@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import httpx
 
 from evalkit.backends.packaged import (
-    _ALIASES,
+    MODEL_ALIASES,
     MODELS,
     find_binary,
     resolve_model,
@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_PORT",
     "LlamaServer",
     "build_args",
+    "log_tail",
     "pick_free_port",
     "server_for",
     "template_path",
@@ -57,6 +58,15 @@ _PR_SET_PDEATHSIG = 1  # from <sys/prctl.h>
 # `evalkit serve` listens here unless told otherwise, so configs can name a fixed URL.
 DEFAULT_PORT = 8765
 CHAT_TEMPLATE = Path(__file__).resolve().parent.parent / "chat_templates" / "chatml-tools.jinja"
+
+
+def log_tail(path: Path, lines: int = 30) -> str:
+    """The last `lines` lines of a server's log, for an error that says why it stopped."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
 
 
 def pick_free_port(host: str = "127.0.0.1") -> int:
@@ -154,7 +164,7 @@ class LlamaServer:
         return self._proc is not None and self._proc.poll() is None
 
     def args(self) -> list[str]:
-        alias = self.model_name if self.model_name in MODELS or self.model_name in _ALIASES else None
+        alias = self.model_name if self.model_name in MODELS or self.model_name in MODEL_ALIASES else None
         return build_args(
             self.binary,
             self.model_path,
@@ -184,7 +194,7 @@ class LlamaServer:
                 break
             except ServerUnavailable:
                 self.stop()
-                if attempt + 1 >= attempts or "bind" not in self.log_tail().lower():
+                if attempt + 1 >= attempts or "bind" not in log_tail(self.log_path).lower():
                     raise
             except BaseException:  # Ctrl-C while loading: do not leave an orphan server behind
                 self.stop()
@@ -214,7 +224,8 @@ class LlamaServer:
                 if self._proc is None or self._proc.poll() is not None:
                     code = None if self._proc is None else self._proc.returncode
                     raise ServerUnavailable(
-                        f"llama-server exited with code {code} while starting (log {self.log_path}):\n{self.log_tail()}"
+                        f"llama-server exited with code {code} while starting (log {self.log_path}):\n"
+                        + log_tail(self.log_path)
                     )
                 try:
                     if client.get(self.url + "/health").status_code == 200:
@@ -224,7 +235,7 @@ class LlamaServer:
                 time.sleep(0.1)
         raise ServerUnavailable(
             f"llama-server was not healthy after {self.startup_timeout_s:.0f} s "
-            f"(log {self.log_path}):\n{self.log_tail()}"
+            f"(log {self.log_path}):\n{log_tail(self.log_path)}"
         )
 
     def stop(self, timeout_s: float = 10.0) -> int | None:
@@ -250,13 +261,6 @@ class LlamaServer:
         if self._proc is None:
             raise ServerUnavailable("llama-server is not running")
         return self._proc.wait()
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return "(no log)"
-        return "\n".join(text.splitlines()[-lines:])
 
     def provenance(self) -> dict[str, Any]:
         """What the local side knows: binary and package version, build info, model and template hashes."""

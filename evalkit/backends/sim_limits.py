@@ -20,8 +20,7 @@
 from __future__ import annotations
 
 import asyncio
-import sys
-import traceback
+import logging
 import zlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -33,7 +32,10 @@ from pydantic_core import from_json
 
 from evalkit.errors import EvalkitError
 
-__all__ = ["ConnectionGate", "RequestError", "ServeLimits", "error_response", "json_errors", "read_json"]
+__all__ = ["ConnectionGate", "RequestError", "ServeLimits", "error_response", "json_errors", "log", "read_json"]
+
+# the simulated server's log: the CLI shows its records as `evalkit serve sim: ...` (evalkit/cli/__init__.py)
+log = logging.getLogger("evalkit.serve_sim")
 
 _INFLATE_CHUNK = 1 << 20  # inflated bytes per step; the event loop runs between steps
 _ENCODINGS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
@@ -109,8 +111,7 @@ async def json_errors(request: web.Request, handler: Handler) -> web.StreamRespo
             answer.headers["Allow"] = exc.headers["Allow"]
         return answer
     except Exception:  # a bug of the server, not the client's mistake: its traceback is wanted
-        print(f"evalkit serve sim: error answering {request.method} {request.path[:200]}:", file=sys.stderr)
-        traceback.print_exc()
+        log.exception("error answering %s %s:", request.method, request.path[:200])
         return error_response(request.path, 500, "the simulated server failed: see its log")
 
 

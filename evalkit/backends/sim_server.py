@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -34,7 +33,7 @@ from evalkit.backends.base import Backend
 from evalkit.backends.entry import BackendEntry
 from evalkit.backends.run_url import RunToken
 from evalkit.backends.sim import SimulatedBackend
-from evalkit.backends.sim_limits import ConnectionGate, RequestError, ServeLimits, json_errors, read_json
+from evalkit.backends.sim_limits import ConnectionGate, RequestError, ServeLimits, json_errors, log, read_json
 from evalkit.backends.sim_schema import validate_anthropic, validate_openai
 from evalkit.backends.sim_stream import anthropic_events, honoured, openai_events, send_events
 from evalkit.backends.sim_wire import KnownScenario, ScenarioIndex, SimCall, anthropic_call, openai_call
@@ -253,4 +252,4 @@ class SimServer:
         self._unknown[digest] = None
         if len(self._unknown) > UNKNOWN_OPENINGS_KEPT:
             self._unknown.popitem(last=False)
-        print(f"evalkit serve sim: no known scenario opens with {first[:60]!r}: answering as chat", file=sys.stderr)
+        log.warning("no known scenario opens with %r: answering as chat", first[:60])

@@ -17,15 +17,17 @@ place that turns exceptions into exit codes:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import logging
 import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NoReturn, TextIO
 
-from evalkit import __version__
+from evalkit._version import __version__
 from evalkit.errors import BackendError, EvalkitError, GateInputError, OutputError, ReplayMiss
 
 __all__ = ["main"]
@@ -103,6 +105,39 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # unwind like Ctrl-C: footers are written and started servers stopped
 
 
+# loggers whose records speak for a command of their own rather than as `evalkit: LEVEL:`
+_SPEAKERS = {"evalkit.serve_sim": "evalkit serve sim"}  # evalkit/backends/sim_limits.py's `log`
+
+
+class _Said(logging.Formatter):
+    """The library's log records in the CLI's words: `evalkit: warning: MESSAGE`, or `evalkit serve sim:
+    MESSAGE` from the simulated server; a logged exception's traceback follows on its own lines."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        speaker = _SPEAKERS.get(record.name, f"evalkit: {record.levelname.lower()}")
+        return f"{speaker}: {super().format(record)}"
+
+
+@contextlib.contextmanager
+def _process_settings() -> Iterator[None]:
+    """What a command changes in the process, put back when it ends (an in-process caller, a test,
+    keeps its own): SIGTERM unwinds like Ctrl-C, and the `evalkit` logger writes to standard error.
+    Only the CLI installs that handler, so a library user's logging configuration decides otherwise."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Said())
+    logger = logging.getLogger("evalkit")
+    logger.addHandler(handler)
+    previous = None
+    if threading.current_thread() is threading.main_thread():  # signal handlers live there only
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        if previous is not None:  # None: a handler not set from Python, which cannot be set back
+            signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if any("\x00" in word for word in argv):  # no shell can pass one; a caller in Python can, and no path holds one
@@ -113,8 +148,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, a usage error: argparse has said what it had to
         return exc.code if isinstance(exc.code, int) else 0
-    if threading.current_thread() is threading.main_thread():  # signal handlers live there only
-        signal.signal(signal.SIGTERM, _interrupt)
+    with _process_settings():
+        return _handle(args)
+
+
+def _handle(args: argparse.Namespace) -> int:
+    """Run the command `args` names; its exceptions become exit codes and one-line messages."""
     from evalkit.results.escaping import one_line, terminal_text  # regular expressions: no start-up cost
 
     stdout = sys.stdout

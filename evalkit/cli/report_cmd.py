@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -84,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace, results: Results, out: Path | None) -> int:
     """Build the report and write it to `out` (None: stdout)."""
     from evalkit.report import render, write_report  # scipy, matplotlib: not for --help
-    from evalkit.report.data import build_report
+    from evalkit.report.data import build_report, results_time
 
     data = build_report(
         results,
@@ -93,7 +92,7 @@ def _report(args: argparse.Namespace, results: Results, out: Path | None) -> int
         alpha=args.alpha,
         seed=args.seed,
         max_failed_transcripts=args.transcripts,
-        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        generated_at=results_time(results),
         root=str(Path.cwd()),
     )
     if args.published is not None:

@@ -7,7 +7,6 @@ import os
 import shlex
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,8 +22,8 @@ from evalkit.results.shards import parse_shard
 from evalkit.run.config import load_config
 from evalkit.run.executors import EXECUTORS, create_executor
 from evalkit.run.matrix import iter_runs
-from evalkit.run.preflight import MAX_PLANNED_RUNS
-from evalkit.run.runner import default_output, load_config_scenarios, run_config
+from evalkit.run.preflight import MAX_PLANNED_RUNS, config_scenarios
+from evalkit.run.runner import default_output, run_config
 
 if TYPE_CHECKING:
     from evalkit.results.records import Footer
@@ -100,7 +99,7 @@ def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> i
     """How many runs this invocation plans. Counted without building them, unless a shard must pick
     its runs by id, and then only for a plan `preflight` accepts: this runs before `preflight`
     refuses an oversized plan, and must not take as long as that plan is big."""
-    scenarios = load_config_scenarios(config)
+    scenarios = config_scenarios(config)
     total = config.cell_count(len(scenarios), only) * config.runs
     if shard is None or total > MAX_PLANNED_RUNS:
         return total
@@ -211,9 +210,9 @@ def run(args: argparse.Namespace) -> int:
     outage = unreachable_backends(results)
     if args.report is not None and fmt is not None:
         from evalkit.report import write_report
-        from evalkit.report.data import build_report
+        from evalkit.report.data import build_report, results_time
 
-        data = build_report(results, generated_at=datetime.now(UTC).isoformat(timespec="seconds"), root=str(Path.cwd()))
+        data = build_report(results, generated_at=results_time(results), root=str(Path.cwd()))
         write_report(data, args.report, fmt)
         print(f"wrote {args.report}{data.simulated_suffix}")
     if outage is not None:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from evalkit.backends.packaged import MODELS
-from evalkit.backends.serve import CHAT_TEMPLATE, DEFAULT_PORT, LlamaServer
+from evalkit.backends.serve import CHAT_TEMPLATE, DEFAULT_PORT, LlamaServer, log_tail
 from evalkit.cli import serve_sim
 from evalkit.cli.options import CONTEXT, PATH, PORT, SECONDS, SERVER_SEED, SLOTS
 from evalkit.errors import ServerUnavailable
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         with server:
             _announce(server)
             code = server.wait()
-            raise ServerUnavailable(f"llama-server exited by itself with code {code}:\n{server.log_tail()}")
+            raise ServerUnavailable(f"llama-server exited by itself with code {code}:\n{log_tail(server.log_path)}")
     except KeyboardInterrupt:
         print("evalkit serve: stopped", flush=True)
         return 0

@@ -5,7 +5,9 @@ folder it is in: a run config (`backends` or `strategies`), a simulated profile 
 `sim fit` writes), a published table (`rows`, for `report --published`), a gate config (only keys
 of `gate --config`), or else a scenario. A run
 config gets the same checks as `evalkit run` does before it starts (`preflight`), except that a
-plugin guard is only looked up, never imported: nothing from a config executes here. A scenario's
+plugin guard is only looked up, never imported: nothing from a config executes here. A config that
+is valid but needs what this machine lacks to run (a model's package, a phase's venv, Python 3.12
+with Forge: `NotInstalled`) passes, with a note naming what. A scenario's
 stateful mock classes must be BFCL's or from a module named with `--allow-state-module` (or in the
 config's `allow_state_modules`); only those are imported, to run the reference through them.
 """
@@ -17,7 +19,7 @@ import sys
 from pathlib import Path
 
 from evalkit.cli.options import PATH, add_allow_state_module
-from evalkit.errors import ConfigError, EvalkitError
+from evalkit.errors import ConfigError, EvalkitError, NotInstalled
 from evalkit.results.escaping import plural
 from evalkit.scenario.cache import ScenarioCache, Summary
 
@@ -150,16 +152,22 @@ def run(args: argparse.Namespace) -> int:
     allowed: list[str] = args.allow_state_module
     seen: dict[str, Path] = {}
     kinds: dict[str, int] = {}
-    bad = 0
+    bad = needs = 0
     cache = ScenarioCache(allowed)
     for path in files:
         try:
             kind = _validate(path, allowed, seen, cache)
-            kinds[kind] = kinds.get(kind, 0) + 1
+        except NotInstalled as exc:  # valid: what is missing is this machine's, not the file's
+            needs += 1
+            kind = "run config"
+            print(f"note: {exc}", file=sys.stderr)
         except EvalkitError as exc:
             bad += 1
             print(f"{exc}", file=sys.stderr)
+            continue
+        kinds[kind] = kinds.get(kind, 0) + 1
     cache.save()
     said = ", ".join(plural(n, kind) for kind, n in sorted(kinds.items()))
-    print(f"{len(files) - bad} of {plural(len(files), 'file')} valid" + (f" ({said})" if said else ""))
+    noted = f"; {needs} of them need what is not installed here to run (noted above)" if needs else ""
+    print(f"{len(files) - bad} of {plural(len(files), 'file')} valid" + (f" ({said})" if said else "") + noted)
     return 1 if bad else 0

@@ -18,9 +18,22 @@ from evalkit.results.escaping import plural
 from evalkit.results.records import Results, RunRecord
 from evalkit.run.config_diff import differing_fields
 
-__all__ = ["CellId", "cell_id", "config_warning", "first_reason", "infra_reason", "partial_reasons"]
+__all__ = [
+    "MISSING_IN_CANDIDATE",
+    "NOT_IN_BASELINE",
+    "CellId",
+    "cell_id",
+    "config_warning",
+    "first_reason",
+    "infra_reason",
+    "partial_reasons",
+    "unpaired_summary",
+]
 
 CellId = tuple[str, str, str, str, str]  # backend, mode, strategy, family, scenario
+# the two reasons a cell cannot be paired: one side never ran it
+MISSING_IN_CANDIDATE = "missing in the candidate"
+NOT_IN_BASELINE = "not in the baseline"
 
 
 def cell_id(run: RunRecord) -> CellId:
@@ -92,7 +105,7 @@ def config_warning(baseline: Results, candidate: Results, unjudged: Sequence[tup
         return None
     shown = ", ".join(fields[:_NAMED]) + (f" and {len(fields) - _NAMED} more" if len(fields) > _NAMED else "")
     sides = []
-    for reason, side in (("missing in the candidate", "baseline"), ("not in the baseline", "candidate")):
+    for reason, side in ((MISSING_IN_CANDIDATE, "baseline"), (NOT_IN_BASELINE, "candidate")):
         cells = [name for name, why in unjudged if why == reason]
         if cells:
             more = f" and {len(cells) - _NAMED} more" if len(cells) > _NAMED else ""
@@ -102,3 +115,19 @@ def config_warning(baseline: Results, candidate: Results, unjudged: Sequence[tup
         f"the baseline and the candidate come from different configs ({base.config_name} and "
         f"{cand.config_name}; they differ in {shown}){cells_text}"
     )
+
+
+def unpaired_summary(unjudged: Sequence[tuple[str, str]]) -> tuple[list[tuple[str, str]], list[str]]:
+    """Across two configs most cells not judged are the configs' difference (one side never ran them,
+    or ran them in another setup), not holes in a run: the cells to name one by one (a reason that
+    holds a few), and one line per reason that holds many, with the count and the first names."""
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for name, why in unjudged:
+        by_reason[why].append(name)
+    kept = [(name, why) for name, why in unjudged if len(by_reason[why]) <= _NAMED]
+    lines = [
+        f"{plural(len(cells), 'cell')}: {why} ({', '.join(cells[:_NAMED])} and {len(cells) - _NAMED} more)"
+        for why, cells in by_reason.items()
+        if len(cells) > _NAMED
+    ]
+    return kept, lines

@@ -33,7 +33,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalkit.errors import GateInputError
-from evalkit.gate.accounting import CellId, config_warning, first_reason, infra_reason, partial_reasons
+from evalkit.gate.accounting import (
+    MISSING_IN_CANDIDATE,
+    NOT_IN_BASELINE,
+    CellId,
+    config_warning,
+    first_reason,
+    infra_reason,
+    partial_reasons,
+)
 from evalkit.gate.config import GateConfig
 from evalkit.gate.evidence import runs_to_show
 from evalkit.gate.family import HolmFamily, floor_notes
@@ -149,7 +157,7 @@ def _not_judged(
 ) -> str:
     """Why the cell cannot be judged, or "" when it can."""
     if not base or not cand:
-        return "missing in the candidate" if base else "not in the baseline"
+        return MISSING_IN_CANDIDATE if base else NOT_IN_BASELINE
     for side, runs in (("baseline", base), ("candidate", cand)):
         why = infra_reason(runs, side, config.max_infra_error_rate) or first_reason(runs, partial[side])
         if why:
@@ -239,4 +247,5 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
         margin=config.margin,
         require_evidence=config.require_evidence,
         pooled=pooled,
+        configs_differ=differs is not None,
     )

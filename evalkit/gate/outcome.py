@@ -130,6 +130,7 @@ class GateResult:
     margin: float = 0.0
     require_evidence: bool = False
     pooled: tuple[PooledVerdict, ...] = ()
+    configs_differ: bool = False  # the two files ran different configs: unpaired cells are summed up
 
     @property
     def failed(self) -> tuple[CellVerdict, ...]:

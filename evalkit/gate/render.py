@@ -10,6 +10,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
+from evalkit.gate.accounting import unpaired_summary
 from evalkit.gate.evidence import evidence_summary, need_text
 from evalkit.gate.family import family_size
 from evalkit.gate.outcome import CellVerdict, GateResult, pts, pts_abs
@@ -125,8 +126,17 @@ def pooled_lines(result: GateResult) -> list[str]:
     ]
 
 
+def _unjudged_text(result: GateResult, verbose: bool) -> list[str]:
+    """Each cell not judged with its reason; across two configs (unless `verbose`) the cells only one
+    side ran are one line per side: they are the configs' difference, hundreds of lines of it."""
+    if verbose or not result.configs_differ:
+        return unjudged_lines(result.unjudged)
+    kept, summed = unpaired_summary(result.unjudged)
+    return unjudged_lines(tuple(kept)) + [f"not judged: {line} (-v lists each)" for line in summed]
+
+
 def render_text(result: GateResult, *, verbose: bool = False) -> str:
-    lines = [_headline(result), *unjudged_lines(result.unjudged), *pooled_lines(result)]
+    lines = [_headline(result), *_unjudged_text(result, verbose), *pooled_lines(result)]
     if result.simulated:
         lines.append(SIMULATED)
     lines += [f"warning: {w}" for w in result.warnings]
@@ -182,9 +192,7 @@ def render_markdown(result: GateResult) -> str:
     lines = [f"## {md(_headline(result))}", ""]
     if result.simulated:
         lines += [f"> **{SIMULATED}**", ""]
-    if result.unjudged:
-        lines += ["**Not judged** (each is a cell the verdict does not cover):", ""]
-        lines += [f"- {md(name)}: {md(why)}" for name, why in result.unjudged] + [""]
+    lines += _unjudged_markdown(result)
     confidence = f"{1 - 2 * result.alpha:.0%}"
     if result.failed:
         lines += ["**Regressed:**", "", *_table_header(confidence)]
@@ -206,6 +214,20 @@ def render_markdown(result: GateResult) -> str:
             "</details>",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _unjudged_markdown(result: GateResult) -> list[str]:
+    """The cells not judged; across two configs the unpaired ones summed up, every cell folded below."""
+    if not result.unjudged:
+        return []
+    every = [f"- {md(name)}: {md(why)}" for name, why in result.unjudged]
+    lines = ["**Not judged** (each is a cell the verdict does not cover):", ""]
+    if not result.configs_differ:
+        return lines + every + [""]
+    kept, summed = unpaired_summary(result.unjudged)
+    lines += [f"- {md(name)}: {md(why)}" for name, why in kept] + [f"- {md(line)}" for line in summed]
+    count = len(result.unjudged)
+    return [*lines, "", f"<details><summary>{count} cells not judged</summary>", "", *every, "", "</details>", ""]
 
 
 def junit_suite(name: str, simulated: bool) -> ET.Element:

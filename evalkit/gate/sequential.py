@@ -34,7 +34,8 @@ from evalkit.gate.match import check_infra
 from evalkit.results.reader import load_results
 from evalkit.results.records import Results, RunRecord
 from evalkit.run.config import RunConfig
-from evalkit.run.runner import load_config_scenarios, run_config
+from evalkit.run.preflight import config_scenarios
+from evalkit.run.runner import run_config
 from evalkit.stats.exact import unpaired_pvalues
 from evalkit.stats.stopping_rule import CellRule, cell_rule, decide, operating_characteristics
 
@@ -211,7 +212,7 @@ def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: Ga
     base = baseline_counts(baseline, gate.metric)
     in_baseline = {_name(r) for r in baseline.runs if r.outcome != "unsupported"}
     unusable = baseline_unjudged(baseline, gate)
-    sources = {s.id: s.source for s in load_config_scenarios(config)}
+    sources = {s.id: s.source for s in config_scenarios(config)}
     out_dir.mkdir(parents=True, exist_ok=True)
     state, rules, batch, done = _State(), dict[str, CellRule](), 0, 0
     narrowed = config

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
-from evalkit import __version__
+from evalkit._version import __version__
 from evalkit.report.html import environment
-from evalkit.report.plots import _to_svg, plot_text
+from evalkit.report.plots import plot_text, to_svg
 from evalkit.simfit.check import CellFit, CheckResult
 from evalkit.stats.proportions import Interval, wilson
 
@@ -98,7 +98,7 @@ def calibration_svg(shown: list[CalibrationPoint], headline: str) -> str:
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", fontsize=7, frameon=False)
     ax.set_title(plot_text(headline), fontsize=10)
-    return _to_svg(fig, "calibration")
+    return to_svg(fig, "calibration")
 
 
 def render_calibration(result: CheckResult, label: str, checked: list[str]) -> str:

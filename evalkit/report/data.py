@@ -141,6 +141,14 @@ class ReportData:
         return self.cells.get(row.id, {}).get(column.id)
 
     @property
+    def side_by_side_first(self) -> bool:
+        """Whether the side-by-side pairs are the page's question, so they open it: they set at least half
+        its columns side by side (configs/forge-sim.yaml: 8 of 9; adr013.yaml, where Forge came later,
+        a few of many, and its findings lead)."""
+        paired = {side.column for line in self.side_by_side for side in (line.left, line.right)}
+        return bool(paired) and 2 * len(paired) >= len(self.columns)
+
+    @property
     def all_simulated(self) -> bool:
         """Every column simulated: only then may a title say SIMULATED; mixed data is marked per column."""
         return bool(self.columns) and all(c.simulated for c in self.columns)
@@ -280,6 +288,12 @@ def _drilldown(
         failed_total=sum(1 for r in runs if r.counted and not r.correct),
         passing=transcript(passing) if passing else None,
     )
+
+
+def results_time(results: Results) -> str | None:
+    """When the newest segment of `results` finished: a report's stamp. Not the clock: the same files
+    give the same report, byte for byte, so a committed report made again from its results is unchanged."""
+    return max((footer.finished_at for footer in results.footers), default=None)
 
 
 def build_report(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
-from evalkit import __version__
+from evalkit._version import __version__
 from evalkit.report.data import ReportData
 from evalkit.report.findings import Candidate
 from evalkit.report.formats import (

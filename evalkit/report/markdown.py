@@ -117,7 +117,7 @@ def _provenance(data: ReportData) -> list[str]:
     if p.guards:
         lines.append("- guard code: " + "; ".join(markdown_cell(f"{name} = {text}") for name, text in p.guards))
     if data.generated_at:
-        lines.append(f"- report generated at {data.generated_at}")
+        lines.append(f"- runs finished by {data.generated_at}")
     return lines
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "plot_text",
     "render_plots",
     "retries_distribution",
+    "to_svg",
     "tradeoff",
 ]
 
@@ -46,7 +47,7 @@ _PAD_INCHES = 0.1  # around the tight box: savefig's default `pad_inches`
 _SVG_VIEWPORT = re.compile(r'(<svg[^>]*?) width="[^"]*" height="[^"]*" viewBox="[^"]*"([^>]*)>')
 
 
-def _to_svg(fig: Figure, name: str) -> str:
+def to_svg(fig: Figure, name: str) -> str:
     """The figure as SVG text, cropped as `bbox_inches="tight"` would crop it but drawn once: that option
     draws every figure twice (a dry run to measure, then the real one), a quarter of a report's plot time.
     Here the box is measured inside the one draw, with its renderer, and the SVG's viewport is set to it;
@@ -130,7 +131,7 @@ def _forest(data: ReportData, row: Row, name: str) -> str:
     ax.set_xlabel(f"correct rate ({data.confidence:.0%} {data.interval_method} interval)")
     ax.grid(axis="x", alpha=0.3)
     ax.set_title(f"Correct rate: {plot_text(row.label)}")
-    return _to_svg(fig, name)
+    return to_svg(fig, name)
 
 
 def forest_plots(data: ReportData) -> dict[str, Callable[[], str]]:
@@ -169,7 +170,7 @@ def tradeoff(data: ReportData) -> str:
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=7, frameon=False)
     ax.set_title("Correct rate against latency, per stack and model")
-    return _to_svg(fig, "tradeoff")
+    return to_svg(fig, "tradeoff")
 
 
 def heatmap(data: ReportData) -> str:
@@ -209,7 +210,7 @@ def heatmap(data: ReportData) -> str:
     ax.set_yticks(range(len(rows)), [plot_text(f"{r.family} / {r.scenario}") for r in rows], fontsize=8)
     fig.colorbar(image, ax=ax, label="correct rate", fraction=0.03)
     ax.set_title("Correct rate per scenario")
-    return _to_svg(fig, "heatmap")
+    return to_svg(fig, "heatmap")
 
 
 def _bucketed(hist: tuple[int, ...]) -> list[int]:
@@ -237,7 +238,7 @@ def retries_distribution(data: ReportData) -> str:
     _stacked(ax, [_label(c) for c, _ in items], list(_RETRY_BUCKETS), shares.reshape(len(items), 5), blues)
     ax.set_xlabel("share of runs by number of retries")
     ax.set_title("Retries per run")
-    return _to_svg(fig, "retries")
+    return to_svg(fig, "retries")
 
 
 def failure_breakdown(data: ReportData) -> str:
@@ -255,7 +256,7 @@ def failure_breakdown(data: ReportData) -> str:
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of runs that were not correct, by failure category")
     ax.set_title("Failure categories by strategy")
-    return _to_svg(fig, "failures")
+    return to_svg(fig, "failures")
 
 
 PLOTS: dict[str, Callable[[ReportData], str]] = {

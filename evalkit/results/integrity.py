@@ -10,7 +10,7 @@ merged file never holds what a report of its shards would refuse.
 
 from __future__ import annotations
 
-import sys
+import logging
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -33,6 +33,8 @@ __all__ = [
     "scenario_drift",
     "unreachable_backends",
 ]
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -204,11 +206,11 @@ def load_checked(
 ) -> Results:
     """`scan_results` (compact rows, and whole records for up to `transcripts` failed runs per cell;
     with `whole`, every record whole: `load_results`), then `check_integrity`: errors raise
-    `ResultsError`, warnings go to `warn` (standard error by default). What reports, the gate and
-    the exports read through."""
+    `ResultsError`, warnings go to `warn` (by default the `evalkit` logger, which the CLI shows on
+    standard error). What reports, the gate and the exports read through."""
     results = load_results(paths) if whole else scan_results(paths, transcripts)
     for problem in raise_errors(check_integrity(results)):
-        (warn or (lambda m: print(f"evalkit: warning: {m}", file=sys.stderr)))(problem.message)
+        (warn or _log.warning)(problem.message)
     return results
 
 

@@ -6,7 +6,7 @@ resume and `merge` ask too.
 
 from __future__ import annotations
 
-import sys
+import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -16,9 +16,11 @@ from pydantic_core import from_json
 
 from evalkit._model import first_problem
 from evalkit.errors import ResultsError
-from evalkit.results.records import Footer, Header, Results, RunRecord, Segment, _Record
+from evalkit.results.records import Footer, Header, Record, Results, RunRecord, Segment
 
 __all__ = ["MAX_NESTING", "RunReader", "iter_records", "json_line", "load_results", "parse_record", "supersedes"]
+
+_log = logging.getLogger(__name__)
 
 # How deep a results line may nest: the limit of pydantic-core's JSON parser, which reads every line
 # (the writer's run lines through the record models, any other line through `json_line`). It parses
@@ -26,7 +28,7 @@ __all__ = ["MAX_NESTING", "RunReader", "iter_records", "json_line", "load_result
 # RecursionError; what the runner writes stays within it (`evalkit.chat.parse_arguments`).
 MAX_NESTING = 200
 
-_RECORD_TYPES: dict[str, type[_Record]] = {"header": Header, "run": RunRecord, "footer": Footer}
+_RECORD_TYPES: dict[str, type[Record]] = {"header": Header, "run": RunRecord, "footer": Footer}
 
 
 RunParser = Callable[[str, int, str], RunRecord]
@@ -41,7 +43,7 @@ def json_line(path: str | Path, lineno: int, line: str) -> Any:
         raise ResultsError(f"{path}:{lineno}: not JSON: {exc}") from None
 
 
-def parse_record(path: str, lineno: int, line: str, parse_run: RunParser | None = None) -> _Record:
+def parse_record(path: str, lineno: int, line: str, parse_run: RunParser | None = None) -> Record:
     """One line's record; a `ResultsError` naming the line and field when it is not one.
 
     `parse_run` reads the writer's own run lines (by default: the whole record, validated from JSON
@@ -68,7 +70,7 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def iter_records(path: str | Path, parse_run: RunParser | None = None) -> Iterator[_Record]:
+def iter_records(path: str | Path, parse_run: RunParser | None = None) -> Iterator[Record]:
     """Records of one file, read line by line (`parse_run`: see `parse_record`). A last line cut
     short by an interruption is skipped, not an error."""
     path = str(path)
@@ -78,11 +80,10 @@ def iter_records(path: str | Path, parse_run: RunParser | None = None) -> Iterat
                 if line.isspace():  # not `strip()`: that copies every line
                     continue
                 if not line.endswith("\n"):
-                    # the project's own one-line warning: a Python warning would show this module's path
-                    print(
-                        f"evalkit: warning: {path}:{lineno}: the last record is cut short "
-                        "(an interrupted write) and is skipped",
-                        file=sys.stderr,
+                    # a log record, not a Python warning (that would show this module's path): the CLI
+                    # shows it as one line, `evalkit: warning: ...`; a library user's logging decides
+                    _log.warning(
+                        "%s:%d: the last record is cut short (an interrupted write) and is skipped", path, lineno
                     )
                     return
                 yield parse_record(path, lineno, line, parse_run)

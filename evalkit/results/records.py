@@ -1,4 +1,5 @@
-"""The append-only JSONL results file: its records (the reader: `reader`; the writer: `writer`).
+"""The append-only JSONL results file: its records, from which everything a report, a statistic or
+the gate shows is rebuilt (the reader: `reader`; the writer: `writer`).
 
 A file is a sequence of JSON lines:
 
@@ -7,8 +8,6 @@ A file is a sequence of JSON lines:
 - one `run` record per finished run, flushed as soon as the run ends;
 - a `footer` when the runner stops: `status` is `complete`, `interrupted`, or `infra_errors` when
   more of a backend's runs than `max_infra_error_rate` were infra errors (`reason` says which).
-
-Everything a report, a statistic or the gate shows is rebuilt from these records alone.
 """
 
 from __future__ import annotations
@@ -46,6 +45,7 @@ __all__ = [
     "ItemKind",
     "ModelCall",
     "PhaseRestart",
+    "Record",
     "Results",
     "RunRecord",
     "Segment",
@@ -86,11 +86,11 @@ FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[a
 NOT_COUNTED: frozenset[Outcome] = frozenset({"infra_error", "unsupported"})
 
 
-class _Record(StrictModel):
-    """This module's records: strict (see `evalkit._model`)."""
+class Record(StrictModel):
+    """The base of every record in a results file and of their parts: strict (see `evalkit._model`)."""
 
 
-class Cell(_Record):
+class Cell(Record):
     """The matrix coordinates of a run. `backend` is the config's label for a backend entry."""
 
     backend: str
@@ -104,7 +104,7 @@ class Cell(_Record):
         return (self.backend, self.model, self.mode, self.strategy, self.scenario)
 
 
-class Intervention(_Record):
+class Intervention(Record):
     """A guard acted: it nudged, rescued, stripped, escalated, or chose a context."""
 
     strategy: str
@@ -113,7 +113,7 @@ class Intervention(_Record):
     call_index: int
 
 
-class ModelCall(_Record):
+class ModelCall(Record):
     """One model call: what was asked (in summary) and what came back."""
 
     index: int
@@ -150,7 +150,7 @@ ItemKind = Literal[
 ]
 
 
-class CheckItem(_Record):
+class CheckItem(Record):
     """One item of a scenario's success check. Structural items decide `completed`; the failure
     category is decided from `kind` (and `turn`), never from the label `item`, which is for people.
     Records written before `kind` existed have none."""
@@ -163,7 +163,7 @@ class CheckItem(_Record):
     turn: int | None = None  # 0-based turn of a per-turn check; None for the run's own check
 
 
-class Served(_Record):
+class Served(Record):
     """What the model server behind a chain of server phases served one run, counted between it and
     the guard proxy in front of it (evalkit/backends/passthrough.py): the model's calls (those answered
     with an HTTP error among them), their tokens and the time the model server took."""
@@ -175,7 +175,7 @@ class Served(_Record):
     latency_s: float = 0.0
 
 
-class PhaseRestart(_Record):
+class PhaseRestart(Record):
     """A server phase (`forge[1]`: a guard proxy in chain 1) that exited while this run held its chain,
     its exit code, and whether it was started again. A crashing guard is a finding."""
 
@@ -184,7 +184,7 @@ class PhaseRestart(_Record):
     started: bool
 
 
-class RunRecord(_Record):
+class RunRecord(Record):
     type: Literal["run"] = "run"
     run_id: str
     cell: Cell
@@ -256,7 +256,7 @@ def _checked_as_written(value: Any, handler: ValidatorFunctionWrapHandler) -> An
     return value
 
 
-class Header(_Record):
+class Header(Record):
     type: Literal["header"] = "header"
     # A reader refuses a version it does not know rather than misread it; a version that changes the
     # records adds its migration here (1 to 2 and 2 to 3 need none: the new fields' defaults).
@@ -291,7 +291,7 @@ class Header(_Record):
 FooterStatus = Literal["complete", "interrupted", "infra_errors"]
 
 
-class Footer(_Record):
+class Footer(Record):
     type: Literal["footer"] = "footer"
     finished_at: str
     status: FooterStatus

@@ -17,7 +17,7 @@ from evalkit.agents.registry import check_agents
 from evalkit.backends import key_env, key_required
 from evalkit.backends.entry import BackendEntry
 from evalkit.backends.sim_profile import load_profile
-from evalkit.errors import ConfigError, ResultsError
+from evalkit.errors import ConfigError, ModelUnavailable, NotInstalled, ResultsError
 from evalkit.results.output_file import check_output, check_output_folder
 from evalkit.results.records import Header
 from evalkit.run.config import RunConfig
@@ -29,6 +29,7 @@ from evalkit.strategies import check_specs
 
 __all__ = [
     "MAX_PLANNED_RUNS",
+    "check_backends",
     "check_output_path",
     "check_resumable",
     "check_same_agents",
@@ -54,12 +55,16 @@ def preflight(
     for scenario in scenarios:
         if scenario.state:  # allowlisted classes only; one that is not a class or cannot be built fails here
             StatefulMocks(scenario)
-    _check_backends(config, where, backends)
+    # what is not installed here is said after every check of the file itself (validate passes such a file)
+    missing = _check_backends(config, where, backends)
     for label, specs in config.strategy_specs().items():
         try:
             check_specs(specs, import_plugins=import_plugins)
         except ConfigError as exc:
-            raise ConfigError(f"{where}: strategies.{label}: {exc}") from exc
+            error = _like(exc, f"{where}: strategies.{label}: {exc}")
+            if not isinstance(error, NotInstalled):
+                raise error from exc
+            missing.append(error)
     if import_plugins:  # an agent's module is imported and its install looked at: `run` only
         try:
             check_agents(config.agents, Path(config.base_dir or "."), scenarios)
@@ -71,7 +76,16 @@ def preflight(
             f"{where}: runs: {cells} cells x {config.runs} runs is {cells * config.runs} runs; "
             f"the limit for one results file is {MAX_PLANNED_RUNS}"
         )
+    if missing:
+        raise missing[0]
     return scenarios
+
+
+def check_backends(config: RunConfig, labels: Collection[str]) -> None:
+    """The backends `labels` as `preflight` checks them (keys, served models, phases, profiles)."""
+    missing = _check_backends(config, config.source or config.name, labels)
+    if missing:
+        raise missing[0]
 
 
 def config_scenarios(config: RunConfig) -> list[Scenario]:
@@ -98,25 +112,34 @@ def config_scenarios(config: RunConfig) -> list[Scenario]:
     return [s for s in scenarios if s.family in config.families]
 
 
-def _check_backends(config: RunConfig, where: str, labels: Collection[str] | None) -> None:
+def _check_backends(config: RunConfig, where: str, labels: Collection[str] | None) -> list[NotInstalled]:
+    """Check each backend entry; return what the valid ones need that is not installed here."""
+    missing: list[NotInstalled] = []
     for i, entry in enumerate(config.backends):
         if labels is not None and entry.label not in labels:
             continue
-        field = f"{where}: backends.{i}"
-        # kind and url were checked when the config was built; the key is checked now, at run time
-        env_name = key_env(entry)
-        if env_name and key_required(entry) and not os.environ.get(env_name):
-            raise ConfigError(
-                f"{field}.api_key_env: environment variable {env_name} is not set "
-                f"(backend {entry.label!r} needs an API key)"
-            )
-        if entry.serve is not None:
-            _check_serve(config, entry, field)
-        if entry.kind == "sim":  # its model is a profile: shipped, or a YAML file
-            try:
-                load_profile(entry.model)
-            except ConfigError as exc:
-                raise ConfigError(f"{field}.model: {exc}") from exc
+        try:
+            _check_backend(config, entry, f"{where}: backends.{i}")
+        except NotInstalled as exc:
+            missing.append(exc)
+    return missing
+
+
+def _check_backend(config: RunConfig, entry: BackendEntry, field: str) -> None:
+    # kind and url were checked when the config was built; the key is checked now, at run time
+    env_name = key_env(entry)
+    if env_name and key_required(entry) and not os.environ.get(env_name):
+        raise ConfigError(
+            f"{field}.api_key_env: environment variable {env_name} is not set "
+            f"(backend {entry.label!r} needs an API key)"
+        )
+    if entry.serve is not None:
+        _check_serve(config, entry, field)
+    if entry.kind == "sim":  # its model is a profile: shipped, or a YAML file
+        try:
+            load_profile(entry.model)
+        except ConfigError as exc:
+            raise _like(exc, f"{field}.model: {exc}") from exc
 
 
 def _check_serve(config: RunConfig, entry: BackendEntry, field: str) -> None:
@@ -136,7 +159,7 @@ def _check_serve(config: RunConfig, entry: BackendEntry, field: str) -> None:
     try:
         check_model(entry.serve.model or entry.model)
     except (ConfigError, ServerUnavailable) as exc:
-        raise ConfigError(f"{field}.serve.model: {exc}") from exc
+        raise _like(exc, f"{field}.serve.model: {exc}") from exc
 
 
 def _check_phases(config: RunConfig, entry: BackendEntry, field: str) -> None:
@@ -148,6 +171,7 @@ def _check_phases(config: RunConfig, entry: BackendEntry, field: str) -> None:
 
     assert entry.serve is not None and entry.serve.phases is not None
     base_dir = Path(config.base_dir or ".")
+    missing: list[NotInstalled] = []  # every phase is checked before one not installed here is said
     for i, phase in enumerate(entry.serve.phases):
         where = f"{field}.serve.phases.{i}"
         try:
@@ -158,7 +182,19 @@ def _check_phases(config: RunConfig, entry: BackendEntry, field: str) -> None:
                 check_phase(phase, base_dir, str(Path(config.source).resolve()) if config.source else "")
         except (ConfigError, ServerUnavailable) as exc:
             message = str(exc).removeprefix("serve.")  # template_path names its field from `serve.`
-            raise ConfigError(f"{where}.{'llama_server.' if phase.llama_server else ''}{message}") from exc
+            error = _like(exc, f"{where}.{'llama_server.' if phase.llama_server else ''}{message}")
+            if not isinstance(error, NotInstalled):
+                raise error from exc
+            missing.append(error)
+    if missing:
+        raise missing[0]
+
+
+def _like(exc: Exception, message: str) -> ConfigError:
+    """`message` as a ConfigError that keeps whether `exc` said only that something is not installed here
+    (a packaged model, a venv, Forge): `validate` passes such a config with a note."""
+    missing = isinstance(exc, (NotInstalled, ModelUnavailable))
+    return NotInstalled(message) if missing else ConfigError(message)
 
 
 def check_output_path(output: Path, record_dir: Path | None = None) -> None:

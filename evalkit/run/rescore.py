@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from evalkit._version import __version__
 from evalkit.backends.base import RetryPolicy
 from evalkit.backends.replay import ReplayBackend
 from evalkit.errors import ConfigError, ReplayMiss, ResultsError
@@ -33,6 +34,7 @@ from evalkit.results.writer import ResultsWriter
 from evalkit.run.config import recorded_stacks
 from evalkit.run.loop import run_loop
 from evalkit.run.matrix import scenario_hash
+from evalkit.run.runner import git_sha
 from evalkit.scenario.model import Scenario
 from evalkit.strategies import STRATEGIES, StrategySpec, build_stack
 from evalkit.strategies.plugins import plugin_allowed
@@ -99,13 +101,10 @@ async def _rejudge(run: RunRecord, scenario: Scenario, stack: list[tuple[str, di
 
 
 def _stamp(header: Header, source: str) -> Header:
-    from evalkit import __version__
-    from evalkit.run.runner import _git_sha
-
     stamp = {
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
         "evalkit_version": __version__,
-        "git_sha": _git_sha(),
+        "git_sha": git_sha(),
         "from": Path(source).name,
     }
     return header.model_copy(update={"rescored": stamp})

@@ -24,9 +24,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from evalkit import __version__
+from evalkit._version import __version__
 from evalkit.agents.registry import describe_agents
 from evalkit.backends.entry import BackendEntry
 from evalkit.errors import ConfigError, ResultsError
@@ -39,40 +39,45 @@ from evalkit.results.writer import Opener, ResultsWriter, finished_runs, truncat
 from evalkit.run.config import RunConfig
 from evalkit.run.matrix import PlannedRun, iter_runs
 from evalkit.run.preflight import (
+    check_backends,
     check_output_path,
     check_resumable,
     check_same_agents,
     check_same_guards,
     check_same_phases,
     check_scenario_versions,
-    config_scenarios,
     discard_empty_leftover,
     preflight,
 )
 from evalkit.scenario.model import Scenario
-from evalkit.strategies import build_stack, guard_provenance
+from evalkit.strategies import guard_provenance
 
 if TYPE_CHECKING:
     from evalkit.run.executors.base import Executor
 
-__all__ = ["arun_config", "run_config"]
+__all__ = ["RunOptions", "arun_config", "default_output", "git_sha", "run_config"]
 
 Progress = Callable[[int, int], None]
 FooterSeen = Callable[[Footer], None]
 
 
-def load_config_scenarios(config: RunConfig) -> list[Scenario]:
-    """The scenarios `config` runs (see `preflight.config_scenarios`)."""
-    return config_scenarios(config)
+class RunOptions(TypedDict, total=False):
+    """How one invocation runs a config: the keyword options of `run_config` and `arun_config`, named
+    once. Each one left out is off (False or None), as in a plain `evalkit run CONFIG`."""
+
+    resume: bool  # continue `output`, skipping every run id it holds
+    retry_infra: bool  # with `resume`: run again the runs recorded as `infra_error` (the new records supersede)
+    record_dir: Path | None  # record every backend call under it (`--record`)
+    progress: Progress | None  # called with (runs done, runs planned) after each run
+    only_backends: set[str] | None  # run these backend labels now; the rest stay pending for a resume
+    opener: Opener | None  # opens the results file (a seam for tests of a full disk)
+    shard: Shard | None  # run only this deterministic slice of the plan (`evalkit.results.shards`)
+    executor: Executor | None  # where the runs execute (`evalkit.run.executors`; default: this process)
+    on_footer: FooterSeen | None  # sees each footer written (the CLI exits 3 on an `infra_errors` one)
 
 
-def check_stacks(config: RunConfig) -> None:
-    """Build every guard stack once, so a bad name or option fails before any run starts."""
-    for specs in config.strategy_specs().values():
-        build_stack(specs)
-
-
-def _git_sha() -> str | None:
+def git_sha() -> str | None:
+    """The commit of evalkit's own checkout, if it runs from one (a results header records it)."""
     try:
         out = subprocess.run(
             ["git", "rev-parse", "HEAD"],
@@ -92,18 +97,19 @@ def _now() -> str:
 
 
 def _finished(
-    config: RunConfig, scenarios: list[Scenario], output: Path, resume: bool, retry_infra: bool, shard: Shard | None
+    config: RunConfig, scenarios: list[Scenario], output: Path, options: RunOptions
 ) -> tuple[set[str], list[Header]]:
     """Run ids already in `output` that this invocation does not run again, and the file's headers."""
     if not output.exists() or discard_empty_leftover(output):
         return set(), []
-    if not resume:
+    if not options.get("resume"):
         raise ResultsError(f"{output} exists: pass --resume to continue it, or choose another output")
     truncate_partial_line(output)
     found = finished_runs(output)
     check_resumable(config, found.headers, output)
-    check_resume_shard(output, [h.shard for h in found.headers], shard)
-    kept = {run_id for run_id, outcome in found.outcomes.items() if not (retry_infra and outcome == "infra_error")}
+    check_resume_shard(output, [h.shard for h in found.headers], options.get("shard"))
+    retry = options.get("retry_infra", False)
+    kept = {run_id for run_id, outcome in found.outcomes.items() if not (retry and outcome == "infra_error")}
     counted = {
         r: v for r, v in found.versions.items() if r in kept and found.outcomes[r] not in NOT_COUNTED
     }  # not in a rate: their version does not matter
@@ -127,25 +133,23 @@ class _Job:
     scenarios: list[Scenario]
     finished: set[str]
     writer: ResultsWriter
-    record_dir: Path | None
-    progress: Progress | None
     executor: Executor
-    shard: Shard | None = None
-    on_footer: FooterSeen | None = None
+    options: RunOptions
     total: int = 0
     done: int = 0
     earlier: list[Header] = field(default_factory=list)  # the headers of the runs already in the file
 
     def pending(self, labels: set[str]) -> Iterator[PlannedRun]:
         runs = iter_runs(self.config, self.scenarios, labels)
-        return (r for r in (self.shard.select(runs) if self.shard else runs) if r.run_id not in self.finished)
+        shard = self.options.get("shard")
+        return (r for r in (shard.select(runs) if shard else runs) if r.run_id not in self.finished)
 
 
 async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
     """Run the pending runs of `entries` as one header..footer segment: the executor runs them (here
     or elsewhere) and hands back records; only this process writes."""
-    config, writer = job.config, job.writer
-    async with job.executor.phase(config, entries, job.record_dir) as phase:
+    config, writer, options = job.config, job.writer, job.options
+    async with job.executor.phase(config, entries, options.get("record_dir")) as phase:
         status: FooterStatus = "interrupted"
         infra: dict[str, InfraCount] = {}
         written_before = writer.runs_written
@@ -160,7 +164,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
             writer.write(
                 Header(
                     evalkit_version=__version__,
-                    git_sha=_git_sha(),
+                    git_sha=git_sha(),
                     started_at=_now(),
                     config_name=config.name,
                     config_hash=config.fingerprint(),
@@ -172,7 +176,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     guards=guards,
                     agents=agents,
                     resumed=writer.path.stat().st_size > 0,
-                    shard=str(job.shard) if job.shard else None,
+                    shard=str(options["shard"]) if options.get("shard") else None,
                 )
             )
             pending = {e.label: job.pending({e.label}) for e in entries}
@@ -181,8 +185,8 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     writer.write(record)
                     infra.setdefault(record.cell.backend, InfraCount()).add(record.outcome, record.error)
                     job.done += 1
-                    if job.progress:
-                        job.progress(job.done, job.total)
+                    if progress := options.get("progress"):
+                        progress(job.done, job.total)
             status = "complete"
         finally:
             # a backend that was down: the segment measured the outage, and says so
@@ -195,8 +199,8 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
             )
             if not writer.broken:
                 writer.write(footer)
-                if job.on_footer is not None:
-                    job.on_footer(footer)
+                if on_footer := options.get("on_footer"):
+                    on_footer(footer)
 
 
 @contextlib.contextmanager
@@ -241,61 +245,32 @@ def _prepare_recordings(record_dir: Path, labels: set[str], finished: set[str], 
         prune_unfinished(record_dir / label, finished)
 
 
-async def arun_config(
-    config: RunConfig,
-    output: Path,
-    *,
-    resume: bool = False,
-    record_dir: Path | None = None,
-    progress: Progress | None = None,
-    only_backends: set[str] | None = None,
-    retry_infra: bool = False,
-    opener: Opener | None = None,
-    shard: Shard | None = None,
-    executor: Executor | None = None,
-    on_footer: FooterSeen | None = None,
-) -> Path:
+async def arun_config(config: RunConfig, output: Path, **options: Unpack[RunOptions]) -> Path:
     """Run every pending run of `config`, appending records to `output`; returns the path.
 
-    `shard` runs only that deterministic slice of the plan (see `evalkit.results.shards`). `executor` runs the
-    runs elsewhere (`evalkit.run.executors`: Ray workers) and hands their records back to be written here.
-
-    `retry_infra` (with `resume`) runs again the runs recorded as `infra_error`; their new records
-    supersede the old ones. `only_backends` restricts this invocation to some backend labels (one
-    server at a time, say); the rest stay pending for a later `resume`. `opener` opens the results
-    file (a seam for tests of a full disk). SIGINT/SIGTERM raise `KeyboardInterrupt` once the file
-    is closed with an `interrupted` footer. `on_footer` sees each footer written: one whose status is
-    `infra_errors` closes runs of which more than `config.max_infra_error_rate` of a backend's were
-    infra errors (the CLI exits 3 on it).
+    The options are `RunOptions`. SIGINT/SIGTERM raise `KeyboardInterrupt` once the file is closed with
+    an `interrupted` footer. A segment's footer has the status `infra_errors` when more than
+    `config.max_infra_error_rate` of a backend's runs were infra errors.
     """
-    labels = {e.label for e in config.backends}
-    if only_backends is not None:
-        unknown = only_backends - labels
-        if unknown:
-            raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
-        labels = set(only_backends)
-    scenarios = preflight(config, backends=labels)  # everything checked before the output file is created
+    unknown = sorted(set(options) - RunOptions.__optional_keys__)
+    if unknown:  # refused as a misspelt keyword argument always was, with a type checker or without
+        raise TypeError(f"arun_config() got an unexpected keyword argument {unknown[0]!r}")
+    labels = _labels(config, options.get("only_backends"))
+    record_dir = options.get("record_dir")
+    resume = options.get("resume", False)
+    shard = options.get("shard")
+    scenarios = preflight(config, backends=set())  # everything checked before the output file is created
     check_output_path(output, record_dir)
     with hold_outputs(output, record_dir), _stop_on_signals(asyncio.current_task()) as received:
-        finished, earlier = _finished(config, scenarios, output, resume, retry_infra, shard)
+        finished, earlier = _finished(config, scenarios, output, options)
+        # a backend with no run left needs nothing (a complete file resumes on a machine without its models)
+        planned = iter_runs(config, scenarios, labels)
+        left = (r for r in (shard.select(planned) if shard else planned) if r.run_id not in finished)
+        check_backends(config, {r.entry.label for r in left})
         if record_dir is not None:
             _prepare_recordings(record_dir, labels, finished, resume)
-        if executor is None:
-            from evalkit.run.executors.local import LocalExecutor  # it imports this module
-
-            executor = LocalExecutor()
-        job = _Job(
-            config,
-            scenarios,
-            finished,
-            ResultsWriter(output, append=output.exists(), opener=opener),
-            record_dir,
-            progress,
-            executor,
-            shard,
-            on_footer,
-            earlier=earlier,
-        )
+        writer = ResultsWriter(output, append=output.exists(), opener=options.get("opener"))
+        job = _Job(config, scenarios, finished, writer, options.get("executor") or _local(), options, earlier=earlier)
         busy = Counter(spec.entry.label for spec in job.pending(labels))
         job.total = sum(busy.values())
         try:
@@ -311,40 +286,29 @@ async def arun_config(
     return output
 
 
+def _labels(config: RunConfig, only: set[str] | None) -> set[str]:
+    """The backend labels this invocation runs: `only`, each of them checked against the config."""
+    labels = {e.label for e in config.backends}
+    if only is None:
+        return labels
+    unknown = only - labels
+    if unknown:
+        raise ConfigError(f"{config.name}: no backend labelled {sorted(unknown)}")
+    return set(only)
+
+
+def _local() -> Executor:
+    # here, not at the top: the local executor imports httpx and every backend kind, which a caller
+    # that brings its own executor (Ray) or only imports this module does not need
+    from evalkit.run.executors.local import LocalExecutor
+
+    return LocalExecutor()
+
+
 def default_output(config: RunConfig) -> Path:
     return Path(config.output) if config.output else Path("results") / f"{config.name}.jsonl"
 
 
-def run_config(
-    config: RunConfig,
-    output: Path | None = None,
-    *,
-    resume: bool = False,
-    record_dir: Path | None = None,
-    progress: Progress | None = None,
-    only_backends: set[str] | None = None,
-    retry_infra: bool = False,
-    opener: Opener | None = None,
-    shard: Shard | None = None,
-    executor: Executor | None = None,
-    on_footer: FooterSeen | None = None,
-) -> Path:
-    """Synchronous wrapper around `arun_config`."""
-    return asyncio.run(
-        arun_config(
-            config,
-            output or default_output(config),
-            resume=resume,
-            record_dir=record_dir,
-            progress=progress,
-            only_backends=only_backends,
-            retry_infra=retry_infra,
-            opener=opener,
-            shard=shard,
-            executor=executor,
-            on_footer=on_footer,
-        )
-    )
-
-
-__all__ += ["check_stacks", "default_output", "load_config_scenarios"]
+def run_config(config: RunConfig, output: Path | None = None, **options: Unpack[RunOptions]) -> Path:
+    """Synchronous wrapper around `arun_config` (default `output`: `default_output(config)`)."""
+    return asyncio.run(arun_config(config, output or default_output(config), **options))

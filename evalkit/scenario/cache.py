@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from evalkit import __version__
+from evalkit._version import __version__
 
 if TYPE_CHECKING:
     from evalkit.scenario.model import Scenario

@@ -11,7 +11,16 @@ from typing import Literal
 
 from scipy import special
 
-__all__ = ["Difference", "Interval", "IntervalMethod", "clopper_pearson", "newcombe", "proportion_interval", "wilson"]
+__all__ = [
+    "Difference",
+    "Interval",
+    "IntervalMethod",
+    "check_counts",
+    "clopper_pearson",
+    "newcombe",
+    "proportion_interval",
+    "wilson",
+]
 
 
 IntervalMethod = Literal["wilson", "clopper-pearson"]
@@ -37,14 +46,15 @@ def _z(confidence: float) -> float:
     return float(special.ndtri(1 - (1 - confidence) / 2))  # the normal quantile (scipy.stats.norm.ppf's)
 
 
-def _check_counts(x: int, n: int) -> None:
+def check_counts(x: int, n: int) -> None:
+    """A count of successes out of n trials, or a ValueError saying what it needs."""
     if n < 1 or not 0 <= x <= n:
         raise ValueError(f"need 0 <= successes <= n and n >= 1, got {x}/{n}")
 
 
 def wilson(x: int, n: int, confidence: float = 0.95) -> Interval:
     """Wilson score interval; exact 1 (or 0) at the boundary instead of a rounding error."""
-    _check_counts(x, n)
+    check_counts(x, n)
     z = _z(confidence)
     p = x / n
     centre = p + z * z / (2 * n)
@@ -57,7 +67,7 @@ def wilson(x: int, n: int, confidence: float = 0.95) -> Interval:
 
 def clopper_pearson(x: int, n: int, confidence: float = 0.95) -> Interval:
     """Exact (conservative) interval from beta quantiles."""
-    _check_counts(x, n)
+    check_counts(x, n)
     from scipy import stats as sps  # not the default method: scipy.stats stays out of a report's start-up
 
     a = 1 - confidence

@@ -14,7 +14,7 @@ from typing import Literal
 import numpy as np
 
 from evalkit.stats.exact import binom_cdf, binom_sf, boschloo_table
-from evalkit.stats.proportions import _check_counts
+from evalkit.stats.proportions import check_counts
 
 __all__ = ["Alternative", "boschloo", "fisher", "floor_pvalue", "holm", "mcnemar", "mcnemar_critical"]
 
@@ -24,8 +24,8 @@ Alternative = Literal["greater", "less", "two-sided"]
 
 def _table(x1: int, n1: int, x2: int, n2: int) -> list[list[int]]:
     # scipy's exact 2×2 tests take one binomial experiment per *column*
-    _check_counts(x1, n1)
-    _check_counts(x2, n2)
+    check_counts(x1, n1)
+    check_counts(x2, n2)
     return [[x1, x2], [n1 - x1, n2 - x2]]
 
 
@@ -52,7 +52,7 @@ def boschloo(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "gre
 
 def floor_pvalue(x: int, n: int, floor: float) -> float:
     """One-sided exact binomial p-value of H₀ "rate ≥ floor" against "rate < floor" for x of n."""
-    _check_counts(x, n)
+    check_counts(x, n)
     return 1.0 if floor <= 0 else float(binom_cdf(x, n, floor))
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from evalkit.chat import ChatRequest, Completion, ExecutedCall, ToolCall, ToolSpec
-from evalkit.errors import ConfigError
+from evalkit.errors import NotInstalled
 from evalkit.strategies.base import Accept, BaseStrategy, Decision, Execute, Retry, Stop, TurnView
 
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ class ForgeGuardrails(BaseStrategy):
         _check_options(self)
         missing = forge_unavailable()
         if missing:
-            raise ConfigError(missing)
+            raise NotInstalled(missing)
         self._guardrails: Guardrails | None = None
         self._names: tuple[str, ...] = ()
         self._succeeded: list[str] = []  # replayed into a rebuilt Guardrails

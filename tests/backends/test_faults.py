@@ -27,7 +27,8 @@ from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig
 from evalkit.run.loop import RunState, run_loop
 from evalkit.run.matrix import execute_run, plan_runs
-from evalkit.run.runner import load_config_scenarios, run_config
+from evalkit.run.preflight import config_scenarios
+from evalkit.run.runner import run_config
 from evalkit.strategies import build_stack
 from tests.backends import WEATHER, WEATHER_DOC, MockServer, Step, arun, entry, payload
 
@@ -198,7 +199,7 @@ def test_a_dead_server_is_infra_error_through_the_runner_and_the_results_file_st
     server = chat(busy)
     recorder = RecordingBackend(llama(server, api_key=KEY), recording)
     arun(recorder.describe())
-    specs = plan_runs(cfg, load_config_scenarios(cfg))
+    specs = plan_runs(cfg, config_scenarios(cfg))
     live = [arun(execute_run(spec, recorder, cfg)) for spec in specs]
     assert len(live) == 4 and {r.outcome for r in live} == {"infra_error"}
     assert not any(r.completed or r.correct or r.counted for r in live)
@@ -228,7 +229,7 @@ def test_replaying_a_matrix_whose_nudge_changed_stops_with_a_miss_and_a_readable
     recorded = config(tmp_path, recording)
     recorder = RecordingBackend(llama(chat((200, payload("llama_server", "chat_text")))), recording)
     arun(recorder.describe())
-    for spec in plan_runs(recorded, load_config_scenarios(recorded)):
+    for spec in plan_runs(recorded, config_scenarios(recorded)):
         arun(execute_run(spec, recorder, recorded))
     assert {r.outcome for r in load_results([run_config(recorded, tmp_path / "same.jsonl")]).runs} == {"final_answer"}
 

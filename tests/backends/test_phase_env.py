@@ -84,7 +84,7 @@ def test_the_venv_follows_the_variable_and_the_config_stays_the_same(tmp_path: P
     assert _validate(path).returncode == 0
     assert _validate(path, V="2.0").returncode == 0
     line = _refused_run(path, V="3.0")
-    assert "c.yaml: backends.0.serve.phases.1.venv:" in line and "venvs/3.0 is not a virtual environment" in line
+    assert "c.yaml: backends.0.serve.phases.1.venv:" in line and "venvs/3.0 is not there" in line
     # the stored config keeps the variable: both installs run the same config, hash and labels
     assert load_config(path).backends[0].serve.phases[1].venv == "venvs/${V:-1.0}"  # type: ignore[union-attr,index]
 

@@ -118,7 +118,7 @@ def test_required_and_any_force_a_call(served: Wire) -> None:
         ("/v1/chat/completions", {"n": 2}, "n: evalkit's simulated server answers with one choice"),
         ("/v1/chat/completions", {"n": 0}, "n:"),
         ("/v1/chat/completions", {"n": "2"}, "n:"),
-        ("/v1/chat/completions", {"stream": "yes"}, "stream: expected true or false"),
+        ("/v1/chat/completions", {"stream": "yes"}, "stream: Input should be a valid boolean"),
         ("/v1/chat/completions", {"stream_options": {"include_usage": True}}, "stream_options: only allowed"),
         (
             "/v1/chat/completions",

@@ -5,7 +5,8 @@ the job's `env:` given plain values, against the Forge venvs scripts/install-for
 The verdict for 0.7.3 -> 0.10.0 is a finding (README "Forge"): 0.7.3's proxy answers HTTP 502 when a
 reply's tool-call arguments do not parse, those runs are infra errors, and the gate will not judge
 the cells where they pass its limit: exit 4, NOT JUDGED. The slow test runs the workflow at its own N
-and requires the committed gate summary (reports/forge-upgrade-gate-sim.md) word for word."""
+and requires the committed gate summary (reports/forge-upgrade-gate-sim.md) word for word; the fast
+tests/test_regenerate.py holds the same file to the gate on the committed results."""
 
 from __future__ import annotations
 

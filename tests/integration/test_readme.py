@@ -59,6 +59,11 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def committed(clone: Path) -> dict[str, bytes]:
+    return snapshot(clone)
+
+
+@pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     shim = evalkit_shim(tmp_path_factory.mktemp("bin"))
     path = os.pathsep.join([str(shim), str(Path(sys.executable).parent), os.environ.get("PATH", "")])
@@ -83,7 +88,12 @@ def run_block(script: str, cwd: Path, env: dict[str, str], timeout: float) -> su
 
 @pytest.mark.parametrize("block", list(_params()))
 def test_readme_block_runs_as_written(
-    block: Block, clone: Path, env: dict[str, str], tmp_path_factory: pytest.TempPathFactory, request
+    block: Block,
+    clone: Path,
+    committed: dict[str, bytes],  # taken before the first block runs
+    env: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+    request,
 ) -> None:  # type: ignore[no-untyped-def]
     script, cwd, timeout = block.script, clone, 900.0
     if block.kind == "needs" and importlib.util.find_spec(block.arg) is None:
@@ -109,6 +119,39 @@ def test_readme_block_runs_as_written(
     )
 
 
+def snapshot(clone: Path) -> dict[str, bytes]:
+    """The copy's committed files and their content, before any block ran; `git init` there, so that
+    git reads the copy's own .gitignore (nothing is added: the snapshot is the reference)."""
+    subprocess.run(["git", "init", "-q"], cwd=clone, check=True)
+    return {str(p.relative_to(clone)): p.read_bytes() for p in _files(clone)}
+
+
+def _files(clone: Path) -> list[Path]:
+    return sorted(p for p in clone.rglob("*") if p.is_file() and ".git" not in p.relative_to(clone).parts)
+
+
+def left_behind(clone: Path, committed: dict[str, bytes]) -> list[str]:
+    """What the blocks left in `clone` that `git status` would show: files neither committed (with
+    their committed content) nor ignored by the copy's .gitignore."""
+    changed, new = [], []
+    for path in _files(clone):
+        name = str(path.relative_to(clone))
+        if name not in committed:
+            new.append(name)
+        elif committed[name] != path.read_bytes():
+            changed.append(f"modified: {name}")
+    check = ["git", "check-ignore", "--no-index", "--stdin"]
+    ignored = subprocess.run(check, cwd=clone, input="\n".join(new), capture_output=True, text=True).stdout.splitlines()
+    return changed + [f"untracked: {name}" for name in sorted(set(new) - set(ignored))]
+
+
+def test_the_blocks_leave_git_status_clean(clone: Path, committed: dict[str, bytes]) -> None:
+    """Run after every block (the module's clone is theirs): each file a block wrote is committed,
+    with the content committed, or ignored (issue 38: 19 untracked paths and 4 rewritten reports)."""
+    left = left_behind(clone, committed)
+    assert left == [], f"{len(left)} paths: {left[:30]}"
+
+
 # what the fresh environment runs: the blocks that need nothing beyond what they install themselves
 _FRESH_KINDS = ("", "install", "needs")
 
@@ -118,6 +161,7 @@ def test_readme_blocks_run_in_a_fresh_command_1_environment(tmp_path: Path) -> N
     """Command 1 makes `.venv` in a fresh copy; every later block runs in it as written, in order
     (a `needs MODULE` block installs MODULE itself; `server`, `slow` and `skip` blocks say why not)."""
     clone = copy_repo(tmp_path / "clone")
+    committed = snapshot(clone)
     ours = str(Path(sys.executable).parent)
     path = [str(clone / ".venv" / "bin"), *(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != ours)]
     drop = {"PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS", "PYTEST_PLUGINS"}
@@ -137,3 +181,4 @@ def test_readme_blocks_run_in_a_fresh_command_1_environment(tmp_path: Path) -> N
         assert "cannot be imported" not in done.stdout + done.stderr, f"README line {block.line}: {done.stdout[-3000:]}"
         ran.append(block.name)
     assert ran and ran[0] == BLOCKS[0].name, "command 1 ran first"
+    assert left_behind(clone, committed) == []

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from evalkit.report.data import build_report
 from evalkit.report.forked import can_fork, draw
-from evalkit.report.plots import _to_svg, render_plots
+from evalkit.report.plots import render_plots, to_svg
 from tests.report import records
 
 
@@ -62,7 +62,7 @@ def test_no_fork_while_another_thread_runs() -> None:
 
 
 def test_a_plot_drawn_once_is_cropped_to_matplotlibs_tight_box() -> None:
-    """`_to_svg` measures the box inside its one draw; `bbox_inches="tight"` measures it in a dry run."""
+    """`to_svg` measures the box inside its one draw; `bbox_inches="tight"` measures it in a dry run."""
     fig = Figure(figsize=(5, 2))
     ax = fig.add_subplot()
     ax.barh([0, 1], [0.3, 0.6], label="a legend entry right of the axes")
@@ -70,7 +70,7 @@ def test_a_plot_drawn_once_is_cropped_to_matplotlibs_tight_box() -> None:
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     tight = io.StringIO()
     fig.savefig(tight, format="svg", bbox_inches="tight")
-    ours = _to_svg(fig, "t")
+    ours = to_svg(fig, "t")
     size = re.compile(r'<svg[^>]* width="([\d.]+)pt" height="([\d.]+)pt" viewBox="(-?[\d.]+) (-?[\d.]+) ')
     expected, got = size.search(tight.getvalue()), size.search(ours)
     assert expected is not None and got is not None

@@ -1,7 +1,8 @@
 """The README's findings are generated from the committed results, and its prose types no result.
 
-`scripts/readme_findings.py` writes the blocks between `<!-- generated:NAME -->` markers; here the
-blocks are regenerated in memory and compared, and the prose of the two findings sections is
+`scripts/readme_findings.py` writes the blocks between `<!-- generated:NAME -->` markers
+(tests/test_regenerate.py holds them, with every other committed artefact); here a stale block is
+detected, and the prose of the two findings sections is
 searched for typed rates, counts and retry figures (only the published ADR-013 table may have them).
 """
 
@@ -39,13 +40,6 @@ def _section(text: str, heading: str) -> str:
     start = text.index(heading + "\n")
     end = text.find("\n## ", start + len(heading))
     return text[start : end if end >= 0 else None]
-
-
-def test_generated_blocks_match_the_committed_results() -> None:
-    pytest.importorskip("bfcl_eval", reason=needs_extra("bfcl"))  # the BFCL blocks are BFCL's checker's
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    _, stale = _script().regenerate(text)
-    assert stale == [], f"README.md is stale in {stale}: run python scripts/readme_findings.py"
 
 
 def test_the_findings_prose_types_no_result() -> None:

@@ -126,13 +126,13 @@ def test_a_malformed_run_line_still_names_its_line_and_field(sim_file: Path, tmp
 
 
 def test_a_cut_last_line_is_skipped_while_streaming(
-    sim_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sim_file: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     cut = tmp_path / "cut.jsonl"
     text = sim_file.read_text()
     cut.write_text(text[: text.rindex('{"type":"run"') + 40])  # the last run record, cut mid-line
     assert len(scan_results([cut]).runs) == 95
-    assert "the last record is cut short (an interrupted write) and is skipped" in capsys.readouterr().err
+    assert "the last record is cut short (an interrupted write) and is skipped" in caplog.text
 
 
 _run = st.tuples(st.booleans(), st.booleans(), st.sampled_from(_CATEGORIES))  # counted, correct, failure

@@ -19,8 +19,8 @@ from evalkit.errors import ConfigError, ResultsError
 from evalkit.results.integrity import check_integrity
 from evalkit.results.reader import load_results
 from evalkit.run.config import RunConfig, load_config
-from evalkit.run.preflight import MAX_PLANNED_RUNS, discard_empty_leftover, preflight
-from evalkit.run.runner import load_config_scenarios, run_config
+from evalkit.run.preflight import MAX_PLANNED_RUNS, config_scenarios, discard_empty_leftover, preflight
+from evalkit.run.runner import run_config
 
 SCENARIOS = str(Path(__file__).resolve().parents[2] / "scenarios" / "*" / "*.yaml")
 UNSET = "EVALKIT_PREFLIGHT_TEST_NEVER_SET_7c41"  # a key variable no environment defines
@@ -42,7 +42,7 @@ def config_doc(**overrides: Any) -> dict[str, Any]:
 
 
 # the greeting scenarios the default config_doc runs (counted, so that adding one breaks no test)
-GREETINGS = len(load_config_scenarios(RunConfig.model_validate(config_doc())))
+GREETINGS = len(config_scenarios(RunConfig.model_validate(config_doc())))
 CELLS = GREETINGS * 2  # two guard stacks
 
 

@@ -72,6 +72,15 @@ def test_existing_file_needs_resume_and_the_same_config(tmp_path):
         run_config(config(seed=8), out, resume=True)
 
 
+def test_a_misspelt_option_is_refused_before_anything_is_written(tmp_path):
+    """The options are one `RunOptions`; a name it does not have stays a TypeError, as a plain
+    keyword argument's was, for a caller without a type checker too."""
+    out = tmp_path / "r.jsonl"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'resumed'"):
+        run_config(config(), out, resumed=True)  # type: ignore[call-arg]
+    assert not out.exists()
+
+
 def test_a_backend_that_stays_down_is_infra_error_not_a_model_failure(tmp_path):
     down = {
         "label": "dead",
