@@ -61,6 +61,6 @@ print(f"install-agents: {name} {version}, install hash {info['install_hash']}")
 PY
 }
 
-for agent in "${@:-pydantic-ai openai-agents}"; do
-  for one in $agent; do install_one "$one"; done
-done
+# each argument is one agent: no word splitting, so "pydantic-ai@2.60.0 x" is refused, not two installs
+[ "$#" -gt 0 ] || set -- pydantic-ai openai-agents
+for agent in "$@"; do install_one "$agent"; done

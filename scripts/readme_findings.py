@@ -181,6 +181,8 @@ BFCL_WIDE = ("results/bfcl-wide.jsonl", "results/bfcl-wide-grammar.jsonl")
 FORGE_GATE_SIM = ("results/forge-sim-0.7.3.jsonl", "results/forge-sim-0.10.0.jsonl")
 FORGE_GATE_SMOLLM2 = ("results/forge-smollm2-0.7.3.jsonl", "results/forge-smollm2-0.10.0.jsonl")
 FORGE_GATE_OPTIONS = ("--level", "family", "--margin", "0.1")
+# configs/agent-gate-sim.yaml with pydantic-ai 2.60.0 (baseline) and 2.68.0 (candidate): README "Agents under test"
+AGENT_GATE_SIM = ("results/agent-gate-sim-2.60.0.jsonl", "results/agent-gate-sim-2.68.0.jsonl")
 
 BLOCKS: dict[str, Callable[[], str]] = {
     "adr013-matrix": lambda: matrix("results/adr013.jsonl"),
@@ -196,6 +198,7 @@ BLOCKS: dict[str, Callable[[], str]] = {
     "forge-upgrade-gate-sim": lambda: gate_summary(*FORGE_GATE_SIM, *FORGE_GATE_OPTIONS),
     "forge-upgrade-gate-smollm2": lambda: gate_summary(*FORGE_GATE_SMOLLM2, *FORGE_GATE_OPTIONS),
     "agents-sim": lambda: agents("results/agents-sim.jsonl"),
+    "agent-upgrade-gate-sim": lambda: gate_summary(*AGENT_GATE_SIM, *FORGE_GATE_OPTIONS),
 }
 
 

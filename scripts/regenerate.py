@@ -74,7 +74,7 @@ def _readme() -> str:
 
 def artefacts() -> list[Artefact]:
     """Every committed artefact, in the order they are made (what one reads comes before it)."""
-    from readme_findings import BFCL_WIDE, COMPARE_BFCL, FORGE_GATE_SIM, FORGE_GATE_SMOLLM2
+    from readme_findings import AGENT_GATE_SIM, BFCL_WIDE, COMPARE_BFCL, FORGE_GATE_SIM, FORGE_GATE_SMOLLM2
 
     return [
         *_fitted(),
@@ -87,6 +87,7 @@ def artefacts() -> list[Artefact]:
         _report("agents-sim.html", "results/agents-sim.jsonl"),
         _gate("forge-upgrade-gate-sim.md", *FORGE_GATE_SIM),
         _gate("forge-upgrade-gate-smollm2.md", *FORGE_GATE_SMOLLM2),
+        _gate("agent-upgrade-gate-sim.md", *AGENT_GATE_SIM),
         Artefact(
             "reports/sim-check-smollm2.html",
             ("sim", "check", "fitted/smollm2", "results/compare-models.jsonl", "--report", OUT),

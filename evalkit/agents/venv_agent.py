@@ -4,7 +4,10 @@ Python. scripts/install-agents.sh makes `.agents/<name>/` from PyPI with pinned 
 `pip freeze`), which the results header records.
 
 Where the venv is: the entry's `venv` option (relative to the config file), else
-`$EVALKIT_AGENTS_DIR/<name>`, else `.agents/<name>` in the current folder.
+`$EVALKIT_AGENTS_DIR/<name>`, else `.agents/<name>` in the current folder. The option may name an
+environment variable, as a server phase's `venv` does (`../.agents/pydantic-ai-${PYDANTIC_AI_VERSION:-2.68.0}`):
+one config then runs any installed release, its labels and hash unchanged, and the results header
+records the release that ran (the upgrade gate, README "A gate across two agent releases").
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Any, ClassVar
 
 from evalkit.agents.base import AgentEnd, AgentRun
 from evalkit.agents.command import json_end, json_final, run_variables
+from evalkit.backends.phase_config import expand_env
 from evalkit.errors import ConfigError
 
 __all__ = ["INSTALL_RECORD", "VenvAgent"]
@@ -39,7 +43,10 @@ class VenvAgent:
             raise ConfigError(f"options.{unknown[0]}: {self.name} takes no such option (it takes {known})")
         self.options = dict(options)
         if "venv" in options:
-            self.venv = base_dir / str(options["venv"])
+            try:
+                self.venv = base_dir / expand_env(str(options["venv"]), "options.venv")
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
         else:
             root = os.environ.get("EVALKIT_AGENTS_DIR")
             self.venv = (Path(root) if root else Path(".agents")) / self.name

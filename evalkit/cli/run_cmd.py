@@ -107,18 +107,19 @@ def _planned(config: RunConfig, only: set[str] | None, shard: Shard | None) -> i
 
 
 def config_variables(config: RunConfig, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
-    """The environment variables the config's server phases read (`${NAME}` in a `venv` or `python`:
-    which install runs) with the values set now; unset ones read their default, as a resume will."""
+    """The environment variables the config's server phases and agents read (`${NAME}` in a phase's
+    `venv` or `python`, an agent's `venv` option: which install runs) with the values set now; unset
+    ones read their default, as a resume will."""
     from evalkit.backends.phase_config import variables_in
 
-    names = [
-        name
+    texts = [
+        text
         for entry in config.backends
         for phase in ((entry.serve.phases or []) if entry.serve is not None else [])
         for text in (phase.venv, phase.python)
-        if text
-        for name in variables_in(text)
     ]
+    texts += [agent.options.get("venv") for agent in config.agents.values()]
+    names = [name for text in texts if isinstance(text, str) and text for name in variables_in(text)]
     return {name: environ[name] for name in dict.fromkeys(names) if environ.get(name)}
 
 

@@ -20,7 +20,15 @@ from pydantic import ValidationError
 from evalkit.results.secrets import public_config
 from evalkit.run.config import RunConfig, parse_strategy_specs
 
-__all__ = ["OPERATIONAL", "changed_fields", "differing_fields", "guard_changes", "phase_changes", "run_defining"]
+__all__ = [
+    "OPERATIONAL",
+    "agent_changes",
+    "changed_fields",
+    "differing_fields",
+    "guard_changes",
+    "phase_changes",
+    "run_defining",
+]
 
 # Fields that change how a run is carried out, never what it answers.
 OPERATIONAL = {
@@ -145,6 +153,23 @@ def guard_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
         sides = [info if isinstance(info, dict) else {} for info in (before[name], now[name])]
         packages = [[{**info, "name": info.get("package", name)}] if "version" in info else [] for info in sides]
         out += [f"guard {name!r}: {change}" for change in _package_changes(*packages)]
+    return out
+
+
+def agent_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """How the agents two headers describe (`agents`, by column label) differ: another agent, release
+    or install (`install_hash`). A label on one side only is not a change (an added column is new cells)."""
+    out = []
+    for label in sorted(set(before) & set(now)):
+        old, new = (info if isinstance(info, dict) else {} for info in (before[label], now[label]))
+        was, is_ = (f"{info.get('name', label)} {info.get('version', 'unknown')}" for info in (old, new))
+        if was != is_:
+            out.append(f"agent {label!r}: {was} in the runs already in the file, {is_} now")
+        elif old.get("install_hash") != new.get("install_hash"):
+            out.append(
+                f"agent {label!r}: {is_} with another install (install_hash {old.get('install_hash')} in the runs "
+                f"already in the file, {new.get('install_hash')} now)"
+            )
     return out
 
 

@@ -21,7 +21,7 @@ from evalkit.errors import ConfigError, ModelUnavailable, NotInstalled, ResultsE
 from evalkit.results.output_file import check_output, check_output_folder
 from evalkit.results.records import Header
 from evalkit.run.config import RunConfig
-from evalkit.run.config_diff import changed_fields, guard_changes, phase_changes
+from evalkit.run.config_diff import agent_changes, changed_fields, guard_changes, phase_changes
 from evalkit.run.matrix import scenario_hash
 from evalkit.scenario.model import FAMILIES, Scenario, load_scenarios
 from evalkit.scenario.statemocks import StatefulMocks
@@ -32,6 +32,7 @@ __all__ = [
     "check_backends",
     "check_output_path",
     "check_resumable",
+    "check_same_agents",
     "check_same_guards",
     "check_same_phases",
     "check_scenario_versions",
@@ -265,6 +266,18 @@ def check_same_guards(headers: list[Header], guards: dict[str, Any], output: Pat
         if changes:
             raise ResultsError(
                 f"{output}: {'; '.join(changes)}; resuming would mix them in one entry: "
+                "resume with the same install, or write a new file (-o)"
+            )
+
+
+def check_same_agents(headers: list[Header], agents: dict[str, Any], output: Path) -> None:
+    """The same for agent columns: a config whose agent `venv` reads `${PYDANTIC_AI_VERSION}`, resumed
+    under another value, would put two releases of the agent in one column."""
+    for header in headers:
+        changes = agent_changes(header.agents, agents)
+        if changes:
+            raise ResultsError(
+                f"{output}: {'; '.join(changes)}; resuming would mix them in one column: "
                 "resume with the same install, or write a new file (-o)"
             )
 

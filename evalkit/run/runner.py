@@ -42,6 +42,7 @@ from evalkit.run.preflight import (
     check_backends,
     check_output_path,
     check_resumable,
+    check_same_agents,
     check_same_guards,
     check_same_phases,
     check_scenario_versions,
@@ -157,6 +158,8 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
         guards = guard_provenance([s for specs in config.strategy_specs().values() for s in specs])
         check_same_phases(job.earlier, backends, writer.path)  # before the header: a refusal adds nothing
         check_same_guards(job.earlier, guards, writer.path)
+        agents = describe_agents(config.agents, Path(config.base_dir or "."))
+        check_same_agents(job.earlier, agents, writer.path)
         try:
             writer.write(
                 Header(
@@ -171,7 +174,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     simulated=phase.simulated,
                     backends=backends,
                     guards=guards,
-                    agents=describe_agents(config.agents, Path(config.base_dir or ".")),
+                    agents=agents,
                     resumed=writer.path.stat().st_size > 0,
                     shard=str(options["shard"]) if options.get("shard") else None,
                 )

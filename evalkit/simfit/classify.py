@@ -222,15 +222,19 @@ def classify_files(
         stacks: dict[str, list[StrategySpec]] = {}
         config: dict[str, Any] = {}
         proxied: set[str] = set()
+        agents: set[str] = set()
         for record in iter_records(path):
             if isinstance(record, Header):
                 config = dict(record.config)
                 stacks = recorded_stacks(config, str(path))
                 proxied = _behind_a_proxy(record)
+                # an agent column's requests are its loop's, not a stack's: nothing to replay them with
+                agents = set(record.agents) | set(config.get("agents") or {})
                 found.model_sha256 = found.model_sha256 or _model_sha(record, model)
             elif (
                 isinstance(record, RunRecord)
                 and record.cell.backend not in proxied
+                and record.cell.strategy not in agents
                 and _wanted(record, model, simulated)
             ):
                 if record.cell.scenario not in by_id:

@@ -31,7 +31,8 @@ from typing import Any
 def post(url: str, body: dict[str, Any], headers: dict[str, str] | None = None) -> Any:
     data = json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json", **(headers or {})})
-    with urllib.request.urlopen(request, timeout=30) as answer:
+    # a real model on two loaded cores takes tens of seconds a call; the run's time limit bounds it
+    with urllib.request.urlopen(request, timeout=180) as answer:
         return json.loads(answer.read())
 
 
