@@ -25,6 +25,7 @@ from evalkit.gate.plan import POWER, runs_for_drop, sequential_runs
 from evalkit.stats.gate_tests import GateTest, select
 from evalkit.stats.pvalues import floor_pvalue
 from evalkit.stats.regions import PairStaircase, Staircase
+from evalkit.stats.registry import UNPAIRED
 from evalkit.stats.stopping_rule import cell_rule, operating_characteristics
 from evalkit.stats.stratified import conditional_pvalue
 
@@ -125,12 +126,12 @@ def size_rows(grid: Grid) -> list[SizeRow]:
     rows = []
     levels = sorted({ALPHA / m for m in grid.cells}, reverse=True)
     for n, level in product(grid.runs, levels):
-        for kind in ("boschloo", "fisher"):
+        for kind in UNPAIRED.names:  # every statistic users choose
             rows.append(_unpaired_size(select(False, 0.0, kind, n, n), n, 0.0, level, grid.rates))
-        rows.append(_paired_size(select(True, 0.0, "boschloo", n, n), n, 0.0, level, grid))
+        rows.append(_paired_size(select(True, 0.0, UNPAIRED.default, n, n), n, 0.0, level, grid))
         for margin in grid.margins:
-            rows.append(_unpaired_size(select(False, margin, "boschloo", n, n), n, margin, level, grid.rates))
-            rows.append(_paired_size(select(True, margin, "boschloo", n, n), n, margin, level, grid))
+            rows.append(_unpaired_size(select(False, margin, UNPAIRED.default, n, n), n, margin, level, grid.rates))
+            rows.append(_paired_size(select(True, margin, UNPAIRED.default, n, n), n, margin, level, grid))
         rows.append(_floor_size(n, level, grid.rates))
     rows += [_stratified_size(rate, level) for rate, level in product((0.5, 0.8, 0.95, 0.99), levels)]
     return rows

@@ -15,11 +15,12 @@ from __future__ import annotations
 import argparse
 
 from evalkit.cli.options import ALPHA, FUTILITY, MARGIN, PATH, RUNS, SHARE
+from evalkit.stats.registry import UNPAIRED, Statistics
 
 __all__ = ["add_arguments", "run"]
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser, statistics: Statistics = UNPAIRED) -> None:
     p.add_argument("--baseline", nargs="+", type=PATH, required=True, help="baseline results file(s)")
     p.add_argument(
         "--candidate",
@@ -44,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--floor", type=SHARE, help="fail a cell whose rate is significantly under this (one-sided exact binomial test)"
     )
     p.add_argument("--max-infra-error-rate", type=SHARE, help="share of infra errors that makes a cell unusable")
-    p.add_argument("--test", choices=["boschloo", "fisher"], help="unpaired test (default boschloo)")
+    p.add_argument("--test", choices=statistics.names, help=f"unpaired test (default {statistics.default})")
     p.add_argument(
         "--pairing",
         choices=["auto", "paired", "unpaired"],

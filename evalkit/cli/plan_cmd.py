@@ -12,6 +12,7 @@ from evalkit.cli.options import ALPHA, DROP, FUTILITY, MARGIN, PATH, RUNS, SIMUL
 from evalkit.gate.plan import POWER, CellPlan, Planned, plan_cells
 from evalkit.results.integrity import load_checked
 from evalkit.results.records import Results
+from evalkit.stats.registry import UNPAIRED, Statistics
 
 __all__ = ["add_arguments", "run"]
 
@@ -24,7 +25,7 @@ _PROFILE_HELP = (
 )
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
+def add_arguments(p: argparse.ArgumentParser, statistics: Statistics = UNPAIRED) -> None:
     p.add_argument("baseline", nargs="+", type=PATH, help="baseline results file(s)")
     p.add_argument(
         "--drop",
@@ -44,7 +45,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="paired (default): the candidate reruns the baseline's seeds, so the gate pairs runs (McNemar, or "
         "Tango's test with a margin); unpaired: other seeds (Boschloo, or Chan's test with a margin)",
     )
-    p.add_argument("--test", choices=["boschloo", "fisher"], default="boschloo", help="the gate's unpaired --test")
+    p.add_argument("--test", choices=statistics.names, default=statistics.default, help="the gate's unpaired --test")
     p.add_argument(
         "--sequential",
         action="store_true",

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import Any
 
 from evalkit.errors import GateInputError
 from evalkit.gate.accounting import (
@@ -46,7 +45,7 @@ from evalkit.gate.config import GateConfig
 from evalkit.gate.evidence import runs_to_show
 from evalkit.gate.family import HolmFamily, floor_notes
 from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismatch
-from evalkit.gate.outcome import CellVerdict, GateResult, PooledVerdict
+from evalkit.gate.outcome import CellMeasurement, CellVerdict, GateResult, PooledVerdict
 from evalkit.gate.power_notes import power_notes
 from evalkit.gate.stratify import stratified_tests
 from evalkit.results.records import Cell, Results, RunRecord
@@ -106,8 +105,8 @@ def _worst_scenarios(m: Matched, limit: int = 3) -> tuple[str, ...]:
     )
 
 
-def _measure(key: Key, m: Matched, config: GateConfig) -> dict[str, Any]:
-    """Every field of the cell's verdict but the Holm-adjusted ones, which need every cell's p."""
+def _measure(key: Key, m: Matched, config: GateConfig) -> CellMeasurement:
+    """The cell's measurement: everything of its verdict but the Holm-adjusted p-values."""
     counts = _counts(m)
     b, c = rate(counts.base_x, counts.base_n), rate(counts.cand_x, counts.cand_n)
     assert b is not None and c is not None  # match_runs returns counted runs on both sides
@@ -116,30 +115,30 @@ def _measure(key: Key, m: Matched, config: GateConfig) -> dict[str, Any]:
     floor = max(floors, default=None)  # pooled cells: the strictest
     confidence = 1 - 2 * config.alpha
     within = config.margin > 0 and test.within_pvalue(counts, config.margin) <= config.alpha
-    return {
-        "backend": key[0],
-        "mode": key[1],
-        "strategy": key[2],
-        "family": key[3] if config.level != "cell" else "",
-        "scenario": key[4] if config.level == "scenario" else "",
-        "models": (m.base[0].cell.model, m.cand[0].cell.model),
-        "metric": config.metric,
-        "baseline": b,
-        "candidate": c,
-        "counts": counts,
-        "kind": test.kind,
-        "test": test.describe(counts, config.margin),
-        "p": test.pvalue(counts, config.margin),
-        "alpha": config.alpha,
-        "difference": test.interval(counts, config.margin, config.alpha),
-        "confidence": confidence,
-        "margin": config.margin,
-        "within_margin": within,
-        "need_runs": None if within or config.margin <= 0 else runs_to_show(b, counts.paired, config),
-        "floor": floor,
-        "floor_p": None if floor is None else floor_pvalue(c.x, c.n, floor),
-        "worst": _worst_scenarios(m) if config.level != "scenario" else (),
-    }
+    return CellMeasurement(
+        backend=key[0],
+        mode=key[1],
+        strategy=key[2],
+        family=key[3] if config.level != "cell" else "",
+        scenario=key[4] if config.level == "scenario" else "",
+        models=(m.base[0].cell.model, m.cand[0].cell.model),
+        metric=config.metric,
+        baseline=b,
+        candidate=c,
+        counts=counts,
+        kind=test.kind,
+        test=test.describe(counts, config.margin),
+        p=test.pvalue(counts, config.margin),
+        alpha=config.alpha,
+        difference=test.interval(counts, config.margin, config.alpha),
+        confidence=confidence,
+        margin=config.margin,
+        within_margin=within,
+        need_runs=None if within or config.margin <= 0 else runs_to_show(b, counts.paired, config),
+        floor=floor,
+        floor_p=None if floor is None else floor_pvalue(c.x, c.n, floor),
+        worst=_worst_scenarios(m) if config.level != "scenario" else (),
+    )
 
 
 def _model_notes(verdicts: Sequence[CellVerdict]) -> list[str]:
@@ -174,7 +173,7 @@ def _compare_cell(
     config: GateConfig,
     notes: list[str],
     partial: Partial,
-) -> dict[str, Any] | tuple[str, bool]:
+) -> CellMeasurement | tuple[str, bool]:
     """The cell's measured fields, or (why the cell was not compared, whether that leaves it unjudged)."""
     name = _name(key, config)
     unsupported = [bool(runs) and all(r.outcome == "unsupported" for r in runs) for runs in (base, cand)]
@@ -202,28 +201,23 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
     check_infra(baseline.runs, "baseline", config)
     check_infra(candidate.runs, "candidate", config)
     partial = {"baseline": partial_reasons(baseline, "baseline"), "candidate": partial_reasons(candidate, "candidate")}
-    measured: list[dict[str, Any]] = []
+    measured: list[CellMeasurement] = []
     skipped: list[tuple[str, str]] = []
     unjudged: list[tuple[str, str]] = []
     notes: list[str] = []
     for key in sorted(base.keys() | cand.keys()):
         outcome = _compare_cell(key, base.get(key, []), cand.get(key, []), config, notes, partial)
-        if isinstance(outcome, dict):
+        if isinstance(outcome, CellMeasurement):
             measured.append(outcome)
         else:
             (unjudged if outcome[1] else skipped).append((_name(key, config), outcome[0]))
     strata = (
-        stratified_tests(
-            [(f["family"], f["scenario"], f["baseline"], f["candidate"]) for f in measured], 1 - 2 * config.alpha
-        )
+        stratified_tests([(m.family, m.scenario, m.baseline, m.candidate) for m in measured], 1 - 2 * config.alpha)
         if config.stratified and not config.margin
         else []
     )
-    holm = HolmFamily([f["p"] for f in measured], [f["floor_p"] for f in measured], [r.p for _, _, r in strata])
-    final = [
-        CellVerdict(**fields, p_holm=p, floor_p_holm=floor_p)
-        for fields, p, floor_p in zip(measured, holm.drops, holm.floors, strict=True)
-    ]
+    holm = HolmFamily([m.p for m in measured], [m.floor_p for m in measured], [r.p for _, _, r in strata])
+    final = [m.judged(p, floor_p) for m, p, floor_p in zip(measured, holm.drops, holm.floors, strict=True)]
     pooled = tuple(
         PooledVerdict(name, cells, r, p, config.alpha) for (name, cells, r), p in zip(strata, holm.pooled, strict=True)
     )

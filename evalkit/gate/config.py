@@ -6,12 +6,14 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from evalkit._model import StrictModel
 from evalkit._yaml import read_yaml
 from evalkit.errors import GateInputError
 from evalkit.results.records import Cell
+from evalkit.stats.registry import UNPAIRED, Statistics
 
 __all__ = [
     "FloorRule",
@@ -20,13 +22,11 @@ __all__ = [
     "Metric",
     "Pairing",
     "SequentialSettings",
-    "UnpairedTest",
     "load_gate_config",
 ]
 
 Metric = Literal["correct", "completed"]
 Level = Literal["scenario", "family", "cell"]
-UnpairedTest = Literal["boschloo", "fisher"]  # = evalkit.stats.exact.TwoSampleTest (tests/cli/test_choices.py)
 Pairing = Literal["auto", "paired", "unpaired"]
 
 
@@ -59,7 +59,7 @@ class GateConfig(StrictModel):
     floor: float | None = Field(None, ge=0, le=1)
     floors: list[FloorRule] = Field(default_factory=list)
     max_infra_error_rate: float = Field(0.1, ge=0, le=1)
-    test: UnpairedTest = "boschloo"
+    test: str = UNPAIRED.default  # a statistic of `evalkit.stats.registry.UNPAIRED` (or the context's)
     pairing: Pairing = "auto"
     level: Level = "scenario"
     match_model: bool = False
@@ -72,6 +72,17 @@ class GateConfig(StrictModel):
     stratified: bool = False
     # a passed cell not shown within the margin exits 4 (instead of passing with "not enough evidence")
     require_evidence: bool = False
+
+    @field_validator("test")
+    @classmethod
+    def _registered(cls, name: str, info: ValidationInfo) -> str:
+        """A registered statistic; validation's context may give other `statistics` (a test's)."""
+        statistics: Statistics = (info.context or {}).get("statistics", UNPAIRED)
+        if name not in statistics.names:  # worded as pydantic words a Literal's error
+            raise PydanticCustomError(
+                "literal_error", "Input should be {expected}", {"expected": statistics.expected()}
+            )
+        return name
 
     def floor_for(self, c: Cell) -> float | None:
         for rule in self.floors:
@@ -88,9 +99,9 @@ class GateConfig(StrictModel):
         return self.floor
 
 
-def load_gate_config(path: str | Path) -> GateConfig:
+def load_gate_config(path: str | Path, statistics: Statistics = UNPAIRED) -> GateConfig:
     doc = read_yaml(path)  # a ScenarioError here names the file and line, and exits 2 like ours
     try:
-        return GateConfig.model_validate(doc.data or {})
+        return GateConfig.model_validate(doc.data or {}, context={"statistics": statistics})
     except ValidationError as exc:
         raise GateInputError(doc.invalid(exc)) from exc

@@ -3,14 +3,14 @@ verdict says it (`pts`: a change in whole points, the one formatter every gate t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from evalkit.stats.gate_tests import Counts, GateKind
 from evalkit.stats.proportions import Difference
 from evalkit.stats.rates import Rate
 from evalkit.stats.stratified import Stratified
 
-__all__ = ["CellVerdict", "GateResult", "PooledVerdict", "pts", "pts_abs"]
+__all__ = ["CellMeasurement", "CellVerdict", "GateResult", "PooledVerdict", "pts", "pts_abs"]
 
 
 def pts(value: float) -> str:
@@ -25,7 +25,10 @@ def pts_abs(value: float) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class CellVerdict:
+class CellMeasurement:
+    """What the gate measured in one cell: everything of its verdict but the Holm-adjusted p-values,
+    which need every cell's p (`CellVerdict` adds them)."""
+
     backend: str
     mode: str
     strategy: str
@@ -39,7 +42,6 @@ class CellVerdict:
     kind: GateKind  # the test that produced `p` (`evalkit.stats.gate_tests.REGISTRY`)
     test: str  # its label
     p: float
-    p_holm: float
     alpha: float
     difference: Difference  # candidate − baseline, the test's own interval at `confidence`
     confidence: float
@@ -48,8 +50,21 @@ class CellVerdict:
     need_runs: int | None = None  # runs per side at which an unchanged cell at this rate is shown within
     floor: float | None = None
     floor_p: float | None = None  # one-sided exact binomial p of "rate ≥ floor"
-    floor_p_holm: float | None = None
     worst: tuple[str, ...] = ()  # pooled cells: the scenarios that lost the most runs
+
+    def judged(self, p_holm: float, floor_p_holm: float | None) -> CellVerdict:
+        """The verdict: this measurement with its Holm-adjusted p-values."""
+        # every field of a measurement is one of a verdict's (a subclass), so the copy is complete
+        measured = {f.name: getattr(self, f.name) for f in fields(CellMeasurement)}
+        return CellVerdict(**measured, p_holm=p_holm, floor_p_holm=floor_p_holm)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellVerdict(CellMeasurement):
+    """A cell's measurement and its Holm-adjusted p-values: whether it failed, and why."""
+
+    p_holm: float
+    floor_p_holm: float | None = None
 
     @property
     def name(self) -> str:

@@ -26,6 +26,7 @@ from evalkit.gate.accounting import cell_id
 from evalkit.results.records import Results, RunRecord
 from evalkit.stats.gate_tests import select
 from evalkit.stats.regions import PairStaircase
+from evalkit.stats.registry import UNPAIRED
 from evalkit.stats.unconditional import Order, ordering_region
 
 __all__ = [
@@ -42,7 +43,7 @@ __all__ = [
 POWER = 0.8
 LIMIT = 20_000  # runs per side searched; beyond, "more than" this
 _SCAN = 5  # runs below the first that reaches 80% also tried (an exact test's power is a sawtooth in N)
-Unpaired = Literal["boschloo", "fisher"]
+Unpaired = str  # a statistic's name in `evalkit.stats.registry.UNPAIRED`
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ def _guess(p_base: float, p_cand: float, margin: float, alpha: float, paired: bo
 
 
 def runs_for_drop(
-    p: float, drop: float, alpha: float, *, margin: float = 0.0, paired: bool = True, test: Unpaired = "boschloo"
+    p: float, drop: float, alpha: float, *, margin: float = 0.0, paired: bool = True, test: Unpaired = UNPAIRED.default
 ) -> Planned:
     """Runs per side (pairs) at which the gate's test on a cell at rate p catches a drop to p − drop."""
     if drop > p + 1e-12:
@@ -160,7 +161,7 @@ def _grid_index(n: int) -> int:
 
 @lru_cache(maxsize=4096)
 def runs_to_show_within(
-    p: float, margin: float, alpha: float, *, paired: bool = True, test: Unpaired = "boschloo"
+    p: float, margin: float, alpha: float, *, paired: bool = True, test: Unpaired = UNPAIRED.default
 ) -> Planned:
     """Runs per side (pairs), on the two-significant-digit grid of `round_runs`, at which an unchanged
     cell at rate p is shown within the margin (its test in the other direction rejects at α, per
@@ -184,7 +185,14 @@ def runs_to_show_within(
 
 
 def sequential_runs(
-    x: int, n: int, drop: float, alpha: float, *, batch: int = 5, futility: float = 0.1, test: Unpaired = "boschloo"
+    x: int,
+    n: int,
+    drop: float,
+    alpha: float,
+    *,
+    batch: int = 5,
+    futility: float = 0.1,
+    test: Unpaired = UNPAIRED.default,
 ) -> tuple[Planned, float | None]:
     """The `--max-runs` at which `gate --sequential` against this baseline cell (x of n) catches a
     drop to x/n − drop with 80% (exact, given the baseline's counts), and its expected runs with
@@ -235,7 +243,7 @@ def plan_cells(
     alpha: float = 0.05,
     margin: float = 0.0,
     pairing: Literal["paired", "unpaired"] = "paired",
-    test: Unpaired = "boschloo",
+    test: Unpaired = UNPAIRED.default,
     sequential: bool = False,
     batch: int = 5,
     futility: float = 0.1,

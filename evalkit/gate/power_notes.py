@@ -14,7 +14,7 @@ from evalkit.gate.config import GateConfig
 from evalkit.gate.family import family_size
 from evalkit.gate.outcome import CellVerdict, pts_abs
 from evalkit.gate.plan import runs_to_show_within
-from evalkit.stats.gate_tests import REGISTRY, GateKind, detectable_drop
+from evalkit.stats.gate_tests import GateKind, by_kind, detectable_drop
 
 __all__ = ["power_notes"]
 
@@ -27,7 +27,7 @@ def _median_rate(cells: Sequence[CellVerdict]) -> float:
 
 def _group_note(cells: Sequence[CellVerdict], alpha: float, margin: float) -> str:
     v = cells[0]
-    test = REGISTRY[v.kind]
+    test = by_kind(v.kind)
     base = _median_rate(cells)
     caught = detectable_drop(test, v.baseline.n, v.candidate.n, base, alpha, margin)
     if base <= 0:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from evalkit.scenario.model import Scenario
 from evalkit.simfit.simulate import SimCell, simulate_cells
 from evalkit.stats.gate_tests import select
 from evalkit.stats.regions import PairStaircase
+from evalkit.stats.registry import UNPAIRED
 
 __all__ = ["SimCellPlan", "SimPlan", "SimRates", "header_settings", "simulate_plan", "simulate_rates"]
 
@@ -66,7 +67,7 @@ class _Design:
     level: float  # α/m
     margin: float
     paired: bool
-    test: Literal["boschloo", "fisher"]
+    test: str  # a statistic's name in `evalkit.stats.registry.UNPAIRED`
 
 
 def _power(rates: np.ndarray, drop: float, mean: float, n: int, design: _Design) -> np.ndarray:
@@ -172,7 +173,7 @@ def simulate_plan(
     alpha: float = 0.05,
     margin: float = 0.0,
     paired: bool = True,
-    test: Literal["boschloo", "fisher"] = "boschloo",
+    test: str = UNPAIRED.default,
 ) -> SimPlan:
     """Power at the `planned` runs per cell (by name) and the runs for 80%, from the simulated rates."""
     design = _Design(alpha / max(1, simulated.cells), margin, paired, test)

@@ -16,10 +16,11 @@ tolerance `tests/stats/test_exact.py` checks (its size is within a few percent o
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
 
 import numpy as np
 from scipy import special
+
+from evalkit.stats.registry import UNPAIRED
 
 # scipy.special, not scipy.stats, for the binomial: importing scipy.stats costs every report and gate
 # about 0.35 s (scipy.optimize 0.13 s more), and its binomial functions wrap these.
@@ -36,8 +37,6 @@ __all__ = [
     "midp_grid",
     "unpaired_pvalues",
 ]
-
-TwoSampleTest = Literal["boschloo", "fisher"]
 
 BOSCHLOO_MAX_TABLES = 501 * 501  # up to 500 runs per arm
 _NUISANCE_GRID = 1001  # points of π; the best one is then refined by a bounded scalar search
@@ -184,6 +183,7 @@ def boschloo_pvalues(n1: int, n2: int) -> np.ndarray:
     return out.reshape(n1 + 1, n2 + 1)
 
 
-def unpaired_pvalues(n1: int, n2: int, test: TwoSampleTest = "boschloo") -> np.ndarray:
-    """One-sided ("greater") p-values of the unpaired test for every table, shape (n1+1, n2+1)."""
-    return boschloo_pvalues(n1, n2) if test == "boschloo" else fisher_grid(n1, n2)
+def unpaired_pvalues(n1: int, n2: int, test: str = UNPAIRED.default) -> np.ndarray:
+    """One-sided ("greater") p-values of the unpaired test for every table, shape (n1+1, n2+1)
+    (`test`: a statistic's name in `evalkit.stats.registry.UNPAIRED`)."""
+    return UNPAIRED.test(test).grid(n1, n2)

@@ -1,7 +1,8 @@
 """The gate's tests, in one registry: for each, its name, its p-value, the interval it prints, the
 region it rejects and so its exact power. The gate picks one per cell (`select`) from whether the
 runs pair, the margin, the `test` setting and the cell's size; `evalkit plan` picks the same one for
-the runs it plans, so a plan is for the test that will run.
+the runs it plans, so a plan is for the test that will run. The tests users choose for unpaired
+cells (`test`: Boschloo's and Fisher's here) are registered by name in `evalkit.stats.registry`.
 
 Up to CAP runs a side (or pairs) everything is exact: the tests are exact (`evalkit.stats.
 unconditional`, or conditional: Fisher, McNemar) and the interval inverts the test itself, so a cell
@@ -17,15 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
 
 import numpy as np
 from scipy import special
 
-from evalkit.stats.exact import fisher_grid
+from evalkit.stats.exact import boschloo_pvalues, fisher_grid
 from evalkit.stats.proportions import Difference
 from evalkit.stats.pvalues import fisher, mcnemar, mcnemar_critical
 from evalkit.stats.regions import PairStaircase, Staircase
+from evalkit.stats.registry import UNPAIRED, Statistics
 from evalkit.stats.score import fm_pvalue, score_interval, tango_pvalue
 from evalkit.stats.unconditional import (
     Order,
@@ -37,10 +38,23 @@ from evalkit.stats.unconditional import (
     rejection_region,
 )
 
-__all__ = ["CAP", "REGISTRY", "Counts", "GateKind", "GateTest", "detectable_drop", "select"]
+__all__ = [
+    "BOSCHLOO",
+    "CAP",
+    "FISHER",
+    "REGISTRY",
+    "BoschlooTest",
+    "Counts",
+    "FisherTest",
+    "GateKind",
+    "GateTest",
+    "by_kind",
+    "detectable_drop",
+    "select",
+]
 
 CAP = 1000  # runs a side (pairs) up to which the test, its interval and its power are exact
-GateKind = Literal["boschloo", "fisher", "mcnemar", "chan", "tango", "chan+score", "mcnemar+score", "tango+score"]
+GateKind = str  # a test's name: one of REGISTRY's, or a statistic's of `evalkit.stats.registry`
 
 
 @dataclass(frozen=True)
@@ -63,6 +77,9 @@ class Counts:
 
 @dataclass(frozen=True)
 class GateTest:
+    """A test the gate runs. The ones users choose for unpaired cells (`evalkit.stats.registry`)
+    also give every table's p-value at once (`grid`), which `gate --sequential` reads."""
+
     kind: GateKind
     name: str  # as the power notes name it
     label: str  # as a verdict names it (then the margin, and the discordant pairs)
@@ -78,8 +95,6 @@ class GateTest:
     def pvalue(self, counts: Counts, margin: float) -> float:
         """One-sided p of "the candidate dropped by more than the margin"."""
         table = counts.table()
-        if self.kind == "fisher":
-            return fisher(counts.base_x, counts.base_n, counts.cand_x, counts.cand_n)
         if self.kind in ("mcnemar", "mcnemar+score"):
             exact = mcnemar(counts.lost, counts.gained)
         else:
@@ -91,6 +106,16 @@ class GateTest:
         table = counts.table().swapped()
         exact = exact_pvalue(self.orders[1], table, -margin)
         return max(exact, self._score(table, -margin)) if self.large else exact
+
+    def grid(self, n_base: int, n_cand: int) -> np.ndarray:
+        """The one-sided p-value at a margin of 0 of every table (x_base, x_cand)."""
+        raise NotImplementedError(f"{self.name} gives no p-value grid: it is not a test users choose")
+
+    def exact_region(self, n_base: int, n_cand: int, margin: float, alpha: float) -> Region:
+        """The outcomes the exact test rejects at α (above CAP, `region` narrows them by the score test's)."""
+        if self.kind in ("mcnemar", "mcnemar+score"):
+            return PairStaircase(n_base, np.concatenate(([1], mcnemar_critical(n_base, alpha))))
+        return rejection_region(self.orders[0], n_base, n_cand, margin, alpha)
 
     def _score(self, table: Table, margin: float) -> float:
         if self.paired:
@@ -148,14 +173,7 @@ def _score_region(test: GateTest, n_base: int, n_cand: int, margin: float, alpha
 
 @lru_cache(maxsize=256)
 def _region(test: GateTest, n_base: int, n_cand: int, margin: float, alpha: float) -> Region:
-    if test.kind == "fisher":
-        limit = (fisher_grid(n_base, n_cand) <= alpha * (1 + 1e-9)).sum(axis=1) - 1
-        return Staircase(n_base, n_cand, np.maximum.accumulate(limit))
-    if test.kind in ("mcnemar", "mcnemar+score"):
-        need = np.concatenate(([1], mcnemar_critical(n_base, alpha)))
-        exact: Region = PairStaircase(n_base, need)
-    else:
-        exact = rejection_region(test.orders[0], n_base, n_cand, margin, alpha)
+    exact = test.exact_region(n_base, n_cand, margin, alpha)
     return exact.intersect(_score_region(test, n_base, n_cand, margin, alpha)) if test.large else exact  # type: ignore[arg-type]
 
 
@@ -168,11 +186,46 @@ def _within_region(test: GateTest, n_base: int, n_cand: int, margin: float, alph
     return exact.intersect(ordering_region(order, n_cand, n_base, -margin, -float(special.ndtri(alpha))))  # type: ignore[arg-type]
 
 
-REGISTRY: dict[GateKind, GateTest] = {
+@dataclass(frozen=True)
+class BoschlooTest(GateTest):
+    """Boschloo's exact unconditional test: tables ordered by Fisher's p (`evalkit.stats.exact`)."""
+
+    def grid(self, n_base: int, n_cand: int) -> np.ndarray:
+        return boschloo_pvalues(n_base, n_cand)
+
+
+@dataclass(frozen=True)
+class FisherTest(GateTest):
+    """Fisher's exact test, conditional on the passes of both sides together."""
+
+    def pvalue(self, counts: Counts, margin: float) -> float:
+        return fisher(counts.base_x, counts.base_n, counts.cand_x, counts.cand_n)
+
+    def grid(self, n_base: int, n_cand: int) -> np.ndarray:
+        return fisher_grid(n_base, n_cand)
+
+    def exact_region(self, n_base: int, n_cand: int, margin: float, alpha: float) -> Region:
+        limit = (fisher_grid(n_base, n_cand) <= alpha * (1 + 1e-9)).sum(axis=1) - 1
+        return Staircase(n_base, n_cand, np.maximum.accumulate(limit))
+
+
+def _chosen(statistics: Statistics, name: str) -> GateTest:
+    """The test a statistic's registry entry names, checked to be one the gate can run."""
+    test = statistics.test(name)
+    if not isinstance(test, GateTest):
+        raise TypeError(f"the statistic {name!r} is a {type(test).__name__}, not a GateTest")
+    return test
+
+
+# the statistics users choose (`evalkit.stats.registry.UNPAIRED` names them)
+BOSCHLOO = BoschlooTest("boschloo", "Boschloo", "Boschloo exact", False, ("fisher", "fm"))
+FISHER = FisherTest("fisher", "Fisher", "Fisher exact", False, ("fisher", "fm"))
+
+# every test by kind: the statistics users choose, and those the gate picks itself from whether runs
+# pair, the margin and the cell's size
+REGISTRY: dict[GateKind, GateTest] = {name: _chosen(UNPAIRED, name) for name in UNPAIRED.names} | {
     t.kind: t
     for t in (
-        GateTest("boschloo", "Boschloo", "Boschloo exact", False, ("fisher", "fm")),
-        GateTest("fisher", "Fisher", "Fisher exact", False, ("fisher", "fm")),
         GateTest("mcnemar", "McNemar on pairs", "McNemar exact, paired", True, ("mcnemar", "tango")),
         GateTest(
             "chan",
@@ -216,18 +269,28 @@ REGISTRY: dict[GateKind, GateTest] = {
 }
 
 
-def select(paired: bool, margin: float, test: Literal["boschloo", "fisher"], n_base: int, n_cand: int) -> GateTest:
-    """The test the gate runs on a cell of this kind and size."""
+def select(
+    paired: bool, margin: float, test: str, n_base: int, n_cand: int, statistics: Statistics = UNPAIRED
+) -> GateTest:
+    """The test the gate runs on a cell of this kind and size (`test`: the statistic chosen for
+    unpaired cells without a margin, by its name in `statistics`)."""
     large = max(n_base, n_cand) > CAP
     if paired:
-        kind: GateKind = "mcnemar" if margin <= 0 else "tango"
+        kind = "mcnemar" if margin <= 0 else "tango"
     elif margin > 0:
         kind = "chan"
+    elif not large:
+        return _chosen(statistics, test)
     else:
-        kind = test
+        kind = "chan"
     if large:
-        kind = {"mcnemar": "mcnemar+score", "tango": "tango+score"}.get(kind, "chan+score")  # type: ignore[assignment]
+        kind = {"mcnemar": "mcnemar+score", "tango": "tango+score"}.get(kind, "chan+score")
     return REGISTRY[kind]
+
+
+def by_kind(kind: GateKind, statistics: Statistics = UNPAIRED) -> GateTest:
+    """The test a verdict's `kind` names."""
+    return REGISTRY[kind] if kind in REGISTRY else _chosen(statistics, kind)
 
 
 def detectable_drop(

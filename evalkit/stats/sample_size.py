@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
 
 from scipy import special
 
-from evalkit.stats.exact import TwoSampleTest
 from evalkit.stats.gate_tests import select
+from evalkit.stats.registry import UNPAIRED
 
 __all__ = [
     "SampleSize",
@@ -25,7 +24,7 @@ __all__ = [
 
 
 def two_sample_power(
-    n: int, p_base: float, p_cand: float, *, alpha: float = 0.05, test: TwoSampleTest = "boschloo"
+    n: int, p_base: float, p_cand: float, *, alpha: float = 0.05, test: str = UNPAIRED.default
 ) -> tuple[float, bool]:
     """Exact power of the one-sided unpaired test the gate runs with n runs per arm (`evalkit.stats.
     gate_tests.select`: Boschloo's, or Fisher's, up to 1,000 a side); returns (power, exact=True).
@@ -39,7 +38,7 @@ def mcnemar_power(n: int, p_base: float, p_cand: float, *, alpha: float = 0.05) 
     (the conservative case: pairing gains nothing beyond it unless outcomes correlate). A pair is
     discordant "lost" with q₁ = p_base(1 − p_cand) and "gained" with q₂ = (1 − p_base)p_cand. Above
     1,000 pairs, the gate's test there (`select`)."""
-    return select(True, 0.0, "boschloo", n, n).power(n, n, p_base, p_cand, 0.0, alpha)
+    return select(True, 0.0, UNPAIRED.default, n, n).power(n, n, p_base, p_cand, 0.0, alpha)
 
 
 @dataclass(frozen=True)
@@ -69,7 +68,7 @@ def n_needed(
     *,
     alpha: float = 0.05,
     power: float = 0.8,
-    test: TwoSampleTest = "boschloo",
+    test: str = UNPAIRED.default,
     limit: int = 2000,
 ) -> SampleSize:
     """Smallest n per arm whose exact power reaches `power`. From the normal approximation's guess,
@@ -101,11 +100,12 @@ def detectable_rate(
     *,
     alpha: float = 0.05,
     power: float = 0.8,
-    test: TwoSampleTest | Literal["mcnemar"] = "boschloo",
+    test: str = UNPAIRED.default,
 ) -> float | None:
     """The highest candidate rate that the test still detects with the given power at n per arm
     (None when even a drop to 0 is not detected). Power falls as the candidate rate rises.
-    `mcnemar`: n independent pairs, as `mcnemar_power`."""
+    `test`: a statistic of `evalkit.stats.registry.UNPAIRED`, or `mcnemar`: n independent pairs, as
+    `mcnemar_power`."""
 
     def achieved(p: float) -> float:
         if test == "mcnemar":

@@ -38,7 +38,8 @@ from typing import Literal
 
 from scipy import stats as sps
 
-from evalkit.stats.exact import TwoSampleTest, unpaired_pvalues
+from evalkit.stats.exact import unpaired_pvalues
+from evalkit.stats.registry import UNPAIRED
 
 __all__ = ["DESIGN_POWER", "INTERIM_SHARE", "CellRule", "Decision", "cell_rule", "decide", "operating_characteristics"]
 
@@ -57,7 +58,7 @@ class CellRule:
     k: int  # the fixed-N test at max_runs rejects when the candidate passes ≤ k (−1: it never can)
     p1: float  # the design alternative the futility stop looks at
     futility: float
-    test: TwoSampleTest
+    test: str  # the unpaired statistic, by its name in `evalkit.stats.registry.UNPAIRED`
 
     @property
     def failures_to_fail(self) -> int:
@@ -76,7 +77,7 @@ def cell_rule(
     *,
     looks: int,
     futility: float = 0.1,
-    test: TwoSampleTest = "boschloo",
+    test: str = UNPAIRED.default,
 ) -> CellRule:
     """`looks`: the interim looks before max_runs (0: none, the final test gets all of α)."""
     final_alpha = alpha * (1 - INTERIM_SHARE) if looks else alpha

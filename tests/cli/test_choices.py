@@ -1,7 +1,7 @@
 """The command line's fixed choices are the settings' own. Most are read from their source when the
-parser is built (subcommands, report formats, executors, `list`); these few are written out because
-their source module would load scipy (or pydantic) on the way to `--help`, so the test holds them
-equal to the types the settings are checked against."""
+parser is built (subcommands, report formats, executors, `list`, the gate's statistics); these few are
+written out because their source module would load scipy (or pydantic) on the way to `--help`, so the
+test holds them equal to the types the settings are checked against."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from typing import Any, get_args
 import pytest
 
 from evalkit.cli import build_parser
-from evalkit.gate.config import Level, Metric, Pairing, UnpairedTest
-from evalkit.stats.exact import TwoSampleTest
+from evalkit.gate.config import Level, Metric, Pairing
 from evalkit.stats.proportions import IntervalMethod
+from evalkit.stats.registry import UNPAIRED
 
 
 def _choices(command: str, dest: str) -> set[Any]:
@@ -29,7 +29,6 @@ def _choices(command: str, dest: str) -> set[Any]:
     [
         ("gate", "metric", Metric),
         ("gate", "level", Level),
-        ("gate", "test", UnpairedTest),
         ("gate", "pairing", Pairing),
         ("report", "interval", IntervalMethod),
     ],
@@ -38,5 +37,6 @@ def test_a_flags_choices_are_its_settings_values(command: str, dest: str, litera
     assert _choices(command, dest) == set(get_args(literal))
 
 
-def test_the_gates_unpaired_tests_are_the_statistics_ones() -> None:
-    assert get_args(UnpairedTest) == get_args(TwoSampleTest)
+@pytest.mark.parametrize("command", ["gate", "plan"])
+def test_the_unpaired_test_choices_are_the_registered_statistics(command: str) -> None:
+    assert _choices(command, "test") == set(UNPAIRED.names)
