@@ -105,12 +105,21 @@ class CommandAgent:
         return json_end(stdout)
 
     def describe(self) -> dict[str, str]:
-        """The program's name, and a hash of every file its command line names (an interpreter's
-        script too), so a changed agent reads as a changed install."""
+        """The program's name, and a hash of the program and every script its command line names (an
+        interpreter's script too), so a changed agent reads as a changed install."""
         digest = hashlib.sha256()
-        for arg in [shutil.which(self.argv[0]) or self.argv[0], *self.argv[1:]]:
-            path = Path(arg)
+        scripts = [Path(a) for a in self.argv[1:] if _is_code(Path(a))]
+        for path in [Path(shutil.which(self.argv[0]) or self.argv[0]), *scripts]:
             if path.is_file():
                 digest.update(path.name.encode() + b"\0" + path.read_bytes())
-        shown = next((Path(a).name for a in self.argv[1:] if Path(a).is_file()), self.name)
+        shown = scripts[0].name if scripts else self.name
         return {"name": shown, "version": "command", "install_hash": digest.hexdigest()[:16]}
+
+
+# A file the command names is code when it is executable or a script by its suffix; any other file
+# (a log, a pid file the agent writes) changes while it runs and must not read as another install.
+_SCRIPT_SUFFIXES = frozenset({".py", ".js", ".mjs", ".cjs", ".ts", ".sh", ".rb", ".pl"})
+
+
+def _is_code(path: Path) -> bool:
+    return path.is_file() and (path.suffix in _SCRIPT_SUFFIXES or os.access(path, os.X_OK))
