@@ -150,10 +150,8 @@ def _named_tool(choice: object) -> str | None:
 
 def honoured(body: dict[str, Any], call: SimCall) -> SimCall | str:
     """`call` with what the request asks beyond the draw (a named tool), or why it is refused."""
-    stream = body.get("stream")
-    if stream is not None and not isinstance(stream, bool):
-        return f"stream: expected true or false, got {json.dumps(stream)[:40]}"
-    if body.get("stream_options") is not None and stream is not True:
+    # a non-boolean `stream` never gets here: the request schema (sim_schema.py) refuses it first
+    if body.get("stream_options") is not None and body.get("stream") is not True:
         return "stream_options: only allowed when stream is true"
     n = body.get("n")
     if n is not None and (type(n) is not int or n != 1):
