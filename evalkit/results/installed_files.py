@@ -20,6 +20,7 @@ server phase's own interpreter, where evalkit may not be installed.
 from __future__ import annotations
 
 import base64
+import csv
 import hashlib
 import json
 import zipfile
@@ -53,6 +54,18 @@ def _editable(dist: Distribution) -> bool:
     return bool((direct.get("dir_info") or {}).get("editable"))
 
 
+def _record(dist: Distribution) -> list[tuple[str, str, str]]:
+    """RECORD's `(path, algorithm, hash)` rows, read here: `Distribution.files` leaves out the files
+    that are missing on disk from Python 3.12 on (importlib.metadata's `skip_missing_files`)."""
+    rows = csv.reader((dist.read_text("RECORD") or "").splitlines())
+    out = []
+    for row in rows:
+        if len(row) >= 2 and "=" in row[1]:
+            algorithm, _, value = row[1].partition("=")
+            out.append((row[0], algorithm, value))
+    return out
+
+
 def installed_files(dist: Distribution) -> dict[str, Any]:
     """`{"files_sha256": ..., "files": N}`, with `modified` and `missing` (paths) when some file is
     not as RECORD says; `{"editable": True}` for an editable install; `{}` without a RECORD."""
@@ -61,18 +74,17 @@ def installed_files(dist: Distribution) -> dict[str, Any]:
     hashes: dict[str, str] = {}
     modified: list[str] = []
     missing: list[str] = []
-    for file in dist.files or []:
-        path = file.as_posix()
-        if file.hash is None or file.hash.mode != "sha256" or not _from_wheel(path):
+    for path, algorithm, expected in _record(dist):
+        if algorithm != "sha256" or not _from_wheel(path):
             continue
         try:
-            data = Path(str(file.locate())).read_bytes()
+            data = Path(str(dist.locate_file(path))).read_bytes()
         except OSError:
             missing.append(path)
             continue
         digest = hashlib.sha256(data).digest()
         hashes[path] = digest.hex()
-        if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != file.hash.value:
+        if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != expected:
             modified.append(path)
     if not hashes and not missing:
         return {}

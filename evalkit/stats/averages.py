@@ -6,6 +6,7 @@ The only randomness comes from a `numpy.random.Generator` the caller seeds.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -45,5 +46,7 @@ def bootstrap_mean(
 
 def pass_hat_k(counts: Iterable[tuple[int, int]], k: int) -> float | None:
     """τ-bench pass^k: C(c,k)/C(n,k) per scenario (c passes of n), averaged over scenarios with n ≥ k."""
-    values = [math.comb(c, k) / math.comb(n, k) for c, n in counts if n >= k]
-    return sum(values) / len(values) if values else None
+    # exact fractions: a float sum differs between Python 3.11 and 3.12 (whose sum() compensates), and
+    # a mean such as 17/40 then prints as 42% or 43%
+    values = [Fraction(math.comb(c, k), math.comb(n, k)) for c, n in counts if n >= k]
+    return float(sum(values, Fraction(0)) / len(values)) if values else None

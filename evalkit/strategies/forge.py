@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -147,7 +148,7 @@ class ForgeGuardrails(BaseStrategy):
                 max_tool_errors=self.max_tool_errors,
                 rescue_enabled=self.rescue_enabled,
                 max_premature_attempts=self.max_premature_attempts,
-                retry_nudge=None if self.retry_nudge is None else (lambda _raw, text=self.retry_nudge: text),
+                retry_nudge=None if self.retry_nudge is None else _fixed_nudge(self.retry_nudge),
             )
             self._names = names
             if self._succeeded:
@@ -211,3 +212,12 @@ def _respond_spec() -> ToolSpec:
 
     function = format_tool(respond_spec())["function"]
     return ToolSpec(name=function["name"], description=function["description"], parameters=function["parameters"])
+
+
+def _fixed_nudge(text: str) -> Callable[[str], str]:
+    """Forge's `retry_nudge` hook (it is given the model's text): the configured text, whatever it was."""
+
+    def nudge(_raw: str) -> str:
+        return text
+
+    return nudge

@@ -7,6 +7,7 @@ bug here or a difference of definition, and the comment beside the value says wh
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -153,6 +154,13 @@ def test_pass_hat_k_tau_bench() -> None:
     values = [averages.pass_hat_k(counts, k) for k in range(1, 6)]
     assert values == sorted(values, reverse=True)
     assert averages.pass_hat_k([(1, 1)], 2) is None  # no scenario has k runs
+
+
+def test_pass_hat_k_is_the_exact_mean_on_every_python() -> None:
+    # (1 + 6/10 + 1/10 + 0) / 4 = 17/40: a float sum gives 0.42500000000000004 on Python 3.11 (printed 43%)
+    # and 0.425 on 3.12 (42%); the committed agents report differed between the two
+    counts = [(5, 5), (4, 5), (2, 5), (0, 5)]
+    assert averages.pass_hat_k(counts, 2) == float(Fraction(17, 40))
 
 
 def test_power_at_n25_matches_the_reference_table() -> None:
