@@ -6,8 +6,8 @@ The only randomness comes from a `numpy.random.Generator` the caller seeds.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
