@@ -65,6 +65,10 @@ class ServedCalls(Protocol):
         """The backend has no recorded answer for the run's call: the run cannot go on."""
         ...
 
+    def finished(self, run: RunToken) -> None:
+        """An admitted call is over, answered or not (a stuck run can then tell whether it waited on the model)."""
+        ...
+
 
 def _arguments(call: ToolCall) -> str:
     # a malformed call goes out as the model wrote it, as an OpenAI-compatible server sends it
@@ -235,6 +239,19 @@ class SimServer:
                 raise RequestError(400, admitted)
             call = SimCall(call.request, admitted, call.scenario)
         try:
+            completion = await self._complete(run, call)
+        finally:
+            if run is not None and self.observer is not None:
+                self.observer.finished(run)
+        model = body.get("model") if isinstance(body.get("model"), str) else self.profile
+        reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}", self.created)
+        headers = {SCENARIO_HEADER: call.scenario or "unknown"}
+        if body.get("stream") is True:  # the same reply, in pieces (evalkit/backends/sim_stream.py)
+            return await send_events(request, events(reply, body), {**headers, SIMULATED_HEADER: self.label})
+        return web.json_response(reply, headers=headers)
+
+    async def _complete(self, run: RunToken | None, call: SimCall) -> Completion:
+        try:
             completion = await self.backend.complete(call.request, call.context)
         except ReplayMiss as miss:
             if run is not None and self.observer is not None:
@@ -242,12 +259,7 @@ class SimServer:
             raise RequestError(500, str(miss)) from miss
         if run is not None and self.observer is not None:
             self.observer.served(run, call, completion)
-        model = body.get("model") if isinstance(body.get("model"), str) else self.profile
-        reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}", self.created)
-        headers = {SCENARIO_HEADER: call.scenario or "unknown"}
-        if body.get("stream") is True:  # the same reply, in pieces (evalkit/backends/sim_stream.py)
-            return await send_events(request, events(reply, body), {**headers, SIMULATED_HEADER: self.label})
-        return web.json_response(reply, headers=headers)
+        return completion
 
     def unknown_openings(self) -> int:
         """How many unknown openings the server remembers having warned about (at most a bound)."""

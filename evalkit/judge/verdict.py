@@ -49,7 +49,7 @@ def failure_category(outcome: Outcome, items: list[CheckItem], calls: list[Execu
     """The category of a run that is not correct, from its outcome, failed item kinds and calls."""
     failed = [i for i in items if not i.passed]
     kinds = {i.kind for i in failed}
-    if outcome in ("infra_error", "escalated", "guard_fatal", "runaway"):
+    if outcome in ("infra_error", "escalated", "guard_fatal", "runaway", "time_limit"):
         return outcome
     if "no_tool_calls" in kinds:
         return "unneeded_tool_call"

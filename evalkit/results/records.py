@@ -62,6 +62,7 @@ Outcome = Literal[
     "failed",  # a guard ended the run with an explicit failure (retry budget spent)
     "guard_fatal",  # a guard's error budget ran out and it declared the run lost (Forge's `fatal`)
     "runaway",  # an agent under test asked for more served model calls than its budget (`served.calls`)
+    "time_limit",  # an agent under test did not end within its time limit, no model call in flight
     "infra_error",  # the backend stayed broken: excluded from rates, counted apart
     "unsupported",  # the backend cannot do what this cell's mode or strategy needs
 ]
@@ -79,6 +80,7 @@ FailureCategory = Literal[
     "escalated",
     "guard_fatal",
     "runaway",  # an agent under test went past its budget of served model calls (evalkit/agents/)
+    "time_limit",  # an agent under test outran its time limit on its own (no model call in flight)
     "infra_error",
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
