@@ -38,7 +38,7 @@ from evalkit.backends.sim_schema import validate_anthropic, validate_openai
 from evalkit.backends.sim_stream import anthropic_events, honoured, openai_events, send_events
 from evalkit.backends.sim_wire import KnownScenario, ScenarioIndex, SimCall, anthropic_call, openai_call
 from evalkit.chat import CallContext, Completion, ToolCall
-from evalkit.errors import ReplayMiss
+from evalkit.errors import BackendError, ReplayMiss
 
 __all__ = ["SIMULATED_HEADER", "ServedCalls", "SimServer"]
 
@@ -257,6 +257,8 @@ class SimServer:
             if run is not None and self.observer is not None:
                 self.observer.missed(run, miss)
             raise RequestError(500, str(miss)) from miss
+        except BackendError as exc:  # the backend behind this front stayed down: the caller's infra error
+            raise RequestError(502, f"the model backend failed: {exc}") from None
         if run is not None and self.observer is not None:
             self.observer.served(run, call, completion)
         return completion
