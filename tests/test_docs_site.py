@@ -42,8 +42,8 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     for name in (
         "evalkit.run_config",
         "evalkit.load_results",
-        "evalkit.backends.base.Backend",
-        "evalkit.strategies.base.Strategy",
+        "evalkit.backends.base.Backend.complete",
+        "evalkit.strategies.base.Strategy.judge",
     ):
         assert f'id="{name}"' in api, f"the API reference has no {name}"
 
