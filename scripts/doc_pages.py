@@ -13,7 +13,6 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
 
 
 def _nav_files(entry: Any) -> list[str]:
