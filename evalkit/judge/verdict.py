@@ -2,7 +2,7 @@
 
 `completed` means the workflow reached its goal structurally (the required tools were called, the
 terminal tool was reached, no forbidden call was made, a reply was given); `correct` adds the content
-checks (argument values, facts, reply text). This mirrors Forge's Cmp and Scr columns (README,
+checks (argument values, facts, reply text). This mirrors Forge's Cmp and Scr columns (docs/getting-started.md,
 "What a run measures").
 
 The failure category is decided from the failed items' `kind`s, never from their labels. A final
