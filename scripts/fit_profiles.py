@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -22,7 +23,20 @@ MODELS = ("smollm2", "gemma3-270m")
 
 
 def results_files() -> list[Path]:
-    return sorted((ROOT / "results").glob("*.jsonl"))
+    """The committed results files: git-ignored ones (command 1's results/default.jsonl, a README block's
+    output) are not the committed record the fitted profiles are checked against."""
+    return sorted(ROOT / name for name in committed("results") if name.endswith(".jsonl"))
+
+
+def committed(folder: str) -> list[str]:
+    """The files git tracks under `folder` (paths relative to the root); without git, every file there."""
+    try:
+        listed = subprocess.run(
+            ["git", "ls-files", "-z", "--", folder], cwd=ROOT, capture_output=True, check=True
+        ).stdout.decode()
+    except (OSError, subprocess.CalledProcessError):
+        return sorted(str(p.relative_to(ROOT)) for p in (ROOT / folder).iterdir() if p.is_file())
+    return sorted(name for name in listed.split("\0") if name and "/" not in name[len(folder) + 1 :])
 
 
 def path_of(model: str) -> Path:
