@@ -11,7 +11,7 @@ from typing import Any
 from evalkit.cli.options import ALPHA, DROP, FUTILITY, MARGIN, PATH, RUNS, SIMULATIONS
 from evalkit.gate.plan import POWER, CellPlan, Planned, plan_cells
 from evalkit.results.integrity import load_checked
-from evalkit.results.records import Results
+from evalkit.results.runs import Results, RunRow
 from evalkit.stats.registry import UNPAIRED, Statistics
 
 __all__ = ["add_arguments", "run"]
@@ -106,7 +106,7 @@ def _line(c: CellPlan, side: str) -> str:
     return head + "; ".join(parts)
 
 
-def _simulated_rates(args: argparse.Namespace, baseline: Results) -> Any:
+def _simulated_rates(args: argparse.Namespace, baseline: Results[RunRow]) -> Any:
     """The baseline's cells simulated from the profile (once, for every --drop), with the stacks,
     sampling and scenarios of --config or of the baseline's header."""
     from evalkit.backends.sim_profile import load_profile

@@ -48,7 +48,8 @@ from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismat
 from evalkit.gate.outcome import CellMeasurement, CellVerdict, GateResult, PooledVerdict
 from evalkit.gate.power_notes import power_notes
 from evalkit.gate.stratify import stratified_tests
-from evalkit.results.records import Cell, Results, RunRecord
+from evalkit.results.records import Cell
+from evalkit.results.runs import Results, RunRow
 from evalkit.results.table import group_runs
 from evalkit.stats.gate_tests import Counts, select
 from evalkit.stats.pvalues import floor_pvalue
@@ -69,11 +70,11 @@ def _name(key: Key, config: GateConfig) -> str:
     return "/".join(parts[:3] + parts[4:] if config.level == "scenario" else parts)
 
 
-def _group(results: Results, config: GateConfig) -> dict[Key, Sequence[RunRecord]]:
+def _group(results: Results[RunRow], config: GateConfig) -> dict[Key, Sequence[RunRow]]:
     return group_runs(results.runs, lambda cell: (_key(cell, config),))
 
 
-def _check_sides(base: dict[Key, Sequence[RunRecord]], cand: dict[Key, Sequence[RunRecord]]) -> None:
+def _check_sides(base: dict[Key, Sequence[RunRow]], cand: dict[Key, Sequence[RunRow]]) -> None:
     if not base or not cand:
         raise GateInputError(f"the {'baseline' if not base else 'candidate'} has no runs")
 
@@ -151,9 +152,7 @@ UNSUPPORTED = "unsupported on both sides"
 Partial = dict[str, dict[CellId, str]]
 
 
-def _not_judged(
-    key: Key, base: Sequence[RunRecord], cand: Sequence[RunRecord], config: GateConfig, partial: Partial
-) -> str:
+def _not_judged(key: Key, base: Sequence[RunRow], cand: Sequence[RunRow], config: GateConfig, partial: Partial) -> str:
     """Why the cell cannot be judged, or "" when it can."""
     if not base or not cand:
         return MISSING_IN_CANDIDATE if base else NOT_IN_BASELINE
@@ -168,8 +167,8 @@ def _not_judged(
 
 def _compare_cell(
     key: Key,
-    base: Sequence[RunRecord],
-    cand: Sequence[RunRecord],
+    base: Sequence[RunRow],
+    cand: Sequence[RunRow],
     config: GateConfig,
     notes: list[str],
     partial: Partial,
@@ -192,7 +191,7 @@ def _compare_cell(
     return _measure(key, matched, config)
 
 
-def compare(baseline: Results, candidate: Results, config: GateConfig | None = None) -> GateResult:
+def compare(baseline: Results[RunRow], candidate: Results[RunRow], config: GateConfig | None = None) -> GateResult:
     """Judge every cell either side holds; raises GateInputError when the inputs cannot be compared
     at all (a side without runs, a strategy column over the infra limit)."""
     config = config or GateConfig()

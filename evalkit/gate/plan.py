@@ -23,7 +23,7 @@ from typing import Literal
 from scipy import special
 
 from evalkit.gate.accounting import cell_id
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.stats.gate_tests import select
 from evalkit.stats.regions import PairStaircase
 from evalkit.stats.registry import UNPAIRED
@@ -228,8 +228,8 @@ class CellPlan:
     sequential_expected: float | None = None  # its expected candidate runs with nothing changed
 
 
-def _cells(baseline: Results) -> dict[tuple[str, ...], list[RunRecord]]:
-    cells: dict[tuple[str, ...], list[RunRecord]] = defaultdict(list)
+def _cells(baseline: Results[RunRow]) -> dict[tuple[str, ...], list[RunRow]]:
+    cells: dict[tuple[str, ...], list[RunRow]] = defaultdict(list)
     for run in baseline.runs:
         if run.counted:
             cells[cell_id(run)].append(run)
@@ -237,7 +237,7 @@ def _cells(baseline: Results) -> dict[tuple[str, ...], list[RunRecord]]:
 
 
 def plan_cells(
-    baseline: Results,
+    baseline: Results[RunRow],
     drop: float,
     *,
     alpha: float = 0.05,

@@ -32,7 +32,7 @@ from evalkit.gate.accounting import infra_reason, partial_reasons
 from evalkit.gate.config import GateConfig, SequentialSettings
 from evalkit.gate.match import check_infra
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.run.config import RunConfig
 from evalkit.run.preflight import config_scenarios
 from evalkit.run.runner import run_config
@@ -97,12 +97,12 @@ def batch_seed(seed: int, batch: int) -> int:
     return (seed * 1_000_003 + batch * 7_919) % 2**31
 
 
-def _name(run: RunRecord) -> str:
+def _name(run: RunRow) -> str:
     c = run.cell
     return f"{c.backend}/{c.mode}/{c.strategy}/{c.scenario}"
 
 
-def baseline_counts(baseline: Results, metric: str) -> dict[str, tuple[int, int]]:
+def baseline_counts(baseline: Results[RunRow], metric: str) -> dict[str, tuple[int, int]]:
     """Per scenario cell: (passes, counted runs) of the metric."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for run in baseline.runs:
@@ -127,16 +127,16 @@ def _narrowed(config: RunConfig, undecided: set[str], sources: dict[str, str]) -
     )
 
 
-def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[RunRecord]:
+def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[RunRow]:
     batch_config = config.model_copy(update={"runs": size, "seed": batch_seed(config.seed, batch)})
     path = out_dir / f"batch-{batch:03d}.jsonl"
     run_config(batch_config, path, resume=path.exists())
     return sorted(load_results([path]).runs, key=lambda r: r.index)
 
 
-def baseline_unjudged(baseline: Results, gate: GateConfig) -> dict[str, str]:
+def baseline_unjudged(baseline: Results[RunRow], gate: GateConfig) -> dict[str, str]:
     """Baseline cells that cannot serve as a reference: partial, or over the infra limit in the cell."""
-    by_name: dict[str, list[RunRecord]] = defaultdict(list)
+    by_name: dict[str, list[RunRow]] = defaultdict(list)
     for run in baseline.runs:
         by_name[_name(run)].append(run)
     partial = {"/".join(k[:3] + k[4:]): why for k, why in partial_reasons(baseline, "baseline").items()}
@@ -160,7 +160,7 @@ def _short_decision(rule: CellRule, passes: int, runs: int) -> str:
     return "regression (short)" if p <= rule.final_alpha else "accept (short)"
 
 
-def _cell(name: str, run: RunRecord, rule: CellRule, decision: str, outcomes: list[bool]) -> SequentialCell:
+def _cell(name: str, run: RunRow, rule: CellRule, decision: str, outcomes: list[bool]) -> SequentialCell:
     return SequentialCell(
         name,
         run.cell.family,
@@ -176,11 +176,11 @@ def _cell(name: str, run: RunRecord, rule: CellRule, decision: str, outcomes: li
 class _State:
     def __init__(self) -> None:
         self.outcomes: dict[str, list[bool]] = defaultdict(list)
-        self.first: dict[str, RunRecord] = {}
+        self.first: dict[str, RunRow] = {}
         self.decided: dict[str, SequentialCell] = {}
-        self.runs: list[RunRecord] = []
+        self.runs: list[RunRow] = []
 
-    def add(self, runs: list[RunRecord], metric: str) -> None:
+    def add(self, runs: list[RunRow], metric: str) -> None:
         self.runs += runs
         for run in runs:
             name = _name(run)
@@ -203,7 +203,7 @@ def _decide_all(state: _State, rules: dict[str, CellRule], final: bool) -> None:
             state.decided[name] = _cell(name, state.first[name], rule, decision, seen)
 
 
-def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: GateConfig) -> SequentialResult:
+def run_sequential(config: RunConfig, baseline: Results[RunRow], out_dir: Path, gate: GateConfig) -> SequentialResult:
     """Run batches of `config` into `out_dir` until every cell has its verdict against `baseline`.
 
     Raises GateInputError when infra errors exceed `max_infra_error_rate` in a strategy column, or
@@ -274,7 +274,7 @@ def _unjudged(state: _State, in_baseline: set[str], unusable: dict[str, str], ga
     out = {name: "not in the candidate config" for name in in_baseline - ran}
     out |= {name: "not in the baseline" for name in ran - in_baseline}
     out |= {name: why for name, why in unusable.items() if name in ran}
-    by_name: dict[str, list[RunRecord]] = defaultdict(list)
+    by_name: dict[str, list[RunRow]] = defaultdict(list)
     for run in state.runs:
         by_name[_name(run)].append(run)
     for name, runs in by_name.items():

@@ -31,7 +31,7 @@ import numpy as np
 from evalkit.backends.sim_profile import SimProfile
 from evalkit.errors import ConfigError
 from evalkit.gate.accounting import cell_id
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.run.config import recorded_stacks
 from evalkit.scenario.model import Scenario
 from evalkit.simfit.simulate import SimCell, simulate_cells
@@ -99,10 +99,10 @@ def _runs_needed(rates: np.ndarray, drop: float, mean: float, design: _Design, s
 
 
 def _sim_cells(
-    baseline: Results, profile: SimProfile, scenarios: dict[str, Scenario], config: dict[str, Any]
+    baseline: Results[RunRow], profile: SimProfile, scenarios: dict[str, Scenario], config: dict[str, Any]
 ) -> tuple[list[tuple[str, SimCell]], list[str], int]:
     """The baseline's cells to simulate (named as the analytic plan names them), those left out, and m."""
-    cells: dict[tuple[str, ...], list[RunRecord]] = defaultdict(list)
+    cells: dict[tuple[str, ...], list[RunRow]] = defaultdict(list)
     for run in baseline.runs:
         if run.counted:
             cells[cell_id(run)].append(run)
@@ -125,7 +125,7 @@ def _sim_cells(
     return chosen, left_out, len(cells)
 
 
-def header_settings(baseline: Results) -> dict[str, Any]:
+def header_settings(baseline: Results[RunRow]) -> dict[str, Any]:
     """The stacks (`strategies:`) and `sampling:` the baseline ran with, from its headers' configs."""
     headers = [h.config for h in baseline.headers]
     for header in headers:  # a stack a results file cannot hold is an error naming it, before anything is simulated
@@ -145,7 +145,7 @@ class SimRates:
 
 
 def simulate_rates(
-    baseline: Results,
+    baseline: Results[RunRow],
     profile: SimProfile,
     scenarios: dict[str, Scenario],
     config: dict[str, Any],

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalkit.results.records import RunRecord
+from evalkit.results.runs import RunRow
 from evalkit.stats.averages import bootstrap_mean, pass_hat_k
 from evalkit.stats.proportions import Interval, IntervalMethod
 from evalkit.stats.rates import Rate, rate
@@ -99,7 +99,7 @@ class Tally:
         return len(self.latency)
 
     @classmethod
-    def of(cls, runs: Sequence[RunRecord]) -> Tally:
+    def of(cls, runs: Sequence[RunRow]) -> Tally:
         tally = cls(runs=len(runs), simulated=any(r.simulated for r in runs))
         for r in runs:
             if not r.counted:
@@ -119,7 +119,7 @@ class Tally:
             tally.add_cost(r)
         return tally
 
-    def add_cost(self, r: RunRecord) -> None:
+    def add_cost(self, r: RunRow) -> None:
         self.calls_seen += r.model_calls
         served = r.served
         if served is None:
@@ -185,7 +185,7 @@ def _cost(tally: Tally) -> Cost | None:
 
 
 def cell_stats(
-    runs: Sequence[RunRecord] | Tally,
+    runs: Sequence[RunRow] | Tally,
     rng: np.random.Generator,
     *,
     confidence: float = 0.95,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from evalkit.report.cells import CellStats, Cost
 from evalkit.report.comparisons import DiscordantPairs
-from evalkit.results.records import RunRecord
+from evalkit.results.runs import RunRow
 from evalkit.stats.pvalues import boschloo, holm, mcnemar
 from evalkit.stats.rates import Rate
 
@@ -132,9 +132,7 @@ def finding_sentence(f: Finding) -> str:
     return text
 
 
-def _p_better(
-    best: Sequence[RunRecord], other: Sequence[RunRecord], rb: Rate, ro: Rate, pairs: DiscordantPairs
-) -> float:
+def _p_better(best: Sequence[RunRow], other: Sequence[RunRow], rb: Rate, ro: Rate, pairs: DiscordantPairs) -> float:
     discordant = pairs.count(best, other)
     if discordant is not None:
         return mcnemar(*discordant, alternative="greater")
@@ -142,7 +140,7 @@ def _p_better(
 
 
 def _smallest_p(
-    best: Sequence[RunRecord], other: Sequence[RunRecord], rb: Rate, ro: Rate, pairs: DiscordantPairs, tests: int
+    best: Sequence[RunRow], other: Sequence[RunRow], rb: Rate, ro: Rate, pairs: DiscordantPairs, tests: int
 ) -> float:
     """The Holm-adjusted p of the most lopsided outcome these run counts allow (the best's correct
     runs against none of the other's), ranked first in Holm's order: above α, no outcome could tell."""
@@ -160,7 +158,7 @@ def _rank(c: Candidate, order: int) -> tuple[float, int, float, float, int]:
 def _finding(
     model: str,
     family: str,
-    candidates: list[tuple[Candidate, Sequence[RunRecord]]],
+    candidates: list[tuple[Candidate, Sequence[RunRow]]],
     alpha: float,
     pairs: DiscordantPairs,
 ) -> Finding:
@@ -168,7 +166,7 @@ def _finding(
     (best, best_runs), rest = ranked[0][1], [c for _, c in ranked[1:]]
     p_raw = [_p_better(best_runs, runs, best.correct, c.correct, pairs) for c, runs in rest]
 
-    def too_few(c: Candidate, runs: Sequence[RunRecord], p: float) -> bool:
+    def too_few(c: Candidate, runs: Sequence[RunRow], p: float) -> bool:
         return p > alpha and _smallest_p(best_runs, runs, best.correct, c.correct, pairs, len(rest)) > alpha
 
     tested = [(replace(c, p_holm=p), too_few(c, runs, p)) for (c, runs), p in zip(rest, holm(p_raw), strict=True)]
@@ -187,7 +185,7 @@ def _finding(
 def find(
     families: Sequence[tuple[str, str]],
     columns: Sequence[tuple[str, str, str]],
-    runs: dict[tuple[str, str], Sequence[RunRecord]],
+    runs: dict[tuple[str, str], Sequence[RunRow]],
     cells: dict[tuple[str, str], CellStats],
     alpha: float = 0.05,
     guards: dict[str, str] | None = None,

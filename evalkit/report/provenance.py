@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.results.records import Results
+from evalkit.results.runs import Results, RunRow
 
 __all__ = ["BackendInfo", "Provenance", "SourceRun", "fitted_labels", "portable", "provenance", "sim_label"]
 
@@ -106,7 +106,7 @@ def stack_text(stack: Any) -> str:
     return " + ".join(parts) or "(no guard)"
 
 
-def _stacks(results: Results) -> tuple[tuple[str, str], ...]:
+def _stacks(results: Results[RunRow]) -> tuple[tuple[str, str], ...]:
     seen: dict[tuple[str, str], None] = {}
     for header in results.headers:
         strategies = header.config.get("strategies", {})
@@ -115,7 +115,7 @@ def _stacks(results: Results) -> tuple[tuple[str, str], ...]:
     return tuple(seen)
 
 
-def _guards(results: Results) -> tuple[tuple[str, str], ...]:
+def _guards(results: Results[RunRow]) -> tuple[tuple[str, str], ...]:
     """What the guards that wrap someone else's code ran, as the headers recorded it (`guards`)."""
     seen: dict[tuple[str, str], None] = {}
     for header in results.headers:
@@ -209,7 +209,7 @@ def sim_label(info: dict[str, Any]) -> str:
     return label if isinstance(label, str) and label.startswith("SIMULATED") else "SIMULATED"
 
 
-def fitted_labels(results: Results) -> dict[str, str]:
+def fitted_labels(results: Results[RunRow]) -> dict[str, str]:
     """Backend label -> its label, for the simulated backends whose profile was fitted to a real model."""
     found: dict[str, str] = {}
     for header in results.headers:
@@ -219,7 +219,7 @@ def fitted_labels(results: Results) -> dict[str, str]:
     return found
 
 
-def _backends(results: Results, root: str | None) -> tuple[BackendInfo, ...]:
+def _backends(results: Results[RunRow], root: str | None) -> tuple[BackendInfo, ...]:
     described: dict[str, dict[str, Any]] = {}
     used_by: dict[str, list[Any]] = {}
     for header in results.headers:
@@ -248,7 +248,7 @@ def _backends(results: Results, root: str | None) -> tuple[BackendInfo, ...]:
     return tuple(out)
 
 
-def provenance(results: Results, root: str | None = None) -> Provenance:
+def provenance(results: Results[RunRow], root: str | None = None) -> Provenance:
     """`root`: the project's directory; paths under it are shown relative to it."""
     sources = tuple(
         SourceRun(

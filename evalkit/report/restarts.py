@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from evalkit.results.escaping import plural
-from evalkit.results.records import RunRecord
+from evalkit.results.runs import RunRow
 
 __all__ = ["PhaseExits", "phase_exits", "summary_line"]
 
@@ -34,7 +34,7 @@ class PhaseExits:
         return f"server phase {self.phase} exited mid-run {self.counts}"
 
 
-def phase_exits(runs: Iterable[RunRecord]) -> tuple[PhaseExits, ...]:
+def phase_exits(runs: Iterable[RunRow]) -> tuple[PhaseExits, ...]:
     """One line per backend and phase that exited mid-run at least once, in backend, phase order."""
     counts: dict[tuple[str, str], list[int]] = {}
     for run in runs:

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from evalkit.report.cells import CellStats
 from evalkit.report.comparisons import DiscordantPairs, two_sided
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.run.config import CellRef, SideBySide
 from evalkit.stats.proportions import Difference, newcombe
 from evalkit.stats.pvalues import holm
@@ -48,7 +48,7 @@ class SideBySideLine:
     significant: bool
 
 
-def configured_pairs(results: Results) -> list[SideBySide]:
+def configured_pairs(results: Results[RunRow]) -> list[SideBySide]:
     """The `side_by_side` pairs of the results headers' configs, each once, in the order given."""
     seen: dict[str, SideBySide] = {}
     for header in results.headers:
@@ -84,7 +84,7 @@ def side_by_side(
     scopes: Sequence[tuple[str, str]],
     column_of: dict[tuple[str, str, str], str],
     cells: dict[str, dict[str, CellStats]],
-    grouped: dict[tuple[str, str], Sequence[RunRecord]],
+    grouped: dict[tuple[str, str], Sequence[RunRow]],
     *,
     confidence: float = 0.95,
     alpha: float = 0.05,

@@ -20,7 +20,7 @@ from typing import Literal
 from evalkit.errors import BackendError, ResultsError
 from evalkit.results.escaping import plural
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results
+from evalkit.results.runs import Results, RunRow
 from evalkit.results.scan import scan_results
 
 __all__ = [
@@ -48,7 +48,7 @@ class Problem:
 _MAX_CELLS_LISTED = 5
 
 
-def check_integrity(results: Results) -> list[Problem]:
+def check_integrity(results: Results[RunRow]) -> list[Problem]:
     """What a report or gate must not pass over silently.
 
     Errors: no run records at all; a footer counting other than the records of its segment (records
@@ -94,7 +94,7 @@ def check_integrity(results: Results) -> list[Problem]:
     return problems
 
 
-def incompleteness(results: Results) -> list[str]:
+def incompleteness(results: Results[RunRow]) -> list[str]:
     """Why a file is not a finished run, if it is not: no footer after its last records, or cells
     with fewer runs than planned, or a last segment closed by too many infra errors. A report shows
     these as a banner: its comparisons are provisional."""
@@ -102,7 +102,7 @@ def incompleteness(results: Results) -> list[str]:
     return [p.message for p in found]
 
 
-def _no_footer(results: Results) -> list[Problem]:
+def _no_footer(results: Results[RunRow]) -> list[Problem]:
     last = {seg.path: seg for seg in results.segments}
     return [
         Problem(
@@ -115,7 +115,7 @@ def _no_footer(results: Results) -> list[Problem]:
     ]
 
 
-def _infra_footer(results: Results) -> list[Problem]:
+def _infra_footer(results: Results[RunRow]) -> list[Problem]:
     """A file whose last segment closed with `infra_errors` (the gate reads it as not complete too);
     a `--resume --retry-infra` that brings the backend back closes the file `complete` again."""
     last = {seg.path: seg for seg in results.segments}
@@ -130,7 +130,7 @@ def _infra_footer(results: Results) -> list[Problem]:
     ]
 
 
-def _mixed_versions(results: Results, where: str) -> list[Problem]:
+def _mixed_versions(results: Results[RunRow], where: str) -> list[Problem]:
     """A scenario whose counted runs were judged against several versions of it (edited between
     two invocations): its rates mix them. Records without a hash (older files) cannot tell."""
     versions: dict[str, set[str]] = {}
@@ -151,11 +151,11 @@ def _mixed_versions(results: Results, where: str) -> list[Problem]:
     ]
 
 
-def scenario_drift(baseline: Results, candidate: Results) -> Problem | None:
+def scenario_drift(baseline: Results[RunRow], candidate: Results[RunRow]) -> Problem | None:
     """Scenarios judged against one version in the baseline and another in the candidate: a gate
     comparing them compares two different tests. Records without a hash (older files) cannot tell."""
 
-    def versions(results: Results) -> dict[str, set[str]]:
+    def versions(results: Results[RunRow]) -> dict[str, set[str]]:
         seen: dict[str, set[str]] = {}
         for run in results.runs:
             if run.counted and run.scenario_hash is not None:
@@ -175,7 +175,7 @@ def scenario_drift(baseline: Results, candidate: Results) -> Problem | None:
     )
 
 
-def _contradictions(results: Results, where: str) -> list[Problem]:
+def _contradictions(results: Results[RunRow], where: str) -> list[Problem]:
     bad = [r.run_id for r in results.runs if r.correct and not r.completed]
     if not bad:
         return []
@@ -183,7 +183,7 @@ def _contradictions(results: Results, where: str) -> list[Problem]:
     return [Problem("error", f"{where}: run {bad[0]}{more} recorded as correct but not completed")]
 
 
-def _missing_runs(results: Results, where: str) -> list[Problem]:
+def _missing_runs(results: Results[RunRow], where: str) -> list[Problem]:
     if not results.headers or not results.runs:
         return []
     expected = max(h.runs_per_cell for h in results.headers)
@@ -203,7 +203,7 @@ def load_checked(
     *,
     transcripts: int = 3,
     whole: bool = False,
-) -> Results:
+) -> Results[RunRow]:
     """`scan_results` (compact rows, and whole records for up to `transcripts` failed runs per cell;
     with `whole`, every record whole: `load_results`), then `check_integrity`: errors raise
     `ResultsError`, warnings go to `warn` (by default the `evalkit` logger, which the CLI shows on
@@ -253,7 +253,7 @@ def infra_excess(counts: dict[str, InfraCount], limit: float) -> str | None:
     )
 
 
-def unreachable_backends(results: Results) -> BackendError | None:
+def unreachable_backends(results: Results[RunRow]) -> BackendError | None:
     """An error naming each backend whose every counted run is an `infra_error`, with the first error text."""
     runs_by_backend: dict[str, list[tuple[str, str | None]]] = {}
     for run in results.runs:

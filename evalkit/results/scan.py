@@ -26,10 +26,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ConfigDict, create_model
+from pydantic import ConfigDict, Field
 
 from evalkit.results.reader import load_results, parse_record
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import Intervention, RunHead, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.results.table import RunTable
 
 __all__ = ["rows_held", "scan_results"]
@@ -39,13 +40,17 @@ Key = tuple[str, ...]
 Rank = tuple[int, int]
 
 
-_TRANSCRIPT = ("calls", "messages", "check")
-# a run record without its transcript fields, which it ignores unread
-_RunHead = create_model(
-    "_RunHead",
-    __config__=ConfigDict(extra="ignore"),
-    **{name: (info.annotation, info) for name, info in RunRecord.model_fields.items() if name not in _TRANSCRIPT},
-)  # type: ignore[call-overload]
+class _RunHead(RunHead):
+    """A run line as the table reads it: the head, and of the transcript only the interventions (the
+    table keeps their `prepare` choices); the other transcript fields are ignored unread."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    interventions: list[Intervention] = Field(default_factory=list)
+
+    @property
+    def prepared(self) -> list[Intervention]:
+        return [i for i in self.interventions if i.action == "prepare"]
 
 
 @dataclass
@@ -57,7 +62,7 @@ class _CellSample:
     first_of: dict[str | None, tuple[Rank, RunRecord]] = field(default_factory=dict)
     lowest: list[tuple[int, int, RunRecord]] = field(default_factory=list)  # max-heap: (-index, -order, run)
 
-    def offer(self, run: RunRecord, order: int, whole: Callable[[], RunRecord]) -> None:
+    def offer(self, run: RunRow, order: int, whole: Callable[[], RunRecord]) -> None:
         """Keep `whole()` (made at most once) wherever `run` ranks among the runs kept so far."""
         if not run.counted:
             return
@@ -101,12 +106,12 @@ class _Scanner:
         self.arrivals = 0
         self._line: tuple[str, int, str] | None = None  # the line `parse` read last, for `store`
 
-    def parse(self, path: str, lineno: int, line: str) -> RunRecord:
+    def parse(self, path: str, lineno: int, line: str) -> RunRow:
         head = _RunHead.model_validate_json(line)  # the transcript's fields are skipped, never built
         self._line = (path, lineno, line)
-        return head  # type: ignore[return-value]  # a head of a run record: `store` reads its fields
+        return head
 
-    def store(self, run: RunRecord) -> None:
+    def store(self, run: RunRow) -> None:
         self.arrivals += 1
         self.table.append(run)
         key = run.cell.key()
@@ -119,7 +124,7 @@ class _Scanner:
         elif line is not None:
             sample.offer(self.table[-1], self.arrivals, lambda: _whole(*line))
 
-    def finish(self) -> tuple[Sequence[RunRecord], int, list[str]]:
+    def finish(self) -> tuple[Sequence[RunRow], int, list[str]]:
         repeats, conflicts = self.table.resolve_repeats()
         return self.table, repeats, conflicts
 
@@ -162,7 +167,7 @@ def rows_held() -> Iterator[None]:
         gc.set_threshold(*thresholds)
 
 
-def scan_results(paths: Iterable[str | Path], transcripts: int = 3) -> Results:
+def scan_results(paths: Iterable[str | Path], transcripts: int = 3) -> Results[RunRow]:
     """`load_results` with a `RunTable` in `runs` and, in `Results.transcripts`, the whole
     records a drill-down showing up to `transcripts` failed runs per cell picks from."""
     if transcripts < 0:
