@@ -44,6 +44,8 @@ def cell_id(run: RunRow) -> CellId:
 def infra_reason(runs: Iterable[RunRow], side: str, limit: float) -> str | None:
     """The reason a cell is not judged when its share of infra errors (of its supported runs) is
     above `limit` on this side, else None."""
+    # per cell, not pooled over its column: a cell that lost 60% of its runs says little even when
+    # its column lost 6%
     supported = [r for r in runs if r.outcome != "unsupported"]
     infra = sum(r.outcome == "infra_error" for r in supported)
     if supported and infra / len(supported) > limit:
@@ -56,6 +58,7 @@ def infra_reason(runs: Iterable[RunRow], side: str, limit: float) -> str | None:
 
 
 def _footerless(results: Results[RunRow]) -> bool:
+    # a resumed file has several segments: only the last one of each file says how it ended
     last = {seg.path: seg for seg in results.segments}
     return any(seg.footer is None or seg.footer.status != "complete" for seg in last.values())
 
@@ -67,6 +70,7 @@ def partial_reasons(results: Results[RunRow], side: str) -> dict[CellId, str]:
     if not results.headers or not results.segments:
         return {}
     planned = max(h.runs_per_cell for h in results.headers)
+    # distinct run indices, not runs: a repeated record must not make up for a missing one
     indices: dict[CellId, set[int]] = defaultdict(set)
     for run in results.runs:
         if run.index < planned:
@@ -87,6 +91,7 @@ def first_reason(runs: Sequence[RunRow], partial: dict[CellId, str]) -> str | No
     """For a cell (pooled or not): the reason of its first partial scenario cell, if any."""
     for key in sorted({cell_id(r) for r in runs}):
         if key in partial:
+            # a pooled cell names the scenario (family/scenario) whose runs are missing
             return f"{'/'.join(key[3:])}: {partial[key]}" if len({cell_id(r) for r in runs}) > 1 else partial[key]
     return None
 
@@ -102,6 +107,7 @@ def config_warning(
     if not baseline.headers or not candidate.headers:
         return None
     base, cand = baseline.headers[0], candidate.headers[0]
+    # equal hashes: equal configs, whatever their key order; only then is the field by field diff skipped
     fields = differing_fields(dict(base.config), dict(cand.config)) if base.config_hash != cand.config_hash else []
     if not fields:
         return None

@@ -67,6 +67,7 @@ def _key(c: Cell, config: GateConfig) -> Key:
 
 def _name(key: Key, config: GateConfig) -> str:
     parts = key[:-1] if config.match_model else key
+    # a scenario cell's name leaves its family out: the scenario names it alone
     return "/".join(parts[:3] + parts[4:] if config.level == "scenario" else parts)
 
 
@@ -80,6 +81,7 @@ def _check_sides(base: dict[Key, Sequence[RunRow]], cand: dict[Key, Sequence[Run
 
 
 def _counts(m: Matched) -> Counts:
+    # paired tests read only the discordant pairs: lost (baseline passed, candidate failed) and gained
     pairs = list(zip(m.base_outcomes, m.cand_outcomes, strict=True)) if m.paired else []
     return Counts(
         sum(m.base_outcomes),
@@ -98,6 +100,7 @@ def _worst_scenarios(m: Matched, limit: int = 3) -> tuple[str, ...]:
         for run, ok in zip(runs, outcomes, strict=True):
             tallies[run.cell.scenario][side] += ok
             tallies[run.cell.scenario][side + 1] += 1
+    # the scenarios a pooled drop comes from, largest first: where a reader looks next
     drops = sorted(((bx / bn - cx / cn, s) for s, (bx, bn, cx, cn) in tallies.items()), reverse=True)
     return tuple(
         f"{s} {tallies[s][0]}/{tallies[s][1]} → {tallies[s][2]}/{tallies[s][3]}"
@@ -114,6 +117,7 @@ def _measure(key: Key, m: Matched, config: GateConfig) -> CellMeasurement:
     test = select(counts.paired, config.margin, config.test, counts.base_n, counts.cand_n)
     floors = [f for f in {config.floor_for(r.cell) for r in m.cand} if f is not None]
     floor = max(floors, default=None)  # pooled cells: the strictest
+    # a one-sided test at α inverts to a two-sided interval at 1 − 2α
     confidence = 1 - 2 * config.alpha
     within = config.margin > 0 and test.within_pvalue(counts, config.margin) <= config.alpha
     return CellMeasurement(
@@ -176,6 +180,7 @@ def _compare_cell(
     """The cell's measured fields, or (why the cell was not compared, whether that leaves it unjudged)."""
     name = _name(key, config)
     unsupported = [bool(runs) and all(r.outcome == "unsupported" for r in runs) for runs in (base, cand)]
+    # unsupported on both sides is the setup, not a hole in the evidence: skipped, not unjudged
     if all(unsupported):
         return UNSUPPORTED, False
     if any(unsupported):
@@ -210,11 +215,13 @@ def compare(baseline: Results[RunRow], candidate: Results[RunRow], config: GateC
             measured.append(outcome)
         else:
             (unjudged if outcome[1] else skipped).append((_name(key, config), outcome[0]))
+    # Cochran–Mantel–Haenszel tests a drop of zero; with a margin the strata have no test to pool
     strata = (
         stratified_tests([(m.family, m.scenario, m.baseline, m.candidate) for m in measured], 1 - 2 * config.alpha)
         if config.stratified and not config.margin
         else []
     )
+    # one Holm family over every test the verdict rests on, so adding cells never loosens one
     holm = HolmFamily([m.p for m in measured], [m.floor_p for m in measured], [r.p for _, _, r in strata])
     final = [m.judged(p, floor_p) for m, p, floor_p in zip(measured, holm.drops, holm.floors, strict=True)]
     pooled = tuple(

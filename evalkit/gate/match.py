@@ -40,6 +40,7 @@ def check_infra(runs: Sequence[RunRow], side: str, config: GateConfig) -> None:
     (backend, mode, strategy, pooled over scenarios) raise GateInputError."""
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for run in runs:
+        # an unsupported cell never ran: neither a run of the backend nor a failure of it
         if run.outcome != "unsupported":
             c = run.cell
             t = tally[f"{c.backend}/{c.mode}/{c.strategy}"]
@@ -63,14 +64,17 @@ def _pair_key(run: RunRow) -> PairKey:
 
 def _pairs(base: Sequence[RunRow], cand: Sequence[RunRow]) -> tuple[list[RunRow], list[RunRow]] | None:
     left, right = {_pair_key(r): r for r in base}, {_pair_key(r): r for r in cand}
+    # a key seen twice, or on one side only: the runs do not pair up
     if len(left) != len(base) or len(right) != len(cand) or left.keys() != right.keys():
         return None
+    # a pair counts only when both of its runs do: an infra error takes its partner out with it
     keys = sorted(k for k in left if left[k].counted and right[k].counted)
     return [left[k] for k in keys], [right[k] for k in keys]
 
 
 def _by_scenario(runs: Sequence[RunRow]) -> dict[str, list[RunRow]]:
     out: dict[str, list[RunRow]] = defaultdict(list)
+    # by run index, not file order: a resumed or merged file keeps the same runs first
     for run in sorted(runs, key=lambda r: r.index):
         if run.counted:
             out[run.cell.scenario].append(run)
@@ -81,7 +85,9 @@ def _same_mix(base: Sequence[RunRow], cand: Sequence[RunRow], pooled: bool) -> t
     b, c = _by_scenario(base), _by_scenario(cand)
     keep_b: list[RunRow] = []
     keep_c: list[RunRow] = []
+    # a scenario counted on one side only would weigh in one side's pool only
     for scenario in sorted(b.keys() & c.keys()):
+        # pooled: as many runs of each scenario on both sides, so both pools average the same mix
         n = min(len(b[scenario]), len(c[scenario])) if pooled else None
         keep_b += b[scenario][:n]
         keep_c += c[scenario][:n]
@@ -136,6 +142,7 @@ def match_runs(
         raise GateInputError("pairing: paired, but the runs do not pair up by scenario, index and seed")
     kept_b, kept_c = pairs if pairs is not None else _same_mix(base, cand, pooled)
     notes = _left_out(name, base, cand, (len(kept_b), len(kept_c)))
+    # `metric` names one of a run's boolean fields (`GateConfig.metric` allows no other)
     return Matched(
         kept_b,
         kept_c,
