@@ -58,11 +58,14 @@ class DiscordantPairs:
     def _of(self, runs: Sequence[RunRow]) -> tuple[np.ndarray | None, np.ndarray]:
         """(the counted runs' pair keys, sorted, or None when two share one; their `correct`)."""
         held = self._held.get(id(runs))
+        # held by id, and the runs kept with it: a freed cell's id may be reused by another
         if held is None or held[0] is not runs:
             keys, counted, correct = pair_keys(runs, self._scenarios)
             keys, correct = keys[counted], correct[counted]
+            # sorted keys compare two cells with one array_equal, not a dict lookup a run
             order = np.argsort(keys, kind="stable")
             keys, correct = keys[order], correct[order]
+            # two runs with one key (a repeated seed) cannot pair one to one: the test is unpaired
             unique = not np.any(keys[1:] == keys[:-1])
             held = self._held[id(runs)] = (runs, keys if unique else None, correct)
         return held[1], held[2]
@@ -71,6 +74,8 @@ class DiscordantPairs:
         """(a correct and b not, b correct and a not) over the pairs, or None when the counted runs
         do not pair up one to one by (scenario, run index, seed)."""
         (left, x), (right, y) = self._of(a), self._of(b)
+        # paired only when every counted run of each side has its partner: a partial pairing would
+        # test a subset chosen by which runs failed to count
         if left is None or right is None or not len(left) or not np.array_equal(left, right):
             return None
         return int(np.count_nonzero(x & ~y)), int(np.count_nonzero(y & ~x))
