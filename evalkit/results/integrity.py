@@ -64,6 +64,7 @@ def check_integrity(results: Results[RunRow]) -> list[Problem]:
     if not results.runs:
         problems.append(Problem("error", f"{where}: no run records (header only): nothing to report"))
     for seg in results.segments:
+        # a segment without a footer has nothing to count against: `_no_footer` names it instead
         if seg.footer is not None and seg.footer.runs_written != seg.runs_present:
             problems.append(
                 Problem(
@@ -84,6 +85,7 @@ def check_integrity(results: Results[RunRow]) -> list[Problem]:
             Problem("error", f"{where}: run {results.conflicts[0]}{more} recorded twice with different verdicts")
         )
     problems += _contradictions(results, where)
+    # a repeat with the same verdict changes no number (the first is used); one that differs is an error
     identical = results.duplicates - len(results.conflicts)
     if identical:
         problems.append(
@@ -103,6 +105,7 @@ def incompleteness(results: Results[RunRow]) -> list[str]:
 
 
 def _no_footer(results: Results[RunRow]) -> list[Problem]:
+    # only each file's last segment: an earlier one without a footer was resumed, and finished later
     last = {seg.path: seg for seg in results.segments}
     return [
         Problem(
@@ -135,6 +138,7 @@ def _mixed_versions(results: Results[RunRow], where: str) -> list[Problem]:
     two invocations): its rates mix them. Records without a hash (older files) cannot tell."""
     versions: dict[str, set[str]] = {}
     for run in results.runs:
+        # an uncounted run was not judged, so the version it ran against does not reach a rate
         if run.counted and run.scenario_hash is not None:
             versions.setdefault(run.cell.scenario, set()).add(run.scenario_hash)
     mixed = sorted((s, len(v)) for s, v in versions.items() if len(v) > 1)
@@ -163,6 +167,7 @@ def scenario_drift(baseline: Results[RunRow], candidate: Results[RunRow]) -> Pro
         return seen
 
     before, after = versions(baseline), versions(candidate)
+    # drift only when no version is shared: a version on both sides still compares like with like there
     drifted = sorted(s for s in before.keys() & after.keys() if not before[s] & after[s])
     if not drifted:
         return None
@@ -186,6 +191,7 @@ def _contradictions(results: Results[RunRow], where: str) -> list[Problem]:
 def _missing_runs(results: Results[RunRow], where: str) -> list[Problem]:
     if not results.headers or not results.runs:
         return []
+    # a resume may raise `runs_per_cell`: the largest plan is the one the file should hold
     expected = max(h.runs_per_cell for h in results.headers)
     have: Counter[tuple[str, ...]] = Counter(r.cell.key() for r in results.runs if r.index < expected)
     short = sorted((expected - n, "/".join(key)) for key, n in have.items() if n < expected)
@@ -231,6 +237,7 @@ class InfraCount:
     first_error: str | None = None
 
     def add(self, outcome: str, error: str | None) -> None:
+        # an unsupported cell never reached the backend: it says nothing of whether the backend is up
         if outcome == "unsupported":
             return
         self.runs += 1
