@@ -94,6 +94,7 @@ class SequentialResult:
 
 
 def batch_seed(seed: int, batch: int) -> int:
+    # each batch its own seeds, or every batch would repeat the first one's runs; primes spread them
     return (seed * 1_000_003 + batch * 7_919) % 2**31
 
 
@@ -130,6 +131,7 @@ def _narrowed(config: RunConfig, undecided: set[str], sources: dict[str, str]) -
 def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[RunRow]:
     batch_config = config.model_copy(update={"runs": size, "seed": batch_seed(config.seed, batch)})
     path = out_dir / f"batch-{batch:03d}.jsonl"
+    # a batch file left by an interrupted gate is finished, not run again: the same seeds give the same runs
     run_config(batch_config, path, resume=path.exists())
     return sorted(load_results([path]).runs, key=lambda r: r.index)
 
@@ -149,6 +151,7 @@ def baseline_unjudged(baseline: Results[RunRow], gate: GateConfig) -> dict[str, 
 
 
 def _rules(names: set[str], base: dict[str, tuple[int, int]], gate: GateConfig) -> dict[str, CellRule]:
+    # α/m over the cells judged, as the fixed-N gate's first Holm step
     s, alpha = gate.sequential, gate.alpha / max(1, len(names))
     looks = -(-s.max_runs // s.batch) - 1  # every batch but the last
     return {n: cell_rule(*base[n], s.max_runs, alpha, looks=looks, futility=s.futility, test=gate.test) for n in names}
@@ -184,6 +187,7 @@ class _State:
         self.runs += runs
         for run in runs:
             name = _name(run)
+            # a decided cell's later runs (it shared a batch with undecided ones) change nothing
             if run.outcome == "unsupported" or name in self.decided:
                 continue
             self.first.setdefault(name, run)
@@ -197,6 +201,7 @@ def _decide_all(state: _State, rules: dict[str, CellRule], final: bool) -> None:
             continue
         seen = state.outcomes[name]
         decision: str = decide(rule, sum(seen), len(seen) - sum(seen), interim=not final)
+        # still open after the last batch: infra errors left it short, so the fixed-N test decides
         if decision == "continue" and final:
             decision = _short_decision(rule, sum(seen), len(seen))
         if decision != "continue":
@@ -222,11 +227,13 @@ def run_sequential(config: RunConfig, baseline: Results[RunRow], out_dir: Path, 
         batch, done = batch + 1, done + size
         if not state.outcomes:
             raise GateInputError(f"{config.name}: no candidate run counted (all unsupported or infra errors)")
+        # the rules are set once, after the first batch: the cells judged (and so α/m) do not change later
         rules = rules or _rules(set(state.first) & (in_baseline - unusable.keys()), base, gate)
         _decide_all(state, rules, final=done >= settings.max_runs)
         undecided = set(rules) - set(state.decided)
         if not undecided:
             break
+        # the next batch runs only what is undecided: a decided cell costs nothing more
         narrowed = _narrowed(config, undecided, sources)
     check_infra(state.runs, "candidate", gate)
     unjudged = _unjudged(state, in_baseline, unusable, gate)
@@ -254,6 +261,7 @@ def _power_notes(rules: dict[str, CellRule], settings: SequentialSettings) -> li
     notes = []
     for (x, n), count in groups.most_common(3):
         rule = next(r for r in rules.values() if (r.base_x, r.base_n) == (x, n))
+        # a baseline so low that even max_runs failures are not significant: say so, not a power of 0
         if rule.failures_to_fail > rule.max_runs:
             notes.append(f"power: {count} cell(s) with a baseline of {x}/{n}: no result can fail them at α/m")
             continue

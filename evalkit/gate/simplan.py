@@ -73,6 +73,7 @@ class _Design:
 def _power(rates: np.ndarray, drop: float, mean: float, n: int, design: _Design) -> np.ndarray:
     """Per experiment, the exact power of the gate's test at α/m with n runs a side (pairs with
     independent outcomes), baseline rate p and candidate rate p (1 - drop/mean)."""
+    # the drop scales with each experiment's rate, so the mean over experiments drops by `drop`
     cand = rates * (1 - drop / mean)
     test = select(design.paired, design.margin, design.test, n, n)
     region = test.region(n, n, design.margin, design.level)
@@ -107,6 +108,7 @@ def _sim_cells(
         if run.counted:
             cells[cell_id(run)].append(run)
     chosen, left_out = [], []
+    # a hand-written profile names no model: it stands in for every cell of the baseline
     model = profile.fitted.model if profile.fitted is not None else None
     models = {runs[0].cell.model for runs in cells.values()}
     others: dict[str, int] = defaultdict(int)
@@ -130,6 +132,7 @@ def header_settings(baseline: Results[RunRow]) -> dict[str, Any]:
     headers = [h.config for h in baseline.headers]
     for header in headers:  # a stack a results file cannot hold is an error naming it, before anything is simulated
         recorded_stacks(header, ", ".join(baseline.paths))
+    # a resumed file has several headers: a stack added by a later one is still a stack the runs used
     stacks = {k: v for h in headers for k, v in (h.get("strategies") or {}).items()}
     return {"strategies": stacks, "sampling": headers[0].get("sampling") if headers else None}
 
@@ -182,6 +185,7 @@ def simulate_plan(
     at_planned: list[np.ndarray] = []
     for j, name in enumerate(simulated.names):
         mean = float(rates[:, j].mean())
+        # a cell that cannot drop by D on average has no power to plan for
         if mean <= 0 or mean < drop:
             out[name] = SimCellPlan(name, mean, None, None)
             continue
@@ -194,6 +198,8 @@ def simulate_plan(
     every = independent = None
     if at_planned:
         powers = np.array(at_planned)  # cells x experiments
+        # within one experiment the cells share a posterior draw: their powers move together, which
+        # the product over cells per experiment keeps and the product of means would not
         every = float(powers.prod(axis=0).mean())
         independent = float(powers.mean(axis=1).prod())
     return SimPlan(out, rates.shape[0], every, independent, simulated.left_out)
