@@ -27,6 +27,7 @@ def configured_order(results: Results[RunRow]) -> tuple[list[str], list[str], li
     backends: list[str] = []
     modes: list[str] = []
     strategies: list[str] = []
+    # every header's lists, in order: a resume may have added a backend; `rank` takes the first place
     for header in results.headers:
         config = header.config
         backends += [str(b.get("label")) for b in config.get("backends", []) if isinstance(b, dict)]
@@ -38,6 +39,7 @@ def configured_order(results: Results[RunRow]) -> tuple[list[str], list[str], li
 def _column_order(results: Results[RunRow]) -> dict[tuple[str, str, str], tuple[int, int, int]]:
     backends, modes, strategies = configured_order(results)
 
+    # a label no config lists (a merged file of other configs) goes after the listed ones
     def rank(order: list[str], value: str) -> int:
         return order.index(value) if value in order else len(order)
 
@@ -54,6 +56,7 @@ def _stats(runs: list[RunRow]) -> str:
     completed = sum(r.completed for r in counted) / n
     retries = sum(r.retries for r in counted) / n
     ci = wilson(correct, n)
+    # infra errors are not in the rate: shown beside it, so a rate over few runs is read as such
     infra = sum(r.outcome == "infra_error" for r in runs)
     text = (
         f"{correct:>3}/{n:<3} {correct / n:>4.0%} [{ci.low * 100:3.0f}–{ci.high * 100:3.0f}]"
@@ -92,9 +95,11 @@ def summary_table(results: Results[RunRow], width: int = WIDTH) -> str:
         if run.simulated:
             simulated.add(column)
         groups[(run.cell.family, column)].append(run)
+    # labels are config text: one line each, so a newline in a name cannot forge a row
     labels = {c: one_line(c) + (" [SIM]" if c in simulated else "") for c in columns}
     stats = {key: _stats(runs) for key, runs in groups.items()}
     stats_width = max((len(v) for v in stats.values()), default=0)
+    # labels get what the statistics leave of the width; a longer one wraps onto its own line (`_line`)
     label_width = min(max((len(v) for v in labels.values()), default=10), width - 4 - stats_width)
     lines = []
     if simulated:
