@@ -111,7 +111,6 @@ class RayPhase:
 
     async def run(self, pending: Mapping[str, Iterator[PlannedRun]]) -> AsyncGenerator[RunRecord, None]:
         """Records of every worker's batches, in the order they finish."""
-        # unbounded: a pump holds at most its batch, so the queue is bounded by the batches in flight
         queue: asyncio.Queue[object] = asyncio.Queue()
         source = _round_robin(pending.values())
 
