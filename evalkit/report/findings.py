@@ -151,7 +151,7 @@ def _smallest_p(
         extreme = mcnemar(rb.x, 0, alternative="greater")
     else:
         extreme = boschloo(rb.x, rb.n, 0, ro.n, alternative="greater")
-    # ranked first, Holm multiplies by the number of tests: the most lenient adjustment it could get
+    # ranked first, Holm multiplies it by the number of tests: no rank gives it a smaller adjusted p
     return min(1.0, tests * extreme)
 
 

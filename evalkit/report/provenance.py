@@ -232,7 +232,7 @@ def _backends(results: Results[RunRow], root: str | None) -> tuple[BackendInfo, 
     used_by: dict[str, list[Any]] = {}
     for header in results.headers:
         for label, info in header.backends.items():
-            # the first description of a backend: a resume must describe it alike (`check_same_phases`)
+            # the first header's description of each backend stands for it
             described.setdefault(label, info)
             used_by.setdefault(label, []).append(header)
     # any run of each backend: its model is the same in every one

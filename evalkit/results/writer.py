@@ -82,15 +82,15 @@ class ResultsWriter:
 
     def close(self) -> None:
         try:
-            # a broken file was cut back already; syncing it could only fail again
+            # a broken file's error was raised already: another one from fsync would only hide it
             if not self.broken:
                 os.fsync(self._fh.fileno())
         except OSError as exc:
             raise output_error(self.path, exc) from exc
         finally:
             self._fh.close()
-            # an empty file this writer created holds not even a header: leaving it would make the
-            # next `run` refuse the path and `--resume` fail on a file that is not a results file
+            # a file this writer created and never wrote a line into (a start that failed) is no
+            # results file: nothing of it is kept
             if self._created and self._good == 0:
                 with contextlib.suppress(OSError):
                     self.path.unlink()

@@ -212,8 +212,8 @@ def discard_empty_leftover(output: Path) -> bool:
     """True if `output` holds no complete line (a start that failed before writing its header):
     it is emptied, so the run starts afresh instead of refusing to touch it."""
     try:
-        # a header line is far smaller: a larger file without a newline is not a failed start, and
-        # is left for the reader to name rather than emptied
+        # a failed start wrote at most part of a header: a larger file without a newline is something
+        # else, left for the reader to name rather than emptied
         if output.stat().st_size > 64 * 1024:
             return False
         data = output.read_bytes()

@@ -276,7 +276,6 @@ def select(
 ) -> GateTest:
     """The test the gate runs on a cell of this kind and size (`test`: the statistic chosen for
     unpaired cells without a margin, by its name in `statistics`)."""
-    # above CAP the exact tests cost too much to plan with: the exact and the score test together
     large = max(n_base, n_cand) > CAP
     if paired:
         kind = "mcnemar" if margin <= 0 else "tango"

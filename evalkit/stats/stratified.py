@@ -59,7 +59,7 @@ def cmh(tables: Sequence[tuple[int, int, int, int]], confidence: float) -> Strat
     z = num / math.sqrt(var)
     p = conditional_pvalue(tables)
     d = d_num / w_sum
-    # Sato's variance can come out a hair negative by rounding when every stratum agrees
+    # Sato's estimate is not a sum of squares and can come out below 0: read as no spread
     se = math.sqrt(max(0.0, d * p_num + q_num)) / w_sum
     half = float(special.ndtri(1 - (1 - confidence) / 2)) * se
     return Stratified(z, p, d, max(-1.0, d - half), min(1.0, d + half))

@@ -227,7 +227,7 @@ def rejection_region(order: Order, n1: int, n2: int, delta: float, alpha: float)
     ordering = _Ordering(order, n1, n2, delta if order in ("fm", "tango") else 0.0)
     start = _CRITICAL.get((order, round(delta, 12), alpha))  # the last critical value, for another size
     if start is None:
-        # the statistic is a −log p (fisher, mcnemar) or a z: the critical value of its asymptotic law
+        # a first guess: where a −log p (fisher, mcnemar) or a normal z alone would reach α
         start = -math.log(alpha) if order in ("fisher", "mcnemar") else -float(special.ndtri(alpha))
     low, high = start - 0.05, start + 0.05
 
