@@ -112,7 +112,7 @@ def _tool_calls(message: Message) -> list[Any] | None:
 
     calls = [
         InspectCall(
-            # inspect requires an id; a model that sent none gets one numbered as the runner numbers them
+            # inspect pairs a call with its result by id: a call without one is named by its position
             id=call.id or f"call_{i}",
             function=call.name,
             # arguments that did not parse are {} here; `parse_error` carries why, as inspect shows it
