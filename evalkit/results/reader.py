@@ -67,10 +67,12 @@ def parse_record(
 
     `parse_run` reads the writer's own run lines (by default: the whole record, validated from JSON
     in one step); when it raises a `ValidationError`, the general path finds the field to name."""
+    # the writer's own run lines start so: validated straight from the JSON text, the fast path
     if line.startswith('{"type":"run"'):
         try:
             return parse_run(path, lineno, line) if parse_run else RunRecord.model_validate_json(line)
         except ValidationError:
+            # read again below, the slow way, which can name the field that is wrong
             pass
     data = json_line(path, lineno, line)
     kind = data.get("type") if isinstance(data, dict) else None
@@ -85,6 +87,7 @@ def parse_record(
 
 
 def _short(value: Any) -> str:
+    # the value is data from the file: a scalar shown short, anything else only by its type
     text = repr(value) if isinstance(value, str | int | float | bool) or value is None else type(value).__name__
     return text if len(text) <= 60 else text[:57] + "..."
 
