@@ -4,7 +4,10 @@ that reads a transcript from the light table fails loudly instead of seeing an e
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,7 @@ from evalkit.results.table import RunTable
 from evalkit.run.runner import run_config
 from tests.run.test_runner import config
 
+ROOT = Path(__file__).resolve().parent.parent.parent
 _TRANSCRIPT = ("calls", "messages", "check", "interventions")
 
 
@@ -54,3 +58,33 @@ def test_whole_records_are_typed_whole(sim_file: Path) -> None:
     runs = load_results([sim_file]).runs
     assert runs and all(type(r) is RunRecord for r in runs)
     assert any(r.messages for r in runs)
+
+
+_SNIPPET = """
+from evalkit.results.reader import load_results
+from evalkit.results.scan import scan_results
+
+rows = scan_results(["r.jsonl"]).runs
+whole = load_results(["r.jsonl"]).runs
+print(whole[0].messages, rows[0].cell, rows[0].prepared)
+print(rows[0].messages)
+"""
+
+
+def test_reading_a_transcript_from_the_light_table_is_a_type_error(tmp_path: Path) -> None:
+    """mypy (the project's settings) holds what the runtime tests hold: a row's transcript is an
+    error where it is read, a whole record's is not."""
+    if importlib.util.find_spec("mypy") is None:
+        pytest.skip("mypy is not installed in this Python: pip install -e '.[dev]'")
+    snippet = tmp_path / "snippet.py"
+    snippet.write_text(_SNIPPET)
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), str(snippet)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    errors = [line for line in done.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and "snippet.py:8:" in errors[0], done.stdout + done.stderr
+    assert '"RunRow" has no attribute "messages"' in errors[0]
