@@ -1,11 +1,11 @@
-"""The columns of a run table (`evalkit.results.table`), and `TableRow`, one run read from them.
+"""The columns of a run table (`evalkit.results.table`), and `RowView`, one run read from them.
 
 A run costs about 80 bytes here instead of a `RunRecord` of about 1.7 KB. Values that repeat (the
 cell, the sampling settings, the outcome, the failure category, the error text, the scenario hash,
 the prepare choices) are stored once and referred to by number. A run id is stored only when it is
 not the writer's own (`backend/mode/strategy/scenario/index`).
 
-A `TableRow` has the fields of `evalkit.results.runs.RunRow` and no others: the columns hold no
+A `RowView` has the fields of `evalkit.results.runs.RunRow` and no others: the columns hold no
 transcript, so a row has no `calls`, `messages`, `check` or `interventions` to read (a report takes
 the whole records `Results.whole` kept instead).
 """
@@ -20,7 +20,7 @@ from evalkit.chat import Sampling, Usage
 from evalkit.results.records import NOT_COUNTED, Cell, Intervention, PhaseRestart, Served
 from evalkit.results.runs import RunRow
 
-__all__ = ["Columns", "TableRow", "writers_id"]
+__all__ = ["Columns", "RowView", "writers_id"]
 
 V = TypeVar("V")
 N = TypeVar("N", int, float)
@@ -130,7 +130,7 @@ def _select(values: array[N], rows: list[int], width: int) -> array[N]:
     return out
 
 
-class TableRow:
+class RowView:
     """One run of a run table: a `RunRow`, read from the columns when asked for (read-only)."""
 
     __slots__ = ("_c", "_i")
@@ -254,4 +254,4 @@ class TableRow:
         return self._c.choices.values[self._c.refs[self._i * 2 + 1]]
 
     def __repr__(self) -> str:
-        return f"TableRow({self.run_id!r}, {self.outcome})"
+        return f"RowView({self.run_id!r}, {self.outcome})"

@@ -4,7 +4,7 @@
 record: segment counts, repeats, conflicting verdicts, footers), and stores the runs in a
 `RunTable` (`evalkit.results.table`): columns of about 80 bytes a run, without transcripts (no
 calls, messages or check items; of the interventions only the `prepare` choices the report
-tallies), read back as `TableRow`s (`RunRow`s without a transcript). A file of a million runs
+tallies), read back as `RowView`s (`RunRow`s without a transcript). A file of a million runs
 (several gigabytes with their transcripts) is read in a few hundred megabytes. Per cell it keeps
 whole only the records a report's drill-down can show: the first passing run, the first failing run
 of each failure category and the first `transcripts` failing runs (by run index), which are exactly

@@ -1,7 +1,7 @@
 """The runs a report or the gate reads, held in columns: about 80 bytes a run instead of a Python
 object of about 1.7 KB, so a million-record file fits in a few hundred megabytes.
 
-`RunTable` is a sequence of runs: indexing or iterating it makes a `TableRow`, a `RunRow` read from
+`RunTable` is a sequence of runs: indexing or iterating it makes a `RowView`, a `RunRow` read from
 the columns (`evalkit.results.columns`) when asked for, with no transcript fields at all.
 
 A report's cells and the gate's are `RunSelection`s: row numbers of the table (4 bytes a run a cell,
@@ -23,7 +23,7 @@ from typing import TypeVar, overload
 
 import numpy as np
 
-from evalkit.results.columns import Columns, TableRow
+from evalkit.results.columns import Columns, RowView
 from evalkit.results.records import Cell
 from evalkit.results.runs import RunRow
 
@@ -89,11 +89,11 @@ class RunTable(Sequence[RunRow]):
             return [self[k] for k in range(*i.indices(rows))]
         if not -rows <= i < rows:
             raise IndexError("run index out of range")
-        return TableRow(self._c, i % rows)
+        return RowView(self._c, i % rows)
 
     def __iter__(self) -> Iterator[RunRow]:
         for i in range(self._c.rows):
-            yield TableRow(self._c, i)
+            yield RowView(self._c, i)
 
     @property
     def any_simulated(self) -> bool:
@@ -155,7 +155,7 @@ class RunSelection(Sequence[RunRow]):
     def __iter__(self) -> Iterator[RunRow]:
         columns = self.table._c
         for row in self.rows.tolist():
-            yield TableRow(columns, row)
+            yield RowView(columns, row)
 
 
 def group_runs(runs: Sequence[RunRow], keys_of: Callable[[Cell], Iterable[K]]) -> dict[K, Sequence[RunRow]]:
