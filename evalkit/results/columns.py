@@ -82,6 +82,7 @@ class Columns:
         self.seed.append(run.seed)
         self.codes.extend(-1 if text is None else texts.number(text, text) for text in _texts(run))
         counted = run.outcome not in NOT_COUNTED
+        # five booleans in one byte (the `_SIMULATED`… bits)
         self.flags.append(run.simulated | run.completed << 1 | run.correct << 2 | run.first_try << 3 | counted << 4)
         self.counters.extend(
             (run.retries, run.guard_fires, run.model_calls, run.iterations, run.ideal_iterations, run.wasted_calls)
@@ -89,11 +90,13 @@ class Columns:
         usage, s = run.usage, run.sampling
         self.tokens.extend((usage.prompt_tokens, usage.completion_tokens))
         self.times.extend((run.latency_s, run.wall_s))
+        # keyed by its values: a pydantic model is not hashable, and runs share a few settings
         self.refs.append(self.samplings.number(s, (s.temperature, s.seed, s.max_tokens)))
         choices = run.prepared
         # the key of no choices is cheap: most runs have none
         key = tuple(i.model_dump_json() for i in choices) if choices else ()
         self.refs.append(self.choices.number(choices or _NO_CHOICES, key))
+        # a writer's own id is rebuilt when read (`RowView.run_id`): only other ids take memory
         if run.run_id != writers_id(cell, run.index):
             self.ids[self.rows] = run.run_id
         if run.served is not None:
@@ -124,6 +127,7 @@ def writers_id(cell: Cell, index: int) -> str:
 
 
 def _select(values: array[N], rows: list[int], width: int) -> array[N]:
+    # an empty slice: a new array of the same type code
     out = values[:0]
     for row in rows:
         out.extend(values[row * width : (row + 1) * width])

@@ -48,10 +48,13 @@ class RunTable(Sequence[RunRow]):
         c = self._c
         if not c.rows:
             return 0, []
+        # a writer's run id is its cell and index: one 64-bit key (cell high, index low), sorted by numpy
+        # instead of a dict of a million strings
         keys = np.frombuffer(c.cell, dtype=np.int32).astype(np.int64) << 32
         keys |= np.frombuffer(c.index, dtype=np.int32).astype(np.int64) & 0xFFFFFFFF
         for row, run_id in c.ids.items():  # other ids: numbered apart from the writer's
             keys[row] = -1 - c.texts.number(run_id, run_id)
+        # stable: within a run id the records stay in file order, which `supersedes` decides by
         order = np.argsort(keys, kind="stable")
         same = np.nonzero(keys[order][1:] == keys[order][:-1])[0]
         if not same.size:
@@ -106,6 +109,7 @@ class RunTable(Sequence[RunRow]):
         file order, held as row numbers: 4 bytes a run a group, not a row object each."""
         if not self._c.rows:
             return {}
+        # the rows sorted by cell once; each cell's rows are then one slice, found by binary search
         cells = self._c.cell_values.values
         numbers = np.frombuffer(self._c.cell, dtype=np.int32)
         order = np.argsort(numbers, kind="stable").astype(np.int32)
@@ -161,6 +165,7 @@ class RunSelection(Sequence[RunRow]):
 def group_runs(runs: Sequence[RunRow], keys_of: Callable[[Cell], Iterable[K]]) -> dict[K, Sequence[RunRow]]:
     """Runs grouped by the keys `keys_of` gives their cell (one run may be in several groups), in
     the order of `runs`: `RunTable.group` for a table, lists otherwise."""
+    # a table groups from its columns, as row numbers; `dict` only widens the value type
     if isinstance(runs, RunTable):
         return dict(runs.group(keys_of))
     groups: dict[K, list[RunRow]] = defaultdict(list)
@@ -169,6 +174,7 @@ def group_runs(runs: Sequence[RunRow], keys_of: Callable[[Cell], Iterable[K]]) -
         cell = run.cell
         key = (*cell.key(), cell.family)
         found = keys.get(key)
+        # `keys_of` once per distinct cell, not once per run
         if found is None:
             found = keys[key] = list(keys_of(cell))
         for group in found:
