@@ -178,7 +178,6 @@ ColumnKey = tuple[str, str, str, str]
 def _columns(results: Results[RunRow]) -> list[Column]:
     backends, modes, strategies = configured_order(results)
 
-    # the config's own order first (how its author listed them); names it does not list after, by name
     def rank(order: list[str], value: str) -> tuple[int, str]:
         return (order.index(value) if value in order else len(order), value)
 
@@ -213,7 +212,6 @@ def _group_runs(
         return ((overall, column), (row_of[(c.family, "")], column), (row_of[(c.family, c.scenario)], column))
 
     grouped = group_runs(results.runs, cells_of)
-    # column by column, rows in table order: the drill-downs come out in the order the matrix shows
     order = {(r.id, c.id): i for i, (c, r) in enumerate((c, r) for c in columns for r in rows)}
     return {key: grouped[key] for key in sorted(grouped, key=order.__getitem__)}
 
@@ -256,7 +254,6 @@ def _not_counted(
         for row in rows:
             runs = grouped.get((row.id, column.id), [])
             bad = [r for r in runs if not r.counted]
-            # per scenario only: a family's and the overall row's would list the same runs again
             if row.kind == "scenario" and bad:
                 errors = [r.error for r in bad if r.error]
                 out.append(
@@ -325,14 +322,12 @@ def build_report(
         ri, ci = int(row_id[1:]), int(column_id[1:])
         stats = cell_stats(
             tallies[(row_id, column_id)],
-            # a generator per cell, seeded by its place: a cell's bootstrap does not depend on the
-            # cells computed before it
+            # seeded by the cell's place: its bootstrap does not depend on the cells computed before it
             np.random.default_rng([seed, ri, ci]),
             confidence=confidence,
             method=interval_method,
         )
         cells[row_id][column_id] = stats
-        # a drill-down per scenario cell: a family's would show the same transcripts again
         if rows[ri].kind == "scenario":
             drilldowns.append(
                 _drilldown(
