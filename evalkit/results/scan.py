@@ -64,9 +64,12 @@ class _CellSample:
 
     def offer(self, run: RunRow, order: int, whole: Callable[[], RunRecord]) -> None:
         """Keep `whole()` (made at most once) wherever `run` ranks among the runs kept so far."""
+        # a drill-down shows counted runs only: an infra error has no transcript worth keeping
         if not run.counted:
             return
+        # by run index, then arrival: the order `pick_failed` and `pick_passing` rank all runs in
         rank = (run.index, order)
+        # parsing a whole line is the costly part: done only if the run ranks somewhere, and once
         made: list[RunRecord] = []
 
         def record() -> RunRecord:
@@ -83,12 +86,14 @@ class _CellSample:
         first = self.first_of.get(run.failure)
         if first is None or rank < first[0]:
             self.first_of[run.failure] = (rank, record())
+        # the `limit` lowest-ranked failures, as a max-heap on the rank: the worst kept one leaves first
         if len(self.lowest) < self.limit:
             heapq.heappush(self.lowest, (-run.index, -order, record()))
         elif self.lowest and (-run.index, -order) > self.lowest[0][:2]:
             heapq.heapreplace(self.lowest, (-run.index, -order, record()))
 
     def records(self) -> list[RunRecord]:
+        # by rank: a run kept for two reasons (first of its category and among the lowest) is kept once
         kept: dict[Rank, RunRecord] = dict(self.first_of.values())
         kept.update(((-i, -o), run) for i, o, run in self.lowest)
         if self.passing is not None:
@@ -118,10 +123,12 @@ class _Scanner:
         sample = self.samples.get(key)
         if sample is None:
             sample = self.samples[key] = _CellSample(self.transcripts)
+        # the line is taken once: a run that reached `store` read whole has no line from `parse`
         line, self._line = self._line, None
         if isinstance(run, RunRecord):  # read whole (not by `parse`)
             sample.offer(self.table[-1], self.arrivals, lambda: run)
         elif line is not None:
+            # offered the table's row, not the head: the row is what stays; the head is dropped here
             sample.offer(self.table[-1], self.arrivals, lambda: _whole(*line))
 
     def finish(self) -> tuple[Sequence[RunRow], int, list[str]]:
