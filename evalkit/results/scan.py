@@ -123,7 +123,7 @@ class _Scanner:
         sample = self.samples.get(key)
         if sample is None:
             sample = self.samples[key] = _CellSample(self.transcripts)
-        # the line is taken once: a run that reached `store` read whole has no line from `parse`
+        # taken and reset: a later run read whole (`parse` refused its line) must not find this one
         line, self._line = self._line, None
         if isinstance(run, RunRecord):  # read whole (not by `parse`)
             sample.offer(self.table[-1], self.arrivals, lambda: run)
