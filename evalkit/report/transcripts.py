@@ -81,8 +81,10 @@ def _clip(text: str) -> str:
 
 
 def _call_text(call: ToolCall) -> str:
+    # malformed arguments shown as the model wrote them, with why they did not parse: that is the finding
     if call.arguments is None:
         return _clip(f"{call.name}(<malformed: {call.parse_error}>) {call.raw_arguments or ''}")
+    # sorted keys: two runs that called alike read alike, whatever order each model wrote them in
     return _clip(f"{call.name}({json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)})")
 
 
@@ -135,17 +137,20 @@ def pick_failed(runs: Sequence[R], limit: int) -> list[R]:
     failed = sorted((r for r in runs if r.counted and not r.correct), key=lambda r: r.index)
     chosen: list[R] = []
     seen: set[str | None] = set()
+    # one of each failure category first: a drill-down of three shows three kinds of failure, not one kind thrice
     for run in failed:
         if run.failure not in seen and len(chosen) < limit:
             seen.add(run.failure)
             chosen.append(run)
     taken = {r.run_id for r in chosen}
+    # then the lowest indices fill what is left of the limit
     chosen += [r for r in failed if r.run_id not in taken][: limit - len(chosen)]
     return sorted(chosen, key=lambda r: r.index)
 
 
 def pick_passing(runs: Sequence[R]) -> R | None:
     passing = [r for r in runs if r.counted and r.correct]
+    # the lowest index: the same run whatever the file order, and the one the scan keeps whole
     return min(passing, key=lambda r: r.index) if passing else None
 
 
