@@ -121,6 +121,7 @@ class EvalkitSession:
             self._temporary = Path(tempfile.mkdtemp(prefix="evalkit-"))
             out = self._temporary / f"{self.run_config.name}.jsonl"
         run_config(self.run_config, out, resume=out.exists())
+        # rows without transcripts: the items read rates and verdicts only
         self._results = load_checked([out], transcripts=0)
         if self.baseline is not None:
             from evalkit.gate.comparison import compare
@@ -222,7 +223,8 @@ class EvalkitCellFailed(AssertionError):
 
 @pytest.fixture
 def evalkit_run(tmp_path: Path) -> Callable[..., Results[RunRow]]:
-    """Run a config (a path or a `RunConfig`) into a fresh results file; `runs=N` overrides its N."""
+    """Run a config (a path or a `RunConfig`) into a fresh results file; `runs=N` overrides its N.
+    Its runs are rows without transcripts (`RunRow`); `load_results(results.paths)` reads them whole."""
     from evalkit.results.integrity import load_checked
     from evalkit.run.config import RunConfig, load_config
     from evalkit.run.runner import run_config
