@@ -12,7 +12,7 @@ A file is a sequence of JSON lines:
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Required
+from typing import Annotated, Any, Literal, Required, get_args
 
 from pydantic import (
     ConfigDict,
@@ -77,7 +77,7 @@ FailureCategory = Literal[
     "runaway",  # an agent under test went past its budget of served model calls (evalkit/agents/)
     "infra_error",
 ]
-FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
+FAILURE_CATEGORIES: tuple[str, ...] = get_args(FailureCategory)
 # outcomes that are no verdict on the model: never in a rate's denominator (`RunRecord.counted`)
 NOT_COUNTED: frozenset[Outcome] = frozenset({"infra_error", "unsupported"})
 
