@@ -14,7 +14,7 @@ tests/test_layout.py; run it by hand with `python scripts/check_layout.py`).
 - no module imports another's private names (`_name`; a private module's public names are the package's);
 - no module-path compatibility layer (`MOVED_MODULES`): a module that moves is renamed everywhere;
 - every backend (a class with `supports` and an async `complete`) is under `evalkit/backends/`;
-- the README's architecture table names every module, lists the folders in the order of LAYERS, and
+- the architecture table (docs/architecture.md) names every module, lists the folders in the order of LAYERS, and
   its "imports" column is what each row's modules import (`--readme-imports` prints that column).
 
 Printing `--graph` lists every module with the modules it imports, to read the structure.
@@ -30,8 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "evalkit"
-README = ROOT / "README.md"
-ARCHITECTURE = "## Architecture"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"  # the page whose table gives each module its layer
 # Where the one-import-path rule applies. examples/ is written as a user's code, through the public
 # names a package's `__init__` re-exports (as the README is); tests/test_public_api.py checks those.
 IMPORTERS = ("evalkit", "tests", "scripts", "benchmarks")
@@ -312,14 +311,14 @@ def top(module: str) -> str:
 
 
 def shown(name: str) -> str:
-    """A layer name as the README writes it: `stats/` for a folder, `chat.py` for a module."""
+    """A layer name as the architecture table writes it: `stats/` for a folder, `chat.py` for a module."""
     return f"{name}/" if (PACKAGE / name).is_dir() else f"{name}.py"
 
 
 def readme_rows(text: str) -> list[tuple[list[str], str, str]]:
     """The architecture table's rows: (the layer names its first cell gives, the whole row's text,
     its imports cell)."""
-    section = text.split(f"\n{ARCHITECTURE}\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split("\n## ", 1)[0]  # the page up to a section of its own: the table is in it
     rows = []
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
@@ -355,17 +354,17 @@ def architecture_problems(known: dict[str, Path], graph: dict[str, set[str]], te
     rows = readme_rows(text)
     placed = {name: (index, line) for index, (names, line, _) in enumerate(rows) for name in names}
     everything = [name for names in LAYERS for name in sorted(names)]
-    found += [f"README architecture: no row for {shown(n)}" for n in everything if n not in placed]
+    found += [f"architecture table: no row for {shown(n)}" for n in everything if n not in placed]
     order = [layer(f"evalkit.{names[0]}") for names, _, _ in rows if names]
     if order != sorted(order):
-        found.append("README architecture: the rows are not in the order of LAYERS")
+        found.append("architecture table: the rows are not in the order of LAYERS")
     for m, p in known.items():
         if top(m) in placed and not _named(m, p, placed[top(m)][1]):
-            found.append(f"README architecture: {m} is not named in the row of {shown(top(m))}")
+            found.append(f"architecture table: {m} is not named in the row of {shown(top(m))}")
     for names, _, cell in rows:
         expected = _imports_cell(graph, names)
         if cell != expected:
-            found.append(f"README architecture: the row of {shown(names[0])} imports {expected}, not {cell}")
+            found.append(f"architecture table: the row of {shown(names[0])} imports {expected}, not {cell}")
     return found
 
 
@@ -385,12 +384,12 @@ def problems() -> list[str]:
                 found.append(f"{m} imports {target}, a layer above it")
     found += [f"import circle: {' -> '.join(c)}" for c in cycles(graph)]
     found += compatibility_layers(known) + stray_exports(known) + stray_backends(known) + private_imports(known)
-    found += architecture_problems(known, graph, README.read_text(encoding="utf-8"))
+    found += architecture_problems(known, graph, ARCHITECTURE.read_text(encoding="utf-8"))
     return found + import_path_problems(known)
 
 
 def main() -> int:
-    if "--readme-imports" in sys.argv:  # the column the README's architecture table must show
+    if "--readme-imports" in sys.argv:  # the column docs/architecture.md's table must show
         known = modules()
         graph = {m: imports(p, known) for m, p in known.items()}
         for names in LAYERS:

@@ -1,13 +1,14 @@
-"""Regenerate the README's findings from the committed results, or check that they still match.
+"""Regenerate the documentation's findings from the committed results, or check that they still match.
 
-The README's "Reproducing ADR-013", "Forge's own guards under test", "Compare models before deployment",
-"Importing BFCL" and "Agents under test" sections hold blocks between `<!-- generated:NAME -->` and
-`<!-- /generated:NAME -->`; each block is written here from results files (a correct-rate table per
-family, the findings summary's sentences, a BFCL score table per category, a config's side-by-side
-pairs, an upgrade gate's summary, the agents' correct rates, served calls and runaway runs), never typed.
-tests/report/test_readme_findings.py fails when the README and the results disagree.
+The pages "Reproducing ADR-013", "Forge's own guards under test", "Compare models before deployment",
+"Importing BFCL" and "Agents under test" (docs/*.md; any page of scripts/doc_pages.py may) hold
+blocks between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; each block is written here
+from results files (a correct-rate table per family, the findings summary's sentences, a BFCL score
+table per category, a config's side-by-side pairs, an upgrade gate's summary, the agents' correct
+rates, served calls and runaway runs), never typed.
+tests/report/test_readme_findings.py fails when the pages and the results disagree.
 
-    python scripts/readme_findings.py          # rewrite the blocks in README.md
+    python scripts/readme_findings.py          # rewrite the blocks in the pages that hold them
     python scripts/readme_findings.py --check  # exit 1 and name the stale blocks
 """
 
@@ -20,7 +21,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-README = ROOT / "README.md"
+if str(ROOT / "scripts") not in sys.path:  # run as a file, or loaded by a test
+    sys.path.insert(0, str(ROOT / "scripts"))
+
+from doc_pages import doc_pages, name_of  # noqa: E402
+
 _BLOCK = re.compile(r"(<!-- generated:(?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /generated:(?P=name) -->)", re.S)
 
 
@@ -177,11 +182,11 @@ def agents(results: str) -> str:
 COMPARE_BFCL = ("results/compare-models-bfcl.jsonl", "results/compare-models-bfcl-grammar.jsonl")
 # likewise: configs/bfcl-wide.yaml (native, trust_text) and its grammar sibling (prompt)
 BFCL_WIDE = ("results/bfcl-wide.jsonl", "results/bfcl-wide-grammar.jsonl")
-# configs/forge-sim.yaml with forge-guardrails 0.7.3 (baseline) and 0.10.0 (candidate): README "Forge"
+# configs/forge-sim.yaml with forge-guardrails 0.7.3 (baseline) and 0.10.0 (candidate): docs/forge.md
 FORGE_GATE_SIM = ("results/forge-sim-0.7.3.jsonl", "results/forge-sim-0.10.0.jsonl")
 FORGE_GATE_SMOLLM2 = ("results/forge-smollm2-0.7.3.jsonl", "results/forge-smollm2-0.10.0.jsonl")
 FORGE_GATE_OPTIONS = ("--level", "family", "--margin", "0.1")
-# configs/agent-gate-sim.yaml with pydantic-ai 2.60.0 (baseline) and 2.68.0 (candidate): README "Agents under test"
+# configs/agent-gate-sim.yaml with pydantic-ai 2.60.0 (baseline) and 2.68.0 (candidate): docs/agents-under-test.md
 AGENT_GATE_SIM = ("results/agent-gate-sim-2.60.0.jsonl", "results/agent-gate-sim-2.68.0.jsonl")
 
 BLOCKS: dict[str, Callable[[], str]] = {
@@ -202,40 +207,60 @@ BLOCKS: dict[str, Callable[[], str]] = {
 }
 
 
-def regenerate(text: str) -> tuple[str, list[str]]:
-    """The README with every known block rewritten, and the names of the blocks that changed."""
-    changed: list[str] = []
-    seen: set[str] = set()
+def _fill(text: str, changed: list[str], seen: set[str]) -> str:
+    """`text` with every known block rewritten; the blocks that changed and those met are noted."""
 
     def fill(match: re.Match[str]) -> str:
         name = match["name"]
         if name not in BLOCKS:
-            raise SystemExit(f"README.md: unknown generated block {name!r} (known: {', '.join(BLOCKS)})")
+            raise SystemExit(f"unknown generated block {name!r} (known: {', '.join(BLOCKS)})")
         seen.add(name)
         body = BLOCKS[name]()
         if body != match["body"]:
             changed.append(name)
         return match.group(1) + body + match.group(4)
 
-    new = _BLOCK.sub(fill, text)
+    return _BLOCK.sub(fill, text)
+
+
+def regenerate_page(text: str) -> tuple[str, list[str]]:
+    """One page with the blocks it holds rewritten, and the names of the blocks that changed."""
+    changed: list[str] = []
+    return _fill(text, changed, set()), changed
+
+
+def regenerate_pages(texts: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """Every page (name -> text) with its blocks rewritten, and the names of the blocks that changed;
+    each known block must be in one of them."""
+    changed: list[str] = []
+    seen: set[str] = set()
+    new = {name: _fill(text, changed, seen) for name, text in texts.items()}
     missing = set(BLOCKS) - seen
     if missing:
-        raise SystemExit(f"README.md: no generated block for {', '.join(sorted(missing))}")
+        raise SystemExit(f"{', '.join(texts)}: no generated block for {', '.join(sorted(missing))}")
     return new, changed
+
+
+def regenerate(text: str) -> tuple[str, list[str]]:
+    """One text that holds every block, rewritten, and the names of the blocks that changed."""
+    new, changed = regenerate_pages({"text": text})
+    return new["text"], changed
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only check; exit 1 when a block is stale")
     args = parser.parse_args()
-    text = README.read_text(encoding="utf-8")
-    new, changed = regenerate(text)
+    texts = {name_of(p): p.read_text(encoding="utf-8") for p in doc_pages()}
+    new, changed = regenerate_pages(texts)
     if args.check:
         if changed:
-            print(f"README.md: stale generated blocks: {', '.join(changed)} (run scripts/readme_findings.py)")
+            print(f"stale generated blocks: {', '.join(changed)} (run scripts/readme_findings.py)")
         return 1 if changed else 0
-    README.write_text(new, encoding="utf-8")
-    print(f"README.md: rewrote {', '.join(changed) or 'nothing (up to date)'}")
+    for name, text in new.items():
+        if text != texts[name]:
+            (ROOT / name).write_text(text, encoding="utf-8")
+    print(f"rewrote {', '.join(changed) or 'nothing (up to date)'}")
     return 0
 
 

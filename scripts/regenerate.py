@@ -1,10 +1,11 @@
 """Regenerate every committed artefact from the committed results, or check that none has drifted.
 
 The artefacts: the reports under reports/ (HTML pages, the upgrade gates' markdown, the fitted
-profile's calibration page), the fitted simulated profiles (evalkit/profiles/fitted/), and the README's
-generated blocks (scripts/readme_findings.py) and sim figures (scripts/sim_figures.py). Each is made
-by the command the README gives for it, run here in one process, in order: the fitted profiles first
-(the calibration page and the sim figures read them). tests/test_regenerate.py runs `--check`.
+profile's calibration page), the fitted simulated profiles (evalkit/profiles/fitted/), and the generated
+blocks (scripts/readme_findings.py) and sim figures (scripts/sim_figures.py) of the documentation's
+pages (the README and docs/*.md: scripts/doc_pages.py). Each is made by the command the pages give
+for it, run here in one process, in order: the fitted profiles first (the calibration page and the
+sim figures read them). tests/test_regenerate.py runs `--check`.
 
 A report's stamp is when its runs finished, not the clock, so the comparison is exact: byte for byte.
 
@@ -61,15 +62,27 @@ def _gate(name: str, baseline: str, candidate: str) -> Artefact:
     return Artefact(f"reports/{name}", command, exits=(0, 1, 4))
 
 
-def _readme() -> str:
+def _page(path: Path) -> str:
+    """The page with its generated blocks and its sim figures (where it holds them) made anew."""
     import readme_findings
     import sim_figures
 
-    text, _ = readme_findings.regenerate((ROOT / "README.md").read_text(encoding="utf-8"))
+    text, _ = readme_findings.regenerate_page(path.read_text(encoding="utf-8"))
     match = sim_figures._BLOCK.search(text)
     if match is None:
-        raise SystemExit("README.md: no <!-- sim-figures --> block")
+        return text
     return text[: match.start(2)] + sim_figures.block() + text[match.end(2) :]
+
+
+def pages() -> list[Artefact]:
+    """The documentation's pages that hold generated blocks or sim figures (a page without them is
+    no artefact); tests/report/test_readme_findings.py holds every known block to one of them."""
+    from doc_pages import doc_pages, name_of
+    from readme_findings import _BLOCK
+    from sim_figures import _BLOCK as FIGURES
+
+    held = [p for p in doc_pages() if _BLOCK.search(t := p.read_text(encoding="utf-8")) or FIGURES.search(t)]
+    return [Artefact(name_of(p), make=lambda p=p: _page(p)) for p in held]
 
 
 def artefacts() -> list[Artefact]:
@@ -92,14 +105,14 @@ def artefacts() -> list[Artefact]:
             "reports/sim-check-smollm2.html",
             ("sim", "check", "fitted/smollm2", "results/compare-models.jsonl", "--report", OUT),
         ),
-        Artefact("README.md", make=_readme),
+        *pages(),
     ]
 
 
 @contextlib.contextmanager
 def _in_root() -> Iterator[None]:
     before = os.getcwd()
-    os.chdir(ROOT)  # the commands name files as the README does, relative to the checkout
+    os.chdir(ROOT)  # the commands name files as the pages do, relative to the checkout
     try:
         yield
     finally:

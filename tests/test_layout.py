@@ -128,16 +128,17 @@ def _architecture(text: str) -> list[str]:
     return check_layout.architecture_problems(known, graph, text)
 
 
-def test_the_readme_architecture_is_checked_against_the_code() -> None:
-    """A module left out, rows out of the layers' order, an import drawn that is not there (the
-    README drew stats/, report/ and gate/ as three independent readers; the gate imported the report)."""
-    readme = check_layout.README.read_text(encoding="utf-8")
+def test_the_architecture_table_is_checked_against_the_code() -> None:
+    """A module left out, rows out of the layers' order, an import drawn that is not there (the table,
+    then in the README, drew stats/, report/ and gate/ as three independent readers; the gate
+    imported the report). The table is docs/architecture.md's."""
+    readme = check_layout.ARCHITECTURE.read_text(encoding="utf-8")
     assert _architecture(readme) == []
     assert _architecture(readme.replace("`rates.py` (x of n", "rates (x of n")) == [
-        "README architecture: evalkit.stats.rates is not named in the row of stats/"
+        "architecture table: evalkit.stats.rates is not named in the row of stats/"
     ]
     rows = [line for line in readme.splitlines() if line.startswith("| `evalkit/stats/`")]
     swapped = readme.replace(rows[0] + "\n", "").replace("| `evalkit/cli/`", rows[0] + "\n| `evalkit/cli/`")
-    assert "README architecture: the rows are not in the order of LAYERS" in _architecture(swapped)
+    assert "architecture table: the rows are not in the order of LAYERS" in _architecture(swapped)
     drawn = readme.replace("| `_model.py`, `_yaml.py`, `errors.py`, `stats/`, `results/`, `backends/`", "| `report/`")
-    assert any(line.startswith("README architecture: the row of gate/ imports") for line in _architecture(drawn))
+    assert any(line.startswith("architecture table: the row of gate/ imports") for line in _architecture(drawn))

@@ -1,1 +1,1 @@
-"""Agent loops under test (README, "Agents under test"; the adapter contract: `evalkit.agents.base`)."""
+"""Agent loops under test (docs/agents-under-test.md; the adapter contract: `evalkit.agents.base`)."""

@@ -7,7 +7,9 @@ decides the run. How it ended:
 
 - it asked for a model call a replay has no answer to: `infra_error` (never counted, never `runaway`);
 - it asked for a model call past its budget: `runaway`, with the served count (`served.calls`);
-- it could not start, crashed without a reply, or outran its time limit: `infra_error`, in one line;
+- it could not start, or crashed without a reply: `infra_error`, in one line;
+- it outran its time limit: `time_limit` (a verdict on the agent) when no model call was in flight, else
+  `infra_error` (it was waiting on the model server, whose time is not the agent's doing);
 - it said it gave up (its retry or turn limit: `ReportsEnd`): `failed` or `iteration_limit`;
 - a valid call of the scenario's terminal tool: `terminal_tool`; else its reply: `final_answer`.
 """
@@ -78,7 +80,7 @@ async def execute_agent_run(
         marks = placeholders(agent, run, Path(tmp))
         async with services.open_run(spec.label, token, spec.scenario, entry.budget, marks) as (watch, tools):
             process = AgentProcess(agent.command(run), _environment(agent, run), workdir, grace_s=entry.grace_s)
-            result = await process.run(entry.time_limit_s, watch.stop)
+            result = await process.run(entry.time_limit_s, watch.stop, watch.time_limit_passed)
     record = _record(spec, agent, result, watch, tools, simulated)
     return RunRecord.model_validate(with_placeholders(record.model_dump(mode="json"), marks))
 
@@ -102,8 +104,13 @@ def _ending(
         return "runaway", f"asked for more than its budget of {watch.budget} served model calls"
     if result.stopped == "start_failed":
         return "infra_error", f"agent {name}: {result.error}"
+    if result.stopped == "time_limit" and watch.model_busy_at_limit:
+        return "infra_error", f"agent {name}: a model call was still unanswered at its time limit (SIGINT, then killed)"
     if result.stopped == "time_limit":
-        return "infra_error", f"agent {name}: no end within its time limit (SIGINT, then its process tree killed)"
+        return (
+            "time_limit",
+            f"agent {name}: no end within its time limit, no model call in flight (SIGINT, then killed)",
+        )
     scenario = tools.scenario
     valid = [c for c in tools.executed if c.known_tool and not c.call.malformed]
     if any(c.call.name == scenario.terminal_tool for c in valid) or (scenario.end_after_calls and valid):

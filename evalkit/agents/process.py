@@ -16,7 +16,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -85,7 +85,11 @@ class AgentProcess:
         self.argv, self.env, self.workdir, self.grace_s = argv, dict(env), workdir, grace_s
         self.pid: int | None = None
 
-    async def run(self, time_limit_s: float, stop: asyncio.Event) -> ProcessResult:
+    async def run(
+        self, time_limit_s: float, stop: asyncio.Event, at_time_limit: Callable[[], None] | None = None
+    ) -> ProcessResult:
+        """Run it to its end, or stop it: when `stop` is set, or at the time limit (after calling
+        `at_time_limit`, while the program is still as the limit found it)."""
         started = time.perf_counter()
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -107,6 +111,8 @@ class AgentProcess:
         stopped: Stopped = "exited"
         try:
             stopped = await self._wait(proc, time_limit_s, stop)
+            if stopped == "time_limit" and at_time_limit is not None:
+                at_time_limit()
         finally:
             if proc.returncode is None or stopped != "exited":
                 await self._stop(proc)  # also when this task is cancelled: nothing is left running

@@ -39,9 +39,14 @@ class RunWatch:
     served: list[tuple[SimCall, Completion]] = field(default_factory=list)
     admitted: int = 0
     refused: int = 0
+    in_flight: int = 0  # admitted calls the model has not finished
+    model_busy_at_limit: bool = False  # a call was in flight when the time limit passed: the wait was the model's
     over: asyncio.Event = field(default_factory=asyncio.Event)
     miss: ReplayMiss | None = None
     stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def time_limit_passed(self) -> None:
+        self.model_busy_at_limit = self.in_flight > 0
 
 
 class _Watcher:
@@ -63,6 +68,7 @@ class _Watcher:
             watch.stop.set()
             return f"evalkit: run {run.run_id} is past its budget of {watch.budget} served model calls"
         watch.admitted += 1
+        watch.in_flight += 1
         # numbered by the run, not by the agent: an agent's retries and parallel calls count alike
         return context.model_copy(update={"call_index": watch.admitted - 1, "placeholders": watch.placeholders})
 
@@ -77,12 +83,19 @@ class _Watcher:
         if watch is not None:
             watch.served.append((call, completion))
 
+    def finished(self, run: RunToken) -> None:
+        watch = self.runs.get(run.encode())
+        if watch is not None:
+            watch.in_flight -= 1
+
 
 class _Front:
     def __init__(self, backend: Backend, model: str, scenarios: Sequence[Scenario]):
         self.watcher = _Watcher()
         self.server = SimServer(model, scenarios, backend=backend, observer=self.watcher)
-        self.runner = web.AppRunner(self.server.app(), access_log=None)
+        # an agent that is stopped drops its connection: its call to the model is cancelled with it, rather
+        # than held until the backend's own timeout (a real model: minutes)
+        self.runner = web.AppRunner(self.server.app(), access_log=None, handler_cancellation=True)
         self.port = 0
 
     async def start(self) -> None:

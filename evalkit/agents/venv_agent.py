@@ -7,7 +7,7 @@ Where the venv is: the entry's `venv` option (relative to the config file), else
 `$EVALKIT_AGENTS_DIR/<name>`, else `.agents/<name>` in the current folder. The option may name an
 environment variable, as a server phase's `venv` does (`../.agents/pydantic-ai-${PYDANTIC_AI_VERSION:-2.68.0}`):
 one config then runs any installed release, its labels and hash unchanged, and the results header
-records the release that ran (the upgrade gate, README "A gate across two agent releases").
+records the release that ran (the upgrade gate, docs/agents-under-test.md, "A gate across two agent releases").
 """
 
 from __future__ import annotations

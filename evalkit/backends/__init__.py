@@ -1,7 +1,7 @@
 """Backends: the registry of kinds, read from the backend classes, and building one from a config entry.
 
 A kind is one module with one class that declares `kind`, `speaks_http` and `key_env`
-(`evalkit.backends.base.BackendKind`), and one line in `BACKENDS` below (README, "Writing a
+(`evalkit.backends.base.BackendKind`), and one line in `BACKENDS` below (docs/backends.md, "Writing a
 backend"). Everything else known of a kind is read from its class: whether it is built with an HTTP
 client and its url checked, where its key is read. Each real backend gets one `httpx.AsyncClient`
 injected, so tests pass an `httpx.MockTransport` and nothing in the default test run touches the

@@ -21,6 +21,9 @@ __all__ = ["SEED_HEADER", "validate_anthropic", "validate_openai"]
 SEED_HEADER = "X-Evalkit-Seed"
 Seed = Annotated[int, Field(ge=-(1 << 63), lt=1 << 64)]  # OpenAI's seed is a 64-bit integer
 Count = Annotated[int, Field(ge=0, lt=1 << 31)]
+# the APIs' ranges (OpenAI 0 to 2, Anthropic 0 to 1); Python's JSON reader takes NaN and Infinity
+OpenAITemperature = Annotated[float, Field(ge=0, le=2, allow_inf_nan=False)]
+AnthropicTemperature = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 
 class _Wire(BaseModel):
@@ -35,7 +38,7 @@ class Parameters(_Wire):
 
 class _Sampling(_Wire):
     model: str | None = None
-    temperature: float | None = None
+    temperature: OpenAITemperature | None = None
     max_tokens: Count | None = None
     stream: bool | None = None
 
@@ -131,6 +134,7 @@ class _AnthropicChoice(_Wire):
 
 
 class AnthropicRequest(_Sampling):
+    temperature: AnthropicTemperature | None = None
     messages: list[_AnthropicMessage]
     system: str | list[_Block] | None = None
     tools: list[_AnthropicTool] | None = None

@@ -38,7 +38,7 @@ from evalkit.backends.sim_schema import validate_anthropic, validate_openai
 from evalkit.backends.sim_stream import anthropic_events, honoured, openai_events, send_events
 from evalkit.backends.sim_wire import KnownScenario, ScenarioIndex, SimCall, anthropic_call, openai_call
 from evalkit.chat import CallContext, Completion, ToolCall
-from evalkit.errors import ReplayMiss
+from evalkit.errors import BackendError, ReplayMiss
 
 __all__ = ["SIMULATED_HEADER", "ServedCalls", "SimServer"]
 
@@ -63,6 +63,10 @@ class ServedCalls(Protocol):
 
     def missed(self, run: RunToken, miss: ReplayMiss) -> None:
         """The backend has no recorded answer for the run's call: the run cannot go on."""
+        ...
+
+    def finished(self, run: RunToken) -> None:
+        """An admitted call is over, answered or not (a stuck run can then tell whether it waited on the model)."""
         ...
 
 
@@ -235,19 +239,29 @@ class SimServer:
                 raise RequestError(400, admitted)
             call = SimCall(call.request, admitted, call.scenario)
         try:
-            completion = await self.backend.complete(call.request, call.context)
-        except ReplayMiss as miss:
+            completion = await self._complete(run, call)
+        finally:
             if run is not None and self.observer is not None:
-                self.observer.missed(run, miss)
-            raise RequestError(500, str(miss)) from miss
-        if run is not None and self.observer is not None:
-            self.observer.served(run, call, completion)
+                self.observer.finished(run)
         model = body.get("model") if isinstance(body.get("model"), str) else self.profile
         reply = write(completion, str(model), f"sim-{call.context.seed}-{call.context.call_index}", self.created)
         headers = {SCENARIO_HEADER: call.scenario or "unknown"}
         if body.get("stream") is True:  # the same reply, in pieces (evalkit/backends/sim_stream.py)
             return await send_events(request, events(reply, body), {**headers, SIMULATED_HEADER: self.label})
         return web.json_response(reply, headers=headers)
+
+    async def _complete(self, run: RunToken | None, call: SimCall) -> Completion:
+        try:
+            completion = await self.backend.complete(call.request, call.context)
+        except ReplayMiss as miss:
+            if run is not None and self.observer is not None:
+                self.observer.missed(run, miss)
+            raise RequestError(500, str(miss)) from miss
+        except BackendError as exc:  # the backend behind this front stayed down: the caller's infra error
+            raise RequestError(502, f"the model backend failed: {exc}") from None
+        if run is not None and self.observer is not None:
+            self.observer.served(run, call, completion)
+        return completion
 
     def unknown_openings(self) -> int:
         """How many unknown openings the server remembers having warned about (at most a bound)."""

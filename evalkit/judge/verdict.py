@@ -2,7 +2,7 @@
 
 `completed` means the workflow reached its goal structurally (the required tools were called, the
 terminal tool was reached, no forbidden call was made, a reply was given); `correct` adds the content
-checks (argument values, facts, reply text). This mirrors Forge's Cmp and Scr columns (README,
+checks (argument values, facts, reply text). This mirrors Forge's Cmp and Scr columns (docs/getting-started.md,
 "What a run measures").
 
 The failure category is decided from the failed items' `kind`s, never from their labels. A final
@@ -50,7 +50,7 @@ def failure_category(outcome: Outcome, items: list[CheckItem], calls: list[Execu
     failed = [i for i in items if not i.passed]
     kinds = {i.kind for i in failed}
     # outcomes that are their own category: what the checks say of such a run is beside the point
-    if outcome in ("infra_error", "escalated", "guard_fatal", "runaway"):
+    if outcome in ("infra_error", "escalated", "guard_fatal", "runaway", "time_limit"):
         return outcome
     # before the iteration limit: a run that should have called nothing and looped on calls is
     # the unneeded calls, not the loop

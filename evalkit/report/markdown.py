@@ -185,7 +185,7 @@ def _bfcl_score(score: BfclScore) -> list[str]:
 
 def side_by_side_table(lines: Sequence[SideBySideLine]) -> list[str]:
     """The config's `side_by_side` pairs per family: both rates, served calls, the difference and
-    its two-sided exact test (Holm over the table). Also the README's Forge tables."""
+    its two-sided exact test (Holm over the table). Also the Forge tables of docs/forge.md."""
     out = [
         "| claim | scope | left | correct | calls/run | right | correct | calls/run | left − right | p (Holm) |",
         "|---|---|---|---|---|---|---|---|---|---|",

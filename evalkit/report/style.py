@@ -17,6 +17,7 @@ FAILURE_COLOURS: dict[str, str] = {
     "escalated": "#9c755f",
     "guard_fatal": "#86412f",
     "runaway": "#d37295",
+    "time_limit": "#a0cbe8",
     "degenerate_output": "#3b3b3b",
     "infra_error": "#bab0ac",
 }

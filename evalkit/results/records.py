@@ -49,7 +49,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 3  # 2: records may carry `served` (a chain counted the calls); 3: `phase_restarts` too
-
 Outcome = Literal[
     "final_answer",  # the model's answer to the last user turn was accepted
     "terminal_tool",  # the scenario's terminal tool was called
@@ -58,10 +57,10 @@ Outcome = Literal[
     "failed",  # a guard ended the run with an explicit failure (retry budget spent)
     "guard_fatal",  # a guard's error budget ran out and it declared the run lost (Forge's `fatal`)
     "runaway",  # an agent under test asked for more served model calls than its budget (`served.calls`)
+    "time_limit",  # an agent under test outran its time limit on its own (no model call in flight)
     "infra_error",  # the backend stayed broken: excluded from rates, counted apart
     "unsupported",  # the backend cannot do what this cell's mode or strategy needs
 ]
-
 FailureCategory = Literal[
     "text_instead_of_tool",
     "malformed_call",
@@ -75,6 +74,7 @@ FailureCategory = Literal[
     "escalated",
     "guard_fatal",
     "runaway",  # an agent under test went past its budget of served model calls (evalkit/agents/)
+    "time_limit",
     "infra_error",
 ]
 FAILURE_CATEGORIES: tuple[str, ...] = get_args(FailureCategory)

@@ -7,7 +7,7 @@ the columns (`evalkit.results.columns`) when asked for, with no transcript field
 A report's cells and the gate's are `RunSelection`s: row numbers of the table (4 bytes a run a cell,
 where a list of rows costs about 60), made by `group_runs`; `pair_keys` reads the columns the
 report pairs two cells by, without a row object a run. With both, a report on a million runs holds
-the table and a few arrays, not a Python object a run (README "Benchmarks").
+the table and a few arrays, not a Python object a run (docs/benchmarks.md).
 
 Repeated run ids are resolved after reading, as `load_results` resolves them while it reads: the
 first record of a run id is kept unless it is an `infra_error` a later record supersedes

@@ -7,6 +7,8 @@ in its own process, speaking HTTP to the run's model URL and MCP server, as Clin
 from __future__ import annotations
 
 import os
+import socket
+import sys
 import time
 from pathlib import Path
 
@@ -15,7 +17,7 @@ import pytest
 from evalkit.results.reader import load_results
 from evalkit.run.config import load_config
 from evalkit.run.runner import run_config
-from tests.agents.conftest import MakeConfig
+from tests.agents.conftest import FAKE, ROOT, MakeConfig
 
 
 def _run(config: Path, output: Path, **options: object) -> list:  # type: ignore[type-arg]
@@ -67,14 +69,31 @@ def test_a_hanging_agent_gets_sigint_then_its_whole_tree_is_killed(agent_config:
         "hang", str(pidfile), scenarios=["scenarios/casual_greeting/hi.yaml"], extra=", time_limit_s: 2, grace_s: 0.5"
     )
     (run,) = _run(config, tmp_path / "out.jsonl")
-    assert run.outcome == "infra_error"
-    assert "time limit" in (run.error or "") and "process tree killed" in (run.error or "")
+    # stuck on its own (no model call in flight): a verdict on the agent, counted
+    assert (run.outcome, run.failure, run.counted, run.correct) == ("time_limit", "time_limit", True, False)
+    assert "no end within its time limit, no model call in flight" in (run.error or "")
     agent, child = map(int, pidfile.read_text().split())
     for _ in range(50):  # the child, in a session of its own, is killed too (reaped by init, not us)
         if not _alive(child):
             break
         time.sleep(0.1)
     assert not _alive(agent) and not _alive(child)
+
+
+def test_an_agent_waiting_on_the_model_at_its_time_limit_is_an_infra_error(tmp_path: Path) -> None:
+    # a model server that takes the connection and never answers: the wait is the model's, not the agent's
+    with socket.create_server(("127.0.0.1", 0)) as silent:
+        config = tmp_path / "slow.yaml"
+        config.write_text(
+            f"name: slow\nseed: 1\nruns: 1\nscenarios: [{ROOT / 'scenarios/casual_greeting/hi.yaml'}]\n"
+            f"backends:\n  - {{label: slow, kind: openai, model: m, url: 'http://127.0.0.1:{silent.getsockname()[1]}/v1',"
+            " timeout_s: 5}\n"  # describe() waits this long on its /models probe
+            f"agents:\n  fake: {{command: [{sys.executable}, {FAKE}, loop], time_limit_s: 2, grace_s: 0.5}}\n",
+            encoding="utf-8",
+        )
+        (run,) = _run(config, tmp_path / "out.jsonl")
+    assert (run.outcome, run.counted) == ("infra_error", False)
+    assert "a model call was still unanswered at its time limit" in (run.error or "")
 
 
 def test_an_agent_is_scored_from_what_was_observed(agent_config: MakeConfig, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""README "Agents under test", "What it finds": generated from the committed results/agents-sim.jsonl
+"""docs/agents-under-test.md, "What it finds": generated from the committed results/agents-sim.jsonl
 (configs/agents-sim.yaml) by scripts/readme_findings.py, never typed; Cline's yolo-mode greeting shows
 as runaway runs with their served-call count (issue 37, item 6).
 
@@ -29,13 +29,13 @@ def _script() -> ModuleType:
 
 
 def _block() -> str:
-    found = BLOCK.search((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert found, "README.md has no generated:agents-sim block"
+    found = BLOCK.search((ROOT / "docs" / "agents-under-test.md").read_text(encoding="utf-8"))
+    assert found, "docs/agents-under-test.md has no generated:agents-sim block"
     return found.group(1)
 
 
 def test_the_block_is_what_the_script_writes_from_the_committed_results() -> None:
-    assert _block() == _script().BLOCKS["agents-sim"](), "README is stale: run python scripts/readme_findings.py"
+    assert _block() == _script().BLOCKS["agents-sim"](), "the page is stale: run python scripts/readme_findings.py"
 
 
 def test_every_agent_and_family_has_its_row() -> None:

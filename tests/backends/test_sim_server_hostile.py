@@ -376,3 +376,21 @@ def test_two_hundred_concurrent_clients_are_all_served() -> None:
         for thread in threads:
             thread.join()
     assert statuses == [200] * 200
+
+
+@pytest.mark.parametrize("temperature", ["NaN", "Infinity", "-0.5", "2.5"])
+def test_a_temperature_outside_the_apis_range_is_400_naming_it(temperature: str) -> None:
+    # OpenAI takes 0 to 2, Anthropic 0 to 1; JSON has no NaN, but Python's reader accepts the token
+    body = '{"messages": [{"role": "user", "content": "hi"}], "temperature": ' + temperature + "}"
+    with sim_http(SimServer("small-local")) as url, httpx.Client(base_url=url) as client:
+        answer = client.post(CHAT, content=body, headers={"Content-Type": "application/json"})
+        anthropic = client.post(
+            MESSAGES,
+            content=body[:-1] + ', "max_tokens": 16}',
+            headers={"Content-Type": "application/json"},
+        )
+        hi = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 16}
+        over_one = client.post(MESSAGES, json={**hi, "temperature": 1.5})
+    assert answer.status_code == 400 and "temperature" in _openai_error(answer)["message"]
+    assert anthropic.status_code == 400 and "temperature" in _anthropic_error(anthropic)["message"]
+    assert over_one.status_code == 400 and "temperature" in _anthropic_error(over_one)["message"]

@@ -1,4 +1,4 @@
-"""The README's "Writing a backend" steps, followed once in a copy of the package: its example module
+"""The "Writing a backend" steps (docs/backends.md), followed once in a copy of the package: its example module
 saved where it says, its class registered in `evalkit/backends/__init__.py`, and nothing else. The
 new kind is then listed, accepted by a config entry, built with an HTTP client and its key, and
 calls its default url; left out of the list, it fails the collection of the registry test."""
@@ -17,14 +17,14 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "backends.md"
 
 
 def _section(title: str) -> str:
-    text = README.read_text(encoding="utf-8")
+    text = PAGE.read_text(encoding="utf-8")
     start = text.index(f"\n## {title}\n")
-    end = text.index("\n## ", start + 1)
-    return text[start:end]
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end >= 0 else None]
 
 
 def _example() -> tuple[str, str, str]:

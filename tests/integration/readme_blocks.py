@@ -1,7 +1,7 @@
-"""The README's shell blocks, as a reader meets them, and how the README test runs each one.
+"""The shell blocks of the README and the pages under docs/, as a reader meets them (the README,
+then the pages in mkdocs.yml's nav order: scripts/doc_pages.py), and how the README test runs each one.
 
-A block may be preceded by a comment that says what it needs (the README's "Testing the README"
-lists them):
+A block may be preceded by a comment that says what it needs (docs/testing.md lists them):
 
     <!-- readme-test: server -->            a real llama-server and the packaged models (`server` mark)
     <!-- readme-test: slow: REASON -->      minutes to hours; only `pytest -m slow` runs it
@@ -14,15 +14,28 @@ lists them):
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+
+
+def _doc_pages() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("doc_pages", ROOT / "scripts" / "doc_pages.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+DOC_PAGES = _doc_pages()
 
 # What block 1 of "Two commands" puts before its command: the default test's environment is already
 # that installed venv, so it runs the command alone (the slow item runs the whole line).
@@ -40,17 +53,30 @@ _HEADING = re.compile(r"^#+ (.*)$", re.M)
 
 @dataclass(frozen=True)
 class Block:
-    """One ```sh block: its text, where it is, and what its annotation asks for."""
+    """One ```sh block: its text, where it is (its page and line), and what its annotation asks for."""
 
     name: str
     line: int
     script: str
     kind: str = ""
     arg: str = ""
+    page: str = "README.md"
+
+
+def doc_blocks() -> list[Block]:
+    """Every ```sh block of every page, in reading order; a page's blocks are named `page/section-N`
+    (the README's `section-N`)."""
+    blocks: list[Block] = []
+    for path in DOC_PAGES.doc_pages(ROOT):
+        page = DOC_PAGES.name_of(path, ROOT)
+        prefix = "" if page == "README.md" else f"{path.stem}/"
+        for block in readme_blocks(path.read_text(encoding="utf-8")):
+            blocks.append(Block(f"{prefix}{block.name}", block.line, block.script, block.kind, block.arg, page))
+    return blocks
 
 
 def readme_blocks(text: str) -> list[Block]:
-    """Every ```sh block of the README in order, named after its section and position in it."""
+    """Every ```sh block of one page in order, named after its section and position in it."""
     blocks: list[Block] = []
     counts: dict[str, int] = {}
     for match in _FENCE.finditer(text):

@@ -1,4 +1,5 @@
-"""Every shell block of the README runs as written, in order, in a fresh copy of the repository.
+"""Every shell block of the README and of the pages under docs/ runs as written, in order (the README,
+then the pages in mkdocs.yml's nav order), in a fresh copy of the repository.
 
 The blocks share one copy, as a reader's clone would: a later block may read what an earlier one
 wrote. Annotations (tests/integration/readme_blocks.py) mark the blocks that need a real
@@ -27,21 +28,20 @@ from tests.extras import extra_of, missing_of_extra, needs_extra
 from tests.integration.conftest import require_llama_server
 from tests.integration.readme_blocks import (
     INSTALL_PREFIX,
-    README,
     Block,
     copy_repo,
+    doc_blocks,
     evalkit_shim,
-    readme_blocks,
     without_extra_installs,
 )
 
-BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = doc_blocks()
 
 
 def _params() -> Iterator[object]:
     for block in BLOCKS:
         if block.kind == "skip":
-            yield pytest.param(block, id=block.name, marks=pytest.mark.skip(reason=f"README: {block.arg}"))
+            yield pytest.param(block, id=block.name, marks=pytest.mark.skip(reason=f"{block.page}: {block.arg}"))
         elif block.kind == "slow":
             yield pytest.param(block, id=block.name, marks=pytest.mark.slow)
         elif block.kind == "server":
@@ -98,23 +98,23 @@ def test_readme_block_runs_as_written(
     script, cwd, timeout = block.script, clone, 900.0
     if block.kind == "needs" and importlib.util.find_spec(block.arg) is None:
         extra = extra_of(block.arg)
-        pytest.skip(f"README line {block.line}: " + (needs_extra(extra) if extra else f"needs {block.arg}"))
+        pytest.skip(f"{block.page} line {block.line}: " + (needs_extra(extra) if extra else f"needs {block.arg}"))
     script, extras = without_extra_installs(script)
     for extra in extras:
         if missing_of_extra(extra):
-            pytest.skip(f"README line {block.line}: " + needs_extra(extra))
+            pytest.skip(f"{block.page} line {block.line}: " + needs_extra(extra))
     if block.kind == "server":
         require_llama_server()
         timeout = 3600.0
     if block.kind == "install":
-        assert INSTALL_PREFIX in script, f"README line {block.line}: the install block changed"
+        assert INSTALL_PREFIX in script, f"{block.page} line {block.line}: the install block changed"
         if request.node.callspec.id.endswith("fresh-install"):
             cwd = copy_repo(tmp_path_factory.mktemp("fresh"))
         else:
             script = script.replace(INSTALL_PREFIX, "")
     done = run_block(script, cwd, env, timeout)
     assert done.returncode == 0, (
-        f"README line {block.line} ({block.name}) exited {done.returncode}\n"
+        f"{block.page} line {block.line} ({block.name}) exited {done.returncode}\n"
         f"--- script\n{script}\n--- stdout (tail)\n{done.stdout[-3000:]}\n--- stderr (tail)\n{done.stderr[-3000:]}"
     )
 
@@ -173,12 +173,14 @@ def test_readme_blocks_run_in_a_fresh_command_1_environment(tmp_path: Path) -> N
             continue
         done = run_block(block.script, clone, env, 900.0)
         assert done.returncode == 0, (
-            f"README line {block.line} ({block.name}), in the fresh environment, exited {done.returncode}\n"
+            f"{block.page} line {block.line} ({block.name}), in the fresh environment, exited {done.returncode}\n"
             f"--- stdout (tail)\n{done.stdout[-3000:]}\n--- stderr (tail)\n{done.stderr[-3000:]}"
         )
-        assert "Traceback" not in done.stderr, f"README line {block.line}: {done.stderr[-3000:]}"
+        assert "Traceback" not in done.stderr, f"{block.page} line {block.line}: {done.stderr[-3000:]}"
         # a BFCL case left out for a package the block did not install (mpmath: issue 31)
-        assert "cannot be imported" not in done.stdout + done.stderr, f"README line {block.line}: {done.stdout[-3000:]}"
+        assert "cannot be imported" not in done.stdout + done.stderr, (
+            f"{block.page} line {block.line}: {done.stdout[-3000:]}"
+        )
         ran.append(block.name)
     assert ran and ran[0] == BLOCKS[0].name, "command 1 ran first"
     assert left_behind(clone, committed) == []
