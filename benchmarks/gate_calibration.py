@@ -63,7 +63,7 @@ from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
 from evalkit.gate.plan import runs_for_drop as plan_runs
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results
+from evalkit.results.runs import Results
 from evalkit.run.config import RunConfig, load_config
 from evalkit.run.runner import run_config
 from evalkit.stats import proportions, pvalues, sample_size

@@ -25,7 +25,8 @@ from evalkit.chat import Sampling, Usage
 from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
 from evalkit.report.data import build_report
-from evalkit.results.records import Cell, Header, Results, RunRecord
+from evalkit.results.records import Cell, Header, RunRecord
+from evalkit.results.runs import Results
 from evalkit.stats.exact import boschloo_table
 
 SCENARIOS = [f"s{i:02d}" for i in range(17)]

@@ -17,7 +17,7 @@ _LAZY = {
     "RunConfig": "evalkit.run.config",
     "load_config": "evalkit.run.config",
     "EvalkitError": "evalkit.errors",
-    "Results": "evalkit.results.records",
+    "Results": "evalkit.results.runs",
     "RunRecord": "evalkit.results.records",
     "load_results": "evalkit.results.reader",
     "RunOptions": "evalkit.run.runner",
@@ -31,7 +31,8 @@ _LAZY = {
 if TYPE_CHECKING:
     from evalkit.errors import EvalkitError
     from evalkit.results.reader import load_results
-    from evalkit.results.records import Results, RunRecord
+    from evalkit.results.records import RunRecord
+    from evalkit.results.runs import Results
     from evalkit.run.config import RunConfig, load_config
     from evalkit.run.runner import RunOptions, arun_config, run_config
     from evalkit.scenario.model import Scenario, load_scenario, load_scenarios

@@ -70,6 +70,8 @@ def kill_tree(pid: int, tree: list[int]) -> None:
 async def _drain(stream: asyncio.StreamReader | None, keep: int, into: bytearray) -> None:
     if stream is None:
         return
+    # read to the end, or a chatty agent would block on a full pipe; only the tail is kept, trimmed
+    # in batches so the copy happens once per `keep` bytes, not once per chunk
     while chunk := await stream.read(65536):
         into += chunk
         if len(into) > 2 * keep:
@@ -94,6 +96,7 @@ class AgentProcess:
                 *self.argv,
                 cwd=self.workdir,
                 env=self.env,
+                # no stdin: an agent that asks a question on the terminal must not wait for an answer
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -136,9 +139,11 @@ class AgentProcess:
 
     async def _stop(self, proc: asyncio.subprocess.Process) -> None:
         """SIGINT to the group, `grace_s` to end, then SIGKILL to the whole tree."""
+        # the tree before the signal: a child that outlives the leader is re-parented and lost to /proc's view
         tree = descendants(proc.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGINT)
+        # shielded: a cancelled run still gives the agent its grace and then kills the tree
         with contextlib.suppress(asyncio.TimeoutError):
             await asyncio.shield(asyncio.wait_for(proc.wait(), timeout=self.grace_s))
         kill_tree(proc.pid, tree)

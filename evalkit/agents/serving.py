@@ -61,6 +61,7 @@ class _Watcher:
             return f"no run {run.run_id!r} is open on this server"
         if watch.miss is not None:  # the run is over: not a call of the agent's to count
             return str(watch.miss)
+        # refused, not served: a call past the budget costs the model server nothing, and ends the run
         if watch.admitted >= watch.budget:
             watch.refused += 1
             watch.over.set()
@@ -68,6 +69,7 @@ class _Watcher:
             return f"evalkit: run {run.run_id} is past its budget of {watch.budget} served model calls"
         watch.admitted += 1
         watch.in_flight += 1
+        # numbered by the run, not by the agent: an agent's retries and parallel calls count alike
         return context.model_copy(update={"call_index": watch.admitted - 1, "placeholders": watch.placeholders})
 
     def missed(self, run: RunToken, miss: ReplayMiss) -> None:
@@ -98,6 +100,7 @@ class _Front:
 
     async def start(self) -> None:
         await self.runner.setup()
+        # loopback only, on a port the OS picks: no other host reaches it, and phases never collide
         await web.TCPSite(self.runner, "127.0.0.1", 0).start()
         self.port = self.runner.addresses[0][1]
 
@@ -140,6 +143,7 @@ class AgentServices:
         runs = self.fronts[label].watcher.runs
         key = token.encode()
         watch = runs[key] = RunWatch(budget, placeholders)
+        # the token is closed when the run ends, however it ends: a late call of its agent is refused
         try:
             async with self.tools.open_run(key, scenario) as tools:
                 yield watch, tools

@@ -44,6 +44,8 @@ from evalkit.backends.run_url import split_run_path
 __all__ = ["CountingPassThrough", "ServedCount"]
 
 _MODEL_PATHS = ("/chat/completions", "/messages", "/completion", "/completions", "/api/chat", "/api/generate")
+# hop-by-hop headers, and those of the encoding: aiohttp frames and decompresses each leg itself, so an
+# answer is forwarded decompressed (and its size counted so), never with the other leg's framing
 _HOP = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive", "accept-encoding"})
 _ANSWER_HOP = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive", "content-encoding"})
 _TOKENS = (
@@ -83,6 +85,8 @@ def _pair(data: Any) -> tuple[int | None, int | None] | None:
         return None
     message = data.get("message")
     nested = message.get("usage") if isinstance(message, dict) else None
+    # at the top (OpenAI, Anthropic), under `message` (Anthropic's stream start), in `timings`
+    # (llama-server's stream), or in the document itself (Ollama, llama-server)
     for source in (data.get("usage"), nested, _timings(data.get("timings")), data):
         if isinstance(source, dict):
             for prompt, completion in _TOKENS:
@@ -103,6 +107,7 @@ def _timings(timings: Any) -> dict[str, Any] | None:
 
 def _count(value: Any) -> int | None:
     """A token count as a server wrote it: anything but a non-negative integer counts as none."""
+    # `type(...) is int`, not isinstance: to Python `True` is an int, and it is no count
     return value if type(value) is int and value >= 0 else None
 
 

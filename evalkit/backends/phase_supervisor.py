@@ -70,6 +70,7 @@ def _parents() -> dict[int, int]:
             except OSError:  # it exited while we looked
                 continue
             fields = stat[stat.rfind(b")") + 2 :].split()  # after the command name, which may hold spaces
+            # a zombie has exited already: signalling it does nothing, and waiting for it would spin
             if fields[0] != b"Z":
                 found[int(entry.name)] = int(fields[1])
     return found
@@ -112,9 +113,11 @@ def end_tree(command: subprocess.Popen[bytes], grace_s: float) -> None:
     """SIGTERM to every descendant, SIGKILL after `grace_s` to every one left, until none is."""
     deadline = time.monotonic() + grace_s
     _signal_all(_tree(command), signal.SIGTERM)
+    # reaping while waiting: an exited child stays in /proc as a zombie until this process collects it
     while (left := _tree(command)) and time.monotonic() < deadline:
         _reap(command)
         time.sleep(_TICK_S)
+    # again and again: a process that forked during the grace leaves a child the first round missed
     while left:
         _signal_all(left, signal.SIGKILL)
         time.sleep(_TICK_S)
@@ -137,11 +140,13 @@ class _Redactor:
         self.log = log
         self.secrets = secrets
         self.variants = sorted({v for s in secrets if len(s) >= MIN_SECRET_CHARS for v in encodings(s)}, key=len)
+        # one character less than the longest secret form: the most a read can end inside one
         self.keep = max((len(v) for v in self.variants), default=1) - 1
         self.pending = ""
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def write(self, data: bytes, *, final: bool = False) -> None:
+        # incremental: a read may end inside a multi-byte character, which the next read completes
         raw = self.pending + self.decoder.decode(data, final=final)
         cut = len(raw) if final else self._safe_cut(raw)
         self.log.write(redact(raw[:cut], self.secrets))
@@ -153,6 +158,7 @@ class _Redactor:
         else all but the last characters, never inside an occurrence of a secret."""
         cut = max(len(raw) - self.keep, raw.rfind("\n") + 1, 0)
         moved = True
+        # moving the cut back before one occurrence may put it inside another: repeat until none spans it
         while moved:
             moved = False
             for variant in self.variants:
@@ -181,6 +187,7 @@ def _pump(source: BinaryIO, redactor: _Redactor) -> None:
 def _exit_code(code: int | None) -> int:
     if code is None:
         return 1
+    # Popen gives −N for a death by signal N; a shell says 128 + N, as this process's parent expects
     return 128 - code if code < 0 else code
 
 

@@ -66,6 +66,7 @@ def _load(endpoint: Endpoint) -> tuple[float, float]:
 
 
 def _refused(exc: BackendError) -> bool:
+    # a refused connection is a server that is not there: out of rotation at once, not after MAX_FAULTS
     return isinstance(exc.__cause__, httpx.ConnectError)
 
 
@@ -135,6 +136,7 @@ class PoolBackend:
                 free = [e for e in live if e.in_flight < e.capacity]
                 if free:
                     last = self._last.get(run_id)
+                    # the run's previous server if it is free: its prompt cache already holds the conversation
                     chosen = last if last in free else min(free, key=_load)
                     chosen.in_flight += 1
                     return chosen
@@ -147,6 +149,7 @@ class PoolBackend:
             self._last.move_to_end(run_id)
             while len(self._last) > _AFFINITY * self.capacity:
                 self._last.popitem(last=False)
+            # every waiter looks again: a freed slot or a server gone down changes what each can take
             self._ready.notify_all()
 
     def _fault(self, endpoint: Endpoint, exc: BackendError) -> None:
@@ -179,6 +182,7 @@ class PoolBackend:
                 continue
             finally:
                 await self._release(endpoint, context.run_id)
+            # faults count in a row: one answer puts a flaky server back in good standing
             endpoint.faults = 0
             endpoint.calls += 1
             return completion

@@ -11,7 +11,7 @@ from typing import Any
 from evalkit.cli.options import ALPHA, DROP, FUTILITY, MARGIN, PATH, RUNS, SIMULATIONS
 from evalkit.gate.plan import POWER, CellPlan, Planned, plan_cells
 from evalkit.results.integrity import load_checked
-from evalkit.results.records import Results
+from evalkit.results.runs import Results, RunRow
 from evalkit.stats.registry import UNPAIRED, Statistics
 
 __all__ = ["add_arguments", "run"]
@@ -106,7 +106,7 @@ def _line(c: CellPlan, side: str) -> str:
     return head + "; ".join(parts)
 
 
-def _simulated_rates(args: argparse.Namespace, baseline: Results) -> Any:
+def _simulated_rates(args: argparse.Namespace, baseline: Results[RunRow]) -> Any:
     """The baseline's cells simulated from the profile (once, for every --drop), with the stacks,
     sampling and scenarios of --config or of the baseline's header."""
     from evalkit.backends.sim_profile import load_profile
@@ -128,11 +128,13 @@ def _simulated_rates(args: argparse.Namespace, baseline: Results) -> Any:
 
 
 def _drops(args: argparse.Namespace) -> list[float]:
+    # by default 10 points beyond the margin: a drop at the margin itself is never a regression
     return args.drop or [round(args.margin + 0.1, 6)]
 
 
 def run(args: argparse.Namespace) -> int:
     baseline = load_checked(args.baseline, transcripts=0)
+    # simulated once for every --drop: the simulation is the slow part, the drops only read it
     simulation = _simulated_rates(args, baseline) if args.profile else None
     side = "pairs" if args.pairing == "paired" else "runs per side"
     for drop in _drops(args):
@@ -164,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
             print(_line(c, side))
             if c.name in simulated:
                 print(simulated[c.name])
+        # the cost of cells that cannot reach 80% is not summed: "more than the limit" has no cost to add
         known = [c.planned.runs for c in cells if c.planned.runs is not None]
         calls = sum(c.planned.runs * c.calls_per_run for c in cells if c.planned.runs is not None)
         seconds = sum(c.planned.runs * c.seconds_per_run for c in cells if c.planned.runs is not None)

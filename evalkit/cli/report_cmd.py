@@ -11,7 +11,7 @@ from evalkit.cli.options import ALPHA, PATH, SEED, TRANSCRIPTS
 from evalkit.errors import ResultsError
 
 if TYPE_CHECKING:
-    from evalkit.results.records import Results
+    from evalkit.results.runs import Results, RunRow
 
 __all__ = ["add_arguments", "run"]
 
@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=run)
 
 
-def _default_out(results: Results, fmt: str) -> Path:
+def _default_out(results: Results[RunRow], fmt: str) -> Path:
     """reports/<config name>.<suffix>, unless a report is already there: replacing one (perhaps a
     committed report, or one made from other results) takes an explicit -o. The name comes from the
     results file, which is data: one that is not a plain file name (`../x`, `/tmp/x`) takes -o too."""
@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         return _report(args, results, out)
 
 
-def _report(args: argparse.Namespace, results: Results, out: Path | None) -> int:
+def _report(args: argparse.Namespace, results: Results[RunRow], out: Path | None) -> int:
     """Build the report and write it to `out` (None: stdout)."""
     from evalkit.report import render, write_report  # scipy, matplotlib: not for --help
     from evalkit.report.data import build_report, results_time

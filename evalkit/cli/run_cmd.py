@@ -120,6 +120,7 @@ def config_variables(config: RunConfig, environ: Mapping[str, str] = os.environ)
     ]
     texts += [agent.options.get("venv") for agent in config.agents.values()]
     names = [name for text in texts if isinstance(text, str) and text for name in variables_in(text)]
+    # set ones only: an unset variable reads its default on the resume too, and needs no assignment
     return {name: environ[name] for name in dict.fromkeys(names) if environ.get(name)}
 
 
@@ -144,6 +145,7 @@ def resume_command(args: argparse.Namespace, output: Path, variables: Mapping[st
         words += ["--executor", args.executor]
     if args.retry_infra:
         words.append("--retry-infra")
+    # quoted, so the line can be pasted into a shell as it is, whatever the paths and values hold
     assignments = [f"{name}={shlex.quote(value)}" for name, value in (variables or {}).items()]
     return " ".join([*assignments, shlex.join(words)])
 
@@ -169,6 +171,7 @@ def _report_format(path: Path) -> ReportFormat:
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config).allowing_state_modules(args.allow_state_module)
+    # the replay first: `-n` and the infra limit then apply to the replayed matrix as to any other
     if args.replay is not None:
         config = config.as_replay(args.replay)
     if args.runs is not None:
@@ -199,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
             on_footer=footers.append,
         )
     except KeyboardInterrupt:
+        # the message carries the resume command: the CLI prints it as the interrupted line
         raise KeyboardInterrupt(_stopped(args, output, progress.planned, config_variables(config))) from None
     finally:
         progress.close()
@@ -208,6 +212,7 @@ def run(args: argparse.Namespace) -> int:
     print(summary_table(results))
     print(f"\n{plural(len(results.runs), 'run')} in {output} ({time.monotonic() - started:.1f}s)")
     outage = unreachable_backends(results)
+    # the report is written even when a backend was down: it shows the outage, and exit 3 follows
     if args.report is not None and fmt is not None:
         from evalkit.report import write_report
         from evalkit.report.data import build_report, results_time

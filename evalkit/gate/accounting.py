@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
 from evalkit.results.escaping import plural
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.run.config_diff import differing_fields
 
 __all__ = [
@@ -36,14 +36,16 @@ MISSING_IN_CANDIDATE = "missing in the candidate"
 NOT_IN_BASELINE = "not in the baseline"
 
 
-def cell_id(run: RunRecord) -> CellId:
+def cell_id(run: RunRow) -> CellId:
     c = run.cell
     return (c.backend, c.mode, c.strategy, c.family, c.scenario)
 
 
-def infra_reason(runs: Iterable[RunRecord], side: str, limit: float) -> str | None:
+def infra_reason(runs: Iterable[RunRow], side: str, limit: float) -> str | None:
     """The reason a cell is not judged when its share of infra errors (of its supported runs) is
     above `limit` on this side, else None."""
+    # per cell, not pooled over its column: a cell that lost 60% of its runs says little even when
+    # its column lost 6%
     supported = [r for r in runs if r.outcome != "unsupported"]
     infra = sum(r.outcome == "infra_error" for r in supported)
     if supported and infra / len(supported) > limit:
@@ -55,18 +57,20 @@ def infra_reason(runs: Iterable[RunRecord], side: str, limit: float) -> str | No
     return None
 
 
-def _footerless(results: Results) -> bool:
+def _footerless(results: Results[RunRow]) -> bool:
+    # a resumed file has several segments: only the last one of each file says how it ended
     last = {seg.path: seg for seg in results.segments}
     return any(seg.footer is None or seg.footer.status != "complete" for seg in last.values())
 
 
-def partial_reasons(results: Results, side: str) -> dict[CellId, str]:
+def partial_reasons(results: Results[RunRow], side: str) -> dict[CellId, str]:
     """Scenario cells holding fewer runs than the header's `runs_per_cell`, with the reason. A file
     without a footer (truncated, killed or still running) is named as such. Results built in memory
     (no file segments read) carry no record of how they were written, and are taken as complete."""
     if not results.headers or not results.segments:
         return {}
     planned = max(h.runs_per_cell for h in results.headers)
+    # distinct run indices, not runs: a repeated record must not make up for a missing one
     indices: dict[CellId, set[int]] = defaultdict(set)
     for run in results.runs:
         if run.index < planned:
@@ -83,10 +87,11 @@ def partial_reasons(results: Results, side: str) -> dict[CellId, str]:
     }
 
 
-def first_reason(runs: Sequence[RunRecord], partial: dict[CellId, str]) -> str | None:
+def first_reason(runs: Sequence[RunRow], partial: dict[CellId, str]) -> str | None:
     """For a cell (pooled or not): the reason of its first partial scenario cell, if any."""
     for key in sorted({cell_id(r) for r in runs}):
         if key in partial:
+            # a pooled cell names the scenario (family/scenario) whose runs are missing
             return f"{'/'.join(key[3:])}: {partial[key]}" if len({cell_id(r) for r in runs}) > 1 else partial[key]
     return None
 
@@ -94,12 +99,15 @@ def first_reason(runs: Sequence[RunRecord], partial: dict[CellId, str]) -> str |
 _NAMED = 5  # cells named per side; the rest are counted
 
 
-def config_warning(baseline: Results, candidate: Results, unjudged: Sequence[tuple[str, str]]) -> str | None:
+def config_warning(
+    baseline: Results[RunRow], candidate: Results[RunRow], unjudged: Sequence[tuple[str, str]]
+) -> str | None:
     """A gate compares one config run on two versions of the code. When the two files' headers hold
     different configs, say so, with the fields that differ and the cells only one side has."""
     if not baseline.headers or not candidate.headers:
         return None
     base, cand = baseline.headers[0], candidate.headers[0]
+    # equal hashes: equal configs, whatever their key order; only then is the field by field diff skipped
     fields = differing_fields(dict(base.config), dict(cand.config)) if base.config_hash != cand.config_hash else []
     if not fields:
         return None

@@ -48,7 +48,8 @@ from evalkit.gate.match import Matched, check_infra, match_runs, scenario_mismat
 from evalkit.gate.outcome import CellMeasurement, CellVerdict, GateResult, PooledVerdict
 from evalkit.gate.power_notes import power_notes
 from evalkit.gate.stratify import stratified_tests
-from evalkit.results.records import Cell, Results, RunRecord
+from evalkit.results.records import Cell
+from evalkit.results.runs import Results, RunRow
 from evalkit.results.table import group_runs
 from evalkit.stats.gate_tests import Counts, select
 from evalkit.stats.pvalues import floor_pvalue
@@ -66,19 +67,21 @@ def _key(c: Cell, config: GateConfig) -> Key:
 
 def _name(key: Key, config: GateConfig) -> str:
     parts = key[:-1] if config.match_model else key
+    # a scenario cell's name leaves its family out: the scenario names it alone
     return "/".join(parts[:3] + parts[4:] if config.level == "scenario" else parts)
 
 
-def _group(results: Results, config: GateConfig) -> dict[Key, Sequence[RunRecord]]:
+def _group(results: Results[RunRow], config: GateConfig) -> dict[Key, Sequence[RunRow]]:
     return group_runs(results.runs, lambda cell: (_key(cell, config),))
 
 
-def _check_sides(base: dict[Key, Sequence[RunRecord]], cand: dict[Key, Sequence[RunRecord]]) -> None:
+def _check_sides(base: dict[Key, Sequence[RunRow]], cand: dict[Key, Sequence[RunRow]]) -> None:
     if not base or not cand:
         raise GateInputError(f"the {'baseline' if not base else 'candidate'} has no runs")
 
 
 def _counts(m: Matched) -> Counts:
+    # paired tests read only the discordant pairs: lost (baseline passed, candidate failed) and gained
     pairs = list(zip(m.base_outcomes, m.cand_outcomes, strict=True)) if m.paired else []
     return Counts(
         sum(m.base_outcomes),
@@ -97,6 +100,7 @@ def _worst_scenarios(m: Matched, limit: int = 3) -> tuple[str, ...]:
         for run, ok in zip(runs, outcomes, strict=True):
             tallies[run.cell.scenario][side] += ok
             tallies[run.cell.scenario][side + 1] += 1
+    # the scenarios a pooled drop comes from, largest first: where a reader looks next
     drops = sorted(((bx / bn - cx / cn, s) for s, (bx, bn, cx, cn) in tallies.items()), reverse=True)
     return tuple(
         f"{s} {tallies[s][0]}/{tallies[s][1]} → {tallies[s][2]}/{tallies[s][3]}"
@@ -113,6 +117,7 @@ def _measure(key: Key, m: Matched, config: GateConfig) -> CellMeasurement:
     test = select(counts.paired, config.margin, config.test, counts.base_n, counts.cand_n)
     floors = [f for f in {config.floor_for(r.cell) for r in m.cand} if f is not None]
     floor = max(floors, default=None)  # pooled cells: the strictest
+    # a one-sided test at α inverts to a two-sided interval at 1 − 2α
     confidence = 1 - 2 * config.alpha
     within = config.margin > 0 and test.within_pvalue(counts, config.margin) <= config.alpha
     return CellMeasurement(
@@ -151,9 +156,7 @@ UNSUPPORTED = "unsupported on both sides"
 Partial = dict[str, dict[CellId, str]]
 
 
-def _not_judged(
-    key: Key, base: Sequence[RunRecord], cand: Sequence[RunRecord], config: GateConfig, partial: Partial
-) -> str:
+def _not_judged(key: Key, base: Sequence[RunRow], cand: Sequence[RunRow], config: GateConfig, partial: Partial) -> str:
     """Why the cell cannot be judged, or "" when it can."""
     if not base or not cand:
         return MISSING_IN_CANDIDATE if base else NOT_IN_BASELINE
@@ -168,8 +171,8 @@ def _not_judged(
 
 def _compare_cell(
     key: Key,
-    base: Sequence[RunRecord],
-    cand: Sequence[RunRecord],
+    base: Sequence[RunRow],
+    cand: Sequence[RunRow],
     config: GateConfig,
     notes: list[str],
     partial: Partial,
@@ -177,6 +180,7 @@ def _compare_cell(
     """The cell's measured fields, or (why the cell was not compared, whether that leaves it unjudged)."""
     name = _name(key, config)
     unsupported = [bool(runs) and all(r.outcome == "unsupported" for r in runs) for runs in (base, cand)]
+    # unsupported on both sides is the setup, not a hole in the evidence: skipped, not unjudged
     if all(unsupported):
         return UNSUPPORTED, False
     if any(unsupported):
@@ -192,7 +196,7 @@ def _compare_cell(
     return _measure(key, matched, config)
 
 
-def compare(baseline: Results, candidate: Results, config: GateConfig | None = None) -> GateResult:
+def compare(baseline: Results[RunRow], candidate: Results[RunRow], config: GateConfig | None = None) -> GateResult:
     """Judge every cell either side holds; raises GateInputError when the inputs cannot be compared
     at all (a side without runs, a strategy column over the infra limit)."""
     config = config or GateConfig()
@@ -211,11 +215,13 @@ def compare(baseline: Results, candidate: Results, config: GateConfig | None = N
             measured.append(outcome)
         else:
             (unjudged if outcome[1] else skipped).append((_name(key, config), outcome[0]))
+    # Cochran–Mantel–Haenszel tests a drop of zero; with a margin the strata have no test to pool
     strata = (
         stratified_tests([(m.family, m.scenario, m.baseline, m.candidate) for m in measured], 1 - 2 * config.alpha)
         if config.stratified and not config.margin
         else []
     )
+    # one Holm family over every test the verdict rests on, so adding cells never loosens one
     holm = HolmFamily([m.p for m in measured], [m.floor_p for m in measured], [r.p for _, _, r in strata])
     final = [m.judged(p, floor_p) for m, p, floor_p in zip(measured, holm.drops, holm.floors, strict=True)]
     pooled = tuple(

@@ -85,6 +85,7 @@ class GateConfig(StrictModel):
         return name
 
     def floor_for(self, c: Cell) -> float | None:
+        # the first matching rule wins, so a specific rule goes before a general one in the file
         for rule in self.floors:
             fields = (
                 (rule.backend, c.backend),
@@ -94,8 +95,10 @@ class GateConfig(StrictModel):
                 (rule.family, c.family),
                 (rule.scenario, c.scenario),
             )
+            # case-sensitive on every platform: a label means the same on macOS and Linux
             if all(fnmatchcase(value, pattern) for pattern, value in fields):
                 return rule.floor
+        # no rule matched: the one floor for every cell, if set
         return self.floor
 
 

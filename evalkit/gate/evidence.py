@@ -34,6 +34,7 @@ def need_text(runs: int | None, margin: float, paired: bool) -> str:
 def evidence_summary(cells: Sequence[CellVerdict], margin: float) -> str:
     """`0 regressed, 41 shown within 5 points, 7 not enough evidence (need up to … runs per side …)`."""
     failed = [c for c in cells if c.failed]
+    # the test's name without its parenthesised details: one entry per test, however many cells used it
     tests = sorted({c.test.split(" (")[0] for c in failed if c.dropped})
     regressed = f"{len(failed)} regressed" + (f" ({'; '.join(tests)})" if tests else "")
     passed = [c for c in cells if not c.failed]
@@ -46,5 +47,6 @@ def evidence_summary(cells: Sequence[CellVerdict], margin: float) -> str:
     runs = [c.need_runs for c in short]
     known = [n for n in runs if n is not None]
     paired = all(c.counts.paired for c in short)
+    # one cell past plan's limit makes the honest figure "more than the limit", not the others' largest
     most = None if len(known) < len(runs) else max(known)
     return f"{text}, {len(short)} not enough evidence (at their rates, {need_text(most, margin, paired)})"

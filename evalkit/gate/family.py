@@ -24,6 +24,7 @@ class HolmFamily:
     """The raw p-values of every test, then each one's Holm-adjusted p-value by the same index."""
 
     def __init__(self, drops: Sequence[float], floors: Sequence[float | None], pooled: Sequence[float]) -> None:
+        # one list, so Holm ranks every test against every other; then read back in the same order
         raw = [*drops, *(p for p in floors if p is not None), *pooled]
         adjusted = iter(holm(raw))
         self.drops = [next(adjusted) for _ in drops]
@@ -42,6 +43,7 @@ def floor_notes(verdicts: Sequence[CellVerdict], alpha: float, pooled: int = 0) 
         f"with the cells' drop tests: a cell whose true rate equals its floor fails with probability "
         f"≤ {alpha / m:.4g} (≤ α = {alpha} for all tests together)"
     ]
+    # a floor the cell's size cannot fail even at 0 passes is a gate that cannot go red: say so
     unreachable = sorted(
         {
             (v.floor, v.candidate.n)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from evalkit.errors import GateInputError
 from evalkit.gate.config import GateConfig
 from evalkit.results.escaping import plural
-from evalkit.results.records import RunRecord
+from evalkit.results.runs import RunRow
 
 __all__ = ["Matched", "check_infra", "match_runs", "scenario_mismatch"]
 
@@ -26,8 +26,8 @@ PairKey = tuple[str, int, int]
 
 @dataclass(frozen=True)
 class Matched:
-    base: list[RunRecord]
-    cand: list[RunRecord]
+    base: list[RunRow]
+    cand: list[RunRow]
     base_outcomes: list[bool]
     cand_outcomes: list[bool]
     paired: bool  # base[i] and cand[i] are the same scenario, run index and seed
@@ -35,11 +35,12 @@ class Matched:
     why_empty: str = ""
 
 
-def check_infra(runs: Sequence[RunRecord], side: str, config: GateConfig) -> None:
+def check_infra(runs: Sequence[RunRow], side: str, config: GateConfig) -> None:
     """A broken backend makes the input unusable: infra errors over the limit in a strategy column
     (backend, mode, strategy, pooled over scenarios) raise GateInputError."""
     tally: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for run in runs:
+        # an unsupported cell never ran: neither a run of the backend nor a failure of it
         if run.outcome != "unsupported":
             c = run.cell
             t = tally[f"{c.backend}/{c.mode}/{c.strategy}"]
@@ -57,40 +58,43 @@ def _are_infra(n: int) -> str:
     return "is an infra error" if n == 1 else "are infra errors"
 
 
-def _pair_key(run: RunRecord) -> PairKey:
+def _pair_key(run: RunRow) -> PairKey:
     return (run.cell.scenario, run.index, run.seed)
 
 
-def _pairs(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> tuple[list[RunRecord], list[RunRecord]] | None:
+def _pairs(base: Sequence[RunRow], cand: Sequence[RunRow]) -> tuple[list[RunRow], list[RunRow]] | None:
     left, right = {_pair_key(r): r for r in base}, {_pair_key(r): r for r in cand}
+    # a key seen twice, or on one side only: the runs do not pair up
     if len(left) != len(base) or len(right) != len(cand) or left.keys() != right.keys():
         return None
+    # a pair counts only when both of its runs do: an infra error takes its partner out with it
     keys = sorted(k for k in left if left[k].counted and right[k].counted)
     return [left[k] for k in keys], [right[k] for k in keys]
 
 
-def _by_scenario(runs: Sequence[RunRecord]) -> dict[str, list[RunRecord]]:
-    out: dict[str, list[RunRecord]] = defaultdict(list)
+def _by_scenario(runs: Sequence[RunRow]) -> dict[str, list[RunRow]]:
+    out: dict[str, list[RunRow]] = defaultdict(list)
+    # by run index, not file order: a resumed or merged file keeps the same runs first
     for run in sorted(runs, key=lambda r: r.index):
         if run.counted:
             out[run.cell.scenario].append(run)
     return out
 
 
-def _same_mix(
-    base: Sequence[RunRecord], cand: Sequence[RunRecord], pooled: bool
-) -> tuple[list[RunRecord], list[RunRecord]]:
+def _same_mix(base: Sequence[RunRow], cand: Sequence[RunRow], pooled: bool) -> tuple[list[RunRow], list[RunRow]]:
     b, c = _by_scenario(base), _by_scenario(cand)
-    keep_b: list[RunRecord] = []
-    keep_c: list[RunRecord] = []
+    keep_b: list[RunRow] = []
+    keep_c: list[RunRow] = []
+    # a scenario counted on one side only would weigh in one side's pool only
     for scenario in sorted(b.keys() & c.keys()):
+        # pooled: as many runs of each scenario on both sides, so both pools average the same mix
         n = min(len(b[scenario]), len(c[scenario])) if pooled else None
         keep_b += b[scenario][:n]
         keep_c += c[scenario][:n]
     return keep_b, keep_c
 
 
-def scenario_mismatch(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> str | None:
+def scenario_mismatch(base: Sequence[RunRow], cand: Sequence[RunRow]) -> str | None:
     """Pooled cells: both sides must have run the same scenarios; else why not (the cell is not judged)."""
     b = {r.cell.scenario for r in base if r.outcome != "unsupported"}
     c = {r.cell.scenario for r in cand if r.outcome != "unsupported"}
@@ -107,7 +111,7 @@ def scenario_mismatch(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> s
     )
 
 
-def _left_out(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], kept: tuple[int, int]) -> list[str]:
+def _left_out(name: str, base: Sequence[RunRow], cand: Sequence[RunRow], kept: tuple[int, int]) -> list[str]:
     counted = (sum(r.counted for r in base), sum(r.counted for r in cand))
     if counted == kept or not kept[0]:
         return []
@@ -119,7 +123,7 @@ def _left_out(name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], k
     ]
 
 
-def _why_empty(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> str:
+def _why_empty(base: Sequence[RunRow], cand: Sequence[RunRow]) -> str:
     parts = [
         f"{side}: {plural(sum(r.outcome == 'infra_error' for r in runs), 'infra error')} of {plural(len(runs), 'run')}"
         for side, runs in (("baseline", base), ("candidate", cand))
@@ -129,7 +133,7 @@ def _why_empty(base: Sequence[RunRecord], cand: Sequence[RunRecord]) -> str:
 
 
 def match_runs(
-    name: str, base: Sequence[RunRecord], cand: Sequence[RunRecord], config: GateConfig, *, pooled: bool
+    name: str, base: Sequence[RunRow], cand: Sequence[RunRow], config: GateConfig, *, pooled: bool
 ) -> Matched:
     """The runs of one cell that the gate compares, and the outcomes of `config.metric` (pooled
     cells: the caller has checked `scenario_mismatch`)."""
@@ -138,6 +142,7 @@ def match_runs(
         raise GateInputError("pairing: paired, but the runs do not pair up by scenario, index and seed")
     kept_b, kept_c = pairs if pairs is not None else _same_mix(base, cand, pooled)
     notes = _left_out(name, base, cand, (len(kept_b), len(kept_c)))
+    # `metric` names one of a run's boolean fields (`GateConfig.metric` allows no other)
     return Matched(
         kept_b,
         kept_c,

@@ -15,6 +15,7 @@ __all__ = ["CellMeasurement", "CellVerdict", "GateResult", "PooledVerdict", "pts
 
 def pts(value: float) -> str:
     """A change in whole points with its sign ("+3", "-12", "0")."""
+    # a change that rounds to no points reads "0", not "+0" or "-0"
     points = round(value * 100)
     return f"{points:+d}" if points else "0"
 

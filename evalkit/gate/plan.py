@@ -23,7 +23,7 @@ from typing import Literal
 from scipy import special
 
 from evalkit.gate.accounting import cell_id
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.stats.gate_tests import select
 from evalkit.stats.regions import PairStaircase
 from evalkit.stats.registry import UNPAIRED
@@ -63,6 +63,7 @@ def _least(
     """The least n (≥ low) with power_at(n) ≥ POWER: doubling or halving from the guess to a bracket,
     bisection inside it (taking the power as rising with n), then the _SCAN runs below each answer
     tried too, until none of them reaches it."""
+    # an exact power costs a region's probability: each n is computed once, however often it is asked
     cache: dict[int, float] = {}
 
     def at(n: int) -> float:
@@ -71,12 +72,14 @@ def _least(
         return cache[n]
 
     high = min(max(guess, low), limit)
+    # the guess falls short: double until the power is reached, or the limit says it never is
     if at(high) < POWER:
         while at(high) < POWER:
             if high >= limit:
                 return None
             high = min(limit, max(high * 2, high + 1))
     below = max(low, high // 2)
+    # the guess was generous: halve until a size falls short, which brackets the answer
     while below > low and at(below) >= POWER:
         high, below = below, max(low, below // 2)
     if at(below) >= POWER:
@@ -95,6 +98,7 @@ def _least(
 
 def _normal_runs(p_base: float, p_cand: float, margin: float, alpha: float) -> int:
     """A first guess: the normal approximation's runs per side for the drop beyond the margin."""
+    # floors: at a rate of 0 or 1 the variance vanishes and the formula would ask for no runs at all
     variance = max(p_base * (1 - p_base) + p_cand * (1 - p_cand), 0.02)
     beyond = max(p_base - p_cand - margin, 1e-3)
     z = -float(special.ndtri(alpha)) + float(special.ndtri(POWER))
@@ -106,6 +110,7 @@ def _score_power(n: int, p_base: float, p_cand: float, margin: float, alpha: flo
     no supremum to take, so cheap, and close to the exact power (a guess for where to look)."""
     order: Order = "tango" if paired else "fm"
     region = ordering_region(order, n, n, margin, -float(special.ndtri(alpha)))
+    # pairs with independent outcomes: lost is "baseline passed, candidate failed", gained the reverse
     if isinstance(region, PairStaircase):
         return float(region.probability(p_base * (1 - p_cand), (1 - p_base) * p_cand)[0])
     return float(region.probability(p_base, p_cand)[0])
@@ -126,6 +131,7 @@ def runs_for_drop(
     p: float, drop: float, alpha: float, *, margin: float = 0.0, paired: bool = True, test: Unpaired = UNPAIRED.default
 ) -> Planned:
     """Runs per side (pairs) at which the gate's test on a cell at rate p catches a drop to p − drop."""
+    # the tolerance lets a drop of 40% from a rate of 0.4 read as possible despite float error
     if drop > p + 1e-12:
         return Planned(None, None, f"no drop of {drop:.0%} is possible from {p:.0%}")
     if drop <= margin:
@@ -179,6 +185,7 @@ def runs_to_show_within(
         if k >= top:
             return Planned(None, None, f"more than {LIMIT:,} runs per side")
         k += 1
+    # the guess may overshoot: step back while the grid's previous number still reaches 80%
     while k > 0 and power(k - 1) >= POWER:
         k -= 1
     return Planned(round_runs(k), power(k), below=power(k - 1) if k > 0 else None)
@@ -228,16 +235,17 @@ class CellPlan:
     sequential_expected: float | None = None  # its expected candidate runs with nothing changed
 
 
-def _cells(baseline: Results) -> dict[tuple[str, ...], list[RunRecord]]:
-    cells: dict[tuple[str, ...], list[RunRecord]] = defaultdict(list)
+def _cells(baseline: Results[RunRow]) -> dict[tuple[str, ...], list[RunRow]]:
+    cells: dict[tuple[str, ...], list[RunRow]] = defaultdict(list)
     for run in baseline.runs:
+        # the rate a gate would compare against counts no infra error
         if run.counted:
             cells[cell_id(run)].append(run)
     return cells
 
 
 def plan_cells(
-    baseline: Results,
+    baseline: Results[RunRow],
     drop: float,
     *,
     alpha: float = 0.05,
@@ -250,6 +258,7 @@ def plan_cells(
 ) -> list[CellPlan]:
     """One plan per scenario cell of the baseline, at α/m over its m cells."""
     cells = _cells(baseline)
+    # α/m, Holm's first step over the cells: the level every cell is sure to be tested at
     level = alpha / max(1, len(cells))
     paired = pairing == "paired"
     out = []

@@ -26,6 +26,7 @@ def _median_rate(cells: Sequence[CellVerdict]) -> float:
 
 
 def _group_note(cells: Sequence[CellVerdict], alpha: float, margin: float) -> str:
+    # the cells of a group share their sizes and test: the first one speaks for them
     v = cells[0]
     test = by_kind(v.kind)
     base = _median_rate(cells)
@@ -50,6 +51,7 @@ def _margin_note(verdicts: Sequence[CellVerdict], config: GateConfig) -> list[st
     if config.margin <= 0:
         return []
     base = _median_rate(verdicts)
+    # one figure for the whole gate: the design most of its cells had
     paired = sum(v.counts.paired for v in verdicts) * 2 >= len(verdicts)
     planned = runs_to_show_within(base, config.margin, config.alpha, paired=paired, test=config.test)
     side = "pairs" if paired else "runs per side"
@@ -68,6 +70,7 @@ def power_notes(verdicts: Sequence[CellVerdict], config: GateConfig, pooled: int
     groups: dict[tuple[int, int, GateKind], list[CellVerdict]] = defaultdict(list)
     for v in verdicts:
         groups[(v.baseline.n, v.candidate.n, v.kind)].append(v)
+    # Holm's first step is the strictest: power there is what every cell is sure to have
     alpha = config.alpha / family_size(verdicts, pooled)
     ordered = sorted(groups.values(), key=lambda g: (-len(g), g[0].baseline.n))
     notes = [_group_note(g, alpha, config.margin) for g in ordered[:_GROUPS]]

@@ -45,6 +45,7 @@ def md(text: str) -> str:
 
 
 def verdict_word(failed: bool, unjudged: int, allowed: bool) -> str:
+    # a regression is said first, whatever else holds: it is the news a CI log must not bury
     if failed:
         return "FAIL"
     if unjudged and not allowed:
@@ -66,6 +67,7 @@ def _family(result: GateResult) -> str:
 
 
 def _article(points: int) -> str:
+    # "an" before the numbers read aloud with a vowel: 8, 11, 18, 80-89
     return "an" if str(points).startswith("8") or points in (11, 18) else "a"
 
 
@@ -84,6 +86,7 @@ def _stratified_part(result: GateResult) -> str:
 
 def _headline(result: GateResult) -> str:
     verdict = verdict_word(result.regressed, len(result.unjudged), result.allow_unjudged)
+    # with --require-evidence a pass that was not shown within the margin is no pass
     if verdict == "PASS" and result.require_evidence and result.short_of_evidence:
         verdict = "NOT ENOUGH EVIDENCE"
     return (
@@ -141,11 +144,13 @@ def render_text(result: GateResult, *, verbose: bool = False) -> str:
         lines.append(SIMULATED)
     lines += [f"warning: {w}" for w in result.warnings]
     lines += [f"note: {n}" for n in result.notes]
+    # failed cells in full, passed ones only with -v: a gate of hundreds of cells stays readable
     for v in result.failed:
         lines.append(f"FAIL {v.name} ({v.where})")
         lines += [f"     - {reason}" for reason in v.reasons]
     if verbose:
         lines += [f"pass {_cell_line(v)}" for v in result.cells if not v.failed]
+    # names are data: one line each, so a newline in a scenario id cannot forge a verdict line
     return "\n".join(one_line(line) for line in lines + _skipped_lines(result))
 
 
@@ -248,11 +253,13 @@ def junit_case(
     made XML-safe here (names from results files may hold any character: an ESC byte made the file
     unparseable)."""
     name = xml_text(one_line(name))
+    # backend.mode.strategy as the class: CI tools group the cases of one guard stack together
     case = ET.SubElement(
         suite, "testcase", classname="evalkit.gate." + ".".join(name.split("/")[:3]), name=name, time="0"
     )
     suite.set("tests", str(int(suite.get("tests", "0")) + 1))
     if failure is not None:
+        # unusable input is an error of the gate, not a failed cell: CI tools show the two apart
         tag = "error" if kind == "input" else "failure"
         element = ET.SubElement(case, tag, message=xml_text(one_line(failure[0])), type=kind)
         element.text = xml_text(failure[1])
@@ -275,12 +282,14 @@ def junit_text(suite: ET.Element) -> str:
 def render_junit(result: GateResult) -> str:
     """JUnit XML: one test case per cell, a failure element with the reasons for failed cells."""
     suite = junit_suite("evalkit gate", result.simulated)
+    # by identity: two cells with equal fields are still two test cases
     short = set(map(id, result.short_of_evidence))
     for v in result.cells:
         if v.failed:
             junit_case(suite, v.name, failure=("; ".join(v.reasons), f"{_cell_line(v)} ({v.where})"))
         elif id(v) in short:
             evidence = _evidence(v)
+            # short of evidence fails the case only when the gate was told to require evidence
             failure = (evidence, f"{_cell_line(v)} ({v.where})") if result.require_evidence else None
             junit_case(suite, v.name, failure=failure, kind="not enough evidence", output=evidence)
         else:
@@ -368,6 +377,7 @@ def sequential_markdown(result: SequentialResult) -> str:
         "| cell | family | model | verdict | runs | candidate | baseline | failures that fail it |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    # regressions first: the rows a reader opened the summary for
     for c in sorted(result.cells, key=lambda c: (not c.regression, c.name)):
         verdict = f"**FAIL**: {c.decision}" if c.regression else c.decision
         lines.append(

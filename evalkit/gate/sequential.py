@@ -32,7 +32,7 @@ from evalkit.gate.accounting import infra_reason, partial_reasons
 from evalkit.gate.config import GateConfig, SequentialSettings
 from evalkit.gate.match import check_infra
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.run.config import RunConfig
 from evalkit.run.preflight import config_scenarios
 from evalkit.run.runner import run_config
@@ -94,15 +94,16 @@ class SequentialResult:
 
 
 def batch_seed(seed: int, batch: int) -> int:
+    # each batch its own seeds, or every batch would repeat the first one's runs; primes spread them
     return (seed * 1_000_003 + batch * 7_919) % 2**31
 
 
-def _name(run: RunRecord) -> str:
+def _name(run: RunRow) -> str:
     c = run.cell
     return f"{c.backend}/{c.mode}/{c.strategy}/{c.scenario}"
 
 
-def baseline_counts(baseline: Results, metric: str) -> dict[str, tuple[int, int]]:
+def baseline_counts(baseline: Results[RunRow], metric: str) -> dict[str, tuple[int, int]]:
     """Per scenario cell: (passes, counted runs) of the metric."""
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for run in baseline.runs:
@@ -127,16 +128,17 @@ def _narrowed(config: RunConfig, undecided: set[str], sources: dict[str, str]) -
     )
 
 
-def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[RunRecord]:
+def _run_batch(config: RunConfig, out_dir: Path, batch: int, size: int) -> list[RunRow]:
     batch_config = config.model_copy(update={"runs": size, "seed": batch_seed(config.seed, batch)})
     path = out_dir / f"batch-{batch:03d}.jsonl"
+    # a batch file left by an interrupted gate is finished, not run again: the same seeds give the same runs
     run_config(batch_config, path, resume=path.exists())
     return sorted(load_results([path]).runs, key=lambda r: r.index)
 
 
-def baseline_unjudged(baseline: Results, gate: GateConfig) -> dict[str, str]:
+def baseline_unjudged(baseline: Results[RunRow], gate: GateConfig) -> dict[str, str]:
     """Baseline cells that cannot serve as a reference: partial, or over the infra limit in the cell."""
-    by_name: dict[str, list[RunRecord]] = defaultdict(list)
+    by_name: dict[str, list[RunRow]] = defaultdict(list)
     for run in baseline.runs:
         by_name[_name(run)].append(run)
     partial = {"/".join(k[:3] + k[4:]): why for k, why in partial_reasons(baseline, "baseline").items()}
@@ -149,6 +151,7 @@ def baseline_unjudged(baseline: Results, gate: GateConfig) -> dict[str, str]:
 
 
 def _rules(names: set[str], base: dict[str, tuple[int, int]], gate: GateConfig) -> dict[str, CellRule]:
+    # α/m over the cells judged, as the fixed-N gate's first Holm step
     s, alpha = gate.sequential, gate.alpha / max(1, len(names))
     looks = -(-s.max_runs // s.batch) - 1  # every batch but the last
     return {n: cell_rule(*base[n], s.max_runs, alpha, looks=looks, futility=s.futility, test=gate.test) for n in names}
@@ -160,7 +163,7 @@ def _short_decision(rule: CellRule, passes: int, runs: int) -> str:
     return "regression (short)" if p <= rule.final_alpha else "accept (short)"
 
 
-def _cell(name: str, run: RunRecord, rule: CellRule, decision: str, outcomes: list[bool]) -> SequentialCell:
+def _cell(name: str, run: RunRow, rule: CellRule, decision: str, outcomes: list[bool]) -> SequentialCell:
     return SequentialCell(
         name,
         run.cell.family,
@@ -176,14 +179,15 @@ def _cell(name: str, run: RunRecord, rule: CellRule, decision: str, outcomes: li
 class _State:
     def __init__(self) -> None:
         self.outcomes: dict[str, list[bool]] = defaultdict(list)
-        self.first: dict[str, RunRecord] = {}
+        self.first: dict[str, RunRow] = {}
         self.decided: dict[str, SequentialCell] = {}
-        self.runs: list[RunRecord] = []
+        self.runs: list[RunRow] = []
 
-    def add(self, runs: list[RunRecord], metric: str) -> None:
+    def add(self, runs: list[RunRow], metric: str) -> None:
         self.runs += runs
         for run in runs:
             name = _name(run)
+            # a decided cell's later runs (it shared a batch with undecided ones) change nothing
             if run.outcome == "unsupported" or name in self.decided:
                 continue
             self.first.setdefault(name, run)
@@ -197,13 +201,14 @@ def _decide_all(state: _State, rules: dict[str, CellRule], final: bool) -> None:
             continue
         seen = state.outcomes[name]
         decision: str = decide(rule, sum(seen), len(seen) - sum(seen), interim=not final)
+        # still open after the last batch: infra errors left it short, so the fixed-N test decides
         if decision == "continue" and final:
             decision = _short_decision(rule, sum(seen), len(seen))
         if decision != "continue":
             state.decided[name] = _cell(name, state.first[name], rule, decision, seen)
 
 
-def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: GateConfig) -> SequentialResult:
+def run_sequential(config: RunConfig, baseline: Results[RunRow], out_dir: Path, gate: GateConfig) -> SequentialResult:
     """Run batches of `config` into `out_dir` until every cell has its verdict against `baseline`.
 
     Raises GateInputError when infra errors exceed `max_infra_error_rate` in a strategy column, or
@@ -222,11 +227,13 @@ def run_sequential(config: RunConfig, baseline: Results, out_dir: Path, gate: Ga
         batch, done = batch + 1, done + size
         if not state.outcomes:
             raise GateInputError(f"{config.name}: no candidate run counted (all unsupported or infra errors)")
+        # the rules are set once, after the first batch: the cells judged (and so α/m) do not change later
         rules = rules or _rules(set(state.first) & (in_baseline - unusable.keys()), base, gate)
         _decide_all(state, rules, final=done >= settings.max_runs)
         undecided = set(rules) - set(state.decided)
         if not undecided:
             break
+        # the next batch runs only what is undecided: a decided cell costs nothing more
         narrowed = _narrowed(config, undecided, sources)
     check_infra(state.runs, "candidate", gate)
     unjudged = _unjudged(state, in_baseline, unusable, gate)
@@ -254,6 +261,7 @@ def _power_notes(rules: dict[str, CellRule], settings: SequentialSettings) -> li
     notes = []
     for (x, n), count in groups.most_common(3):
         rule = next(r for r in rules.values() if (r.base_x, r.base_n) == (x, n))
+        # a baseline so low that even max_runs failures are not significant: say so, not a power of 0
         if rule.failures_to_fail > rule.max_runs:
             notes.append(f"power: {count} cell(s) with a baseline of {x}/{n}: no result can fail them at α/m")
             continue
@@ -274,7 +282,7 @@ def _unjudged(state: _State, in_baseline: set[str], unusable: dict[str, str], ga
     out = {name: "not in the candidate config" for name in in_baseline - ran}
     out |= {name: "not in the baseline" for name in ran - in_baseline}
     out |= {name: why for name, why in unusable.items() if name in ran}
-    by_name: dict[str, list[RunRecord]] = defaultdict(list)
+    by_name: dict[str, list[RunRow]] = defaultdict(list)
     for run in state.runs:
         by_name[_name(run)].append(run)
     for name, runs in by_name.items():

@@ -31,7 +31,7 @@ import numpy as np
 from evalkit.backends.sim_profile import SimProfile
 from evalkit.errors import ConfigError
 from evalkit.gate.accounting import cell_id
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.run.config import recorded_stacks
 from evalkit.scenario.model import Scenario
 from evalkit.simfit.simulate import SimCell, simulate_cells
@@ -73,6 +73,7 @@ class _Design:
 def _power(rates: np.ndarray, drop: float, mean: float, n: int, design: _Design) -> np.ndarray:
     """Per experiment, the exact power of the gate's test at α/m with n runs a side (pairs with
     independent outcomes), baseline rate p and candidate rate p (1 - drop/mean)."""
+    # the drop scales with each experiment's rate, so the mean over experiments drops by `drop`
     cand = rates * (1 - drop / mean)
     test = select(design.paired, design.margin, design.test, n, n)
     region = test.region(n, n, design.margin, design.level)
@@ -99,14 +100,15 @@ def _runs_needed(rates: np.ndarray, drop: float, mean: float, design: _Design, s
 
 
 def _sim_cells(
-    baseline: Results, profile: SimProfile, scenarios: dict[str, Scenario], config: dict[str, Any]
+    baseline: Results[RunRow], profile: SimProfile, scenarios: dict[str, Scenario], config: dict[str, Any]
 ) -> tuple[list[tuple[str, SimCell]], list[str], int]:
     """The baseline's cells to simulate (named as the analytic plan names them), those left out, and m."""
-    cells: dict[tuple[str, ...], list[RunRecord]] = defaultdict(list)
+    cells: dict[tuple[str, ...], list[RunRow]] = defaultdict(list)
     for run in baseline.runs:
         if run.counted:
             cells[cell_id(run)].append(run)
     chosen, left_out = [], []
+    # a hand-written profile names no model: it stands in for every cell of the baseline
     model = profile.fitted.model if profile.fitted is not None else None
     models = {runs[0].cell.model for runs in cells.values()}
     others: dict[str, int] = defaultdict(int)
@@ -125,11 +127,12 @@ def _sim_cells(
     return chosen, left_out, len(cells)
 
 
-def header_settings(baseline: Results) -> dict[str, Any]:
+def header_settings(baseline: Results[RunRow]) -> dict[str, Any]:
     """The stacks (`strategies:`) and `sampling:` the baseline ran with, from its headers' configs."""
     headers = [h.config for h in baseline.headers]
     for header in headers:  # a stack a results file cannot hold is an error naming it, before anything is simulated
         recorded_stacks(header, ", ".join(baseline.paths))
+    # a resumed file has several headers: a stack added by a later one is still a stack the runs used
     stacks = {k: v for h in headers for k, v in (h.get("strategies") or {}).items()}
     return {"strategies": stacks, "sampling": headers[0].get("sampling") if headers else None}
 
@@ -145,7 +148,7 @@ class SimRates:
 
 
 def simulate_rates(
-    baseline: Results,
+    baseline: Results[RunRow],
     profile: SimProfile,
     scenarios: dict[str, Scenario],
     config: dict[str, Any],
@@ -182,6 +185,7 @@ def simulate_plan(
     at_planned: list[np.ndarray] = []
     for j, name in enumerate(simulated.names):
         mean = float(rates[:, j].mean())
+        # a cell that cannot drop by D on average has no power to plan for
         if mean <= 0 or mean < drop:
             out[name] = SimCellPlan(name, mean, None, None)
             continue
@@ -194,6 +198,8 @@ def simulate_plan(
     every = independent = None
     if at_planned:
         powers = np.array(at_planned)  # cells x experiments
+        # within one experiment the cells share a posterior draw: their powers move together, which
+        # the product over cells per experiment keeps and the product of means would not
         every = float(powers.prod(axis=0).mean())
         independent = float(powers.mean(axis=1).prod())
     return SimPlan(out, rates.shape[0], every, independent, simulated.left_out)

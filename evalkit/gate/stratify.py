@@ -22,6 +22,7 @@ def stratified_tests(cells: Sequence[Cell], confidence: float) -> list[tuple[str
     groups: dict[str, list[Cell]] = defaultdict(list)
     for cell in cells:
         groups["all cells"].append(cell)
+        # per family only at the scenario level: a pooled cell is no stratum of one family
         if cell[0] and cell[1]:
             groups[f"family {cell[0]}"].append(cell)
     out = []
@@ -29,6 +30,7 @@ def stratified_tests(cells: Sequence[Cell], confidence: float) -> list[tuple[str
         if name != "all cells" and len(members) == len(cells):
             continue  # one family holds every cell: the same test twice
         result = cmh([(b.x, b.n, c.x, c.n) for _, _, b, c in members], confidence)
+        # no stratum with variance (every run passed, or failed): nothing to test
         if result is not None:
             out.append((name, len(members), result))
     return out

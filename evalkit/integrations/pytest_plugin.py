@@ -27,7 +27,7 @@ import pytest
 
 if TYPE_CHECKING:
     from evalkit.gate.outcome import GateResult
-    from evalkit.results.records import Results
+    from evalkit.results.runs import Results, RunRow
     from evalkit.run.config import RunConfig
     from evalkit.scenario.model import Scenario
 
@@ -87,9 +87,9 @@ class EvalkitSession:
     source: Path
     run_config: RunConfig
     scenarios: list[Scenario]
-    baseline: Results | None
+    baseline: Results[RunRow] | None
     out: Path | None
-    _results: Results | None = None
+    _results: Results[RunRow] | None = None
     _gate: GateResult | None = None
     _done: bool = field(default=False)
     _temporary: Path | None = None
@@ -121,6 +121,7 @@ class EvalkitSession:
             self._temporary = Path(tempfile.mkdtemp(prefix="evalkit-"))
             out = self._temporary / f"{self.run_config.name}.jsonl"
         run_config(self.run_config, out, resume=out.exists())
+        # rows without transcripts: the items read rates and verdicts only
         self._results = load_checked([out], transcripts=0)
         if self.baseline is not None:
             from evalkit.gate.comparison import compare
@@ -221,13 +222,14 @@ class EvalkitCellFailed(AssertionError):
 
 
 @pytest.fixture
-def evalkit_run(tmp_path: Path) -> Callable[..., Results]:
-    """Run a config (a path or a `RunConfig`) into a fresh results file; `runs=N` overrides its N."""
+def evalkit_run(tmp_path: Path) -> Callable[..., Results[RunRow]]:
+    """Run a config (a path or a `RunConfig`) into a fresh results file; `runs=N` overrides its N.
+    Its runs are rows without transcripts (`RunRow`); `load_results(results.paths)` reads them whole."""
     from evalkit.results.integrity import load_checked
     from evalkit.run.config import RunConfig, load_config
     from evalkit.run.runner import run_config
 
-    def run(config: str | Path | RunConfig, *, runs: int | None = None) -> Results:
+    def run(config: str | Path | RunConfig, *, runs: int | None = None) -> Results[RunRow]:
         loaded = config if isinstance(config, RunConfig) else load_config(config)
         if runs is not None:
             loaded = loaded.with_runs(runs)

@@ -50,6 +50,7 @@ def _without_tokens(text: str) -> str:
 
 def degenerate_reason(text: str | None) -> str | None:
     """Why `text` is degenerate output, or None for a real reply (None and '' are 'no reply', not this)."""
+    # no reply is its own failure (the check's `reply` item), not degenerate output
     if not text or not text.strip():
         return None
     tokens = _CONTROL.findall(text)
@@ -64,6 +65,7 @@ def degenerate_reason(text: str | None) -> str | None:
         closer = _CLOSERS.search(text)
         if closer and not _NOTHING_LEFT.fullmatch(_without_tokens(text[closer.end() :])):
             return f"goes on after the end-of-turn token {closer.group(0)} ({len(tokens)} control tokens: {shown})"
+        # whitespace left out: a token in a short reply padded with newlines is still most of it
         visible = len(re.sub(r"\s", "", text))
         share = sum(len(t) for t in tokens) / visible
         if len(tokens) >= 2 and share >= _TOKEN_SHARE:  # one trailing end token is harmless
@@ -76,6 +78,7 @@ def _loop_reason(text: str) -> str | None:
     if len(lines) < _MIN_LOOP_LINES:
         return None
     line, count = Counter(lines).most_common(1)[0]
+    # at least three times: a list with one repeated heading is no loop
     if count >= 3 and count * 2 >= len(lines):
         return f"repeats the line {line[:60]!r} {count} times in {len(lines)} lines"
     return None

@@ -26,12 +26,14 @@ __all__ = ["state_items", "turn_items"]
 
 def state_items(scenario: Scenario, calls: list[ExecutedCall], upto_turn: int) -> list[CheckItem]:
     """The state and results items for the turns up to `upto_turn` (0-based)."""
+    # fresh mocks for both sides, replayed from the start: a turn's state is what all turns so far made
     model, reference = StatefulMocks(scenario), StatefulMocks(scenario)
     reference.replay(scenario.reference.calls)
     produced: list[str] = []  # every result of the model's calls so far (BFCL: all turns, not only this one)
     turn_results: list[tuple[Any, str | None]] = []
     for index in range(upto_turn + 1):
         for done in calls:
+            # only calls that ran: an unknown or malformed call changed no state when the run made it
             if done.turn == index and done.known_tool and not done.call.malformed:
                 produced.append(_result_key(model.call(done.call.name, done.call.arguments or {})))
         turn_results = reference.replay(scenario.turns[index].reference)
@@ -66,6 +68,7 @@ def _results_detail(missing: list[str], idle: bool) -> str:
 
 
 def _result_key(outcome: tuple[Any, str | None]) -> str:
+    # sorted keys and `str` for what JSON cannot hold: equal results compare equal as text
     return json.dumps(outcome, sort_keys=True, default=str)
 
 
@@ -88,6 +91,7 @@ def turn_items(scenario: Scenario, calls: list[ExecutedCall], replies: list[str 
         if turn.check is None:
             continue
         mine = [c for c in calls if c.turn == index]
+        # a run that stopped early has no answer for the later turns: their reply items fail
         reply = replies[index] if index < len(replies) else None
         found = check_items(scenario, mine, reply, turn.check)
         if turn.check.state_as_reference:

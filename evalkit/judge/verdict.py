@@ -49,12 +49,16 @@ def failure_category(outcome: Outcome, items: list[CheckItem], calls: list[Execu
     """The category of a run that is not correct, from its outcome, failed item kinds and calls."""
     failed = [i for i in items if not i.passed]
     kinds = {i.kind for i in failed}
+    # outcomes that are their own category: what the checks say of such a run is beside the point
     if outcome in ("infra_error", "escalated", "guard_fatal", "runaway", "time_limit"):
         return outcome
+    # before the iteration limit: a run that should have called nothing and looped on calls is
+    # the unneeded calls, not the loop
     if "no_tool_calls" in kinds:
         return "unneeded_tool_call"
     if outcome == "iteration_limit":
         return "unneeded_tool_call" if "forbidden_call" in kinds else outcome
+    # template debris passes substring checks by accident: it is named before any content verdict
     if "not_degenerate" in kinds:
         return "degenerate_output"
     if any(i.structural for i in failed) or outcome not in _ENDED_NORMALLY:
@@ -77,7 +81,9 @@ def judge_run(
         items += state_items(scenario, calls, len(scenario.turns) - 1)
     items += turn_items(scenario, calls, turn_replies or [])
     structural_ok = all(i.passed for i in items if i.structural)
+    # a run stopped by a guard or a limit did not complete, whatever its calls happened to satisfy
     completed = outcome in _ENDED_NORMALLY and structural_ok
     correct = completed and all(i.passed for i in items)
+    # an unsupported cell never ran: it has no failure to categorise
     failure = None if correct or outcome == "unsupported" else failure_category(outcome, items, calls)
     return Verdict(completed=completed, correct=correct, items=items, failure=failure)

@@ -67,6 +67,7 @@ def render(data: ReportData, fmt: ReportFormat = "html") -> str:
     if fmt not in FORMATS:
         raise ValueError(f"unknown report format {fmt!r} (known: {', '.join(FORMATS)})")
     renderer = FORMATS[fmt]
+    # imported now, not at the top: `run` prints its summary without jinja2 or matplotlib
     text: str = getattr(importlib.import_module(renderer.module), renderer.function)(data)
     return text
 

@@ -90,6 +90,7 @@ def calibration_svg(shown: list[CalibrationPoint], headline: str) -> str:
                 fontsize=7,
                 color=_OUTSIDE,
             )
+    # a little past 0 and 1 so a point at either end is whole; equal axes, so the diagonal is at 45°
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
     ax.set_aspect("equal")

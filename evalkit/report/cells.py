@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalkit.results.records import RunRecord
+from evalkit.results.runs import RunRow
 from evalkit.stats.averages import bootstrap_mean, pass_hat_k
 from evalkit.stats.proportions import Interval, IntervalMethod
 from evalkit.stats.rates import Rate, rate
@@ -99,9 +99,10 @@ class Tally:
         return len(self.latency)
 
     @classmethod
-    def of(cls, runs: Sequence[RunRecord]) -> Tally:
+    def of(cls, runs: Sequence[RunRow]) -> Tally:
         tally = cls(runs=len(runs), simulated=any(r.simulated for r in runs))
         for r in runs:
+            # infra errors and unsupported runs say nothing of the model: counted apart, never in a rate
             if not r.counted:
                 tally.infra_errors += r.outcome == "infra_error"
                 tally.unsupported += r.outcome == "unsupported"
@@ -109,17 +110,19 @@ class Tally:
             tally.completed += r.completed
             tally.correct += r.correct
             tally.first_try += r.first_try
+            # `guard_fires` leaves out the prepare choices: choosing a context is not a rescue
             tally.guard_fired += r.guard_fires > 0
             tally.retries[r.retries] += 1
             if r.failure:
                 tally.failures[r.failure] += 1
+            # pass^k is averaged over scenarios, so it needs each scenario's own count
             scenario = tally.per_scenario.setdefault(r.cell.scenario, [0, 0])
             scenario[0] += r.correct
             scenario[1] += 1
             tally.add_cost(r)
         return tally
 
-    def add_cost(self, r: RunRecord) -> None:
+    def add_cost(self, r: RunRow) -> None:
         self.calls_seen += r.model_calls
         served = r.served
         if served is None:
@@ -128,9 +131,12 @@ class Tally:
             self.wasted_calls += r.wasted_calls
             self.tokens += r.usage.prompt_tokens + r.usage.completion_tokens
             return
+        # behind a guard proxy the model server's count is the cost: the proxy's own retries are
+        # hidden from evalkit's client, which saw fewer calls than were paid for
         self.served_runs += 1
         self.latency.append(served.latency_s)
         self.model_calls += served.calls
+        # the proxy's retries make the served count alone exceed the ideal path; never below zero
         self.wasted_calls += max(0, served.calls - r.ideal_iterations)
         self.tokens += served.prompt_tokens + served.completion_tokens
 
@@ -146,6 +152,7 @@ class Tally:
                 both = out.per_scenario.setdefault(scenario, [0, 0])
                 both[0] += correct
                 both[1] += counted
+            # the latencies themselves, not a mean: a family's median and p90 need every run's
             out.latency += part.latency
             out.simulated = out.simulated or part.simulated
         return out
@@ -185,7 +192,7 @@ def _cost(tally: Tally) -> Cost | None:
 
 
 def cell_stats(
-    runs: Sequence[RunRecord] | Tally,
+    runs: Sequence[RunRow] | Tally,
     rng: np.random.Generator,
     *,
     confidence: float = 0.95,
@@ -194,6 +201,7 @@ def cell_stats(
     """A cell's statistics, from its runs or from their tally (`Tally.of`, or a `Tally.total`)."""
     tally = runs if isinstance(runs, Tally) else Tally.of(runs)
     n = tally.counted
+    # runs with 0, 1, ... retries, up to the largest seen: a retry count no run had still shows as 0
     hist = tuple(tally.retries.get(i, 0) for i in range(max(tally.retries) + 1)) if tally.retries else ()
     return CellStats(
         runs=tally.runs,

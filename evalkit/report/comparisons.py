@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from evalkit.results.records import RunRecord
+from evalkit.results.runs import RunRow
 from evalkit.results.table import pair_keys
 from evalkit.stats.proportions import Difference, newcombe
 from evalkit.stats.pvalues import boschloo, holm, mcnemar
@@ -52,37 +52,42 @@ class DiscordantPairs:
     comparisons."""
 
     def __init__(self) -> None:
-        self._held: dict[int, tuple[Sequence[RunRecord], np.ndarray | None, np.ndarray]] = {}
+        self._held: dict[int, tuple[Sequence[RunRow], np.ndarray | None, np.ndarray]] = {}
         self._scenarios: dict[str, int] = {}  # one numbering for every cell's keys
 
-    def _of(self, runs: Sequence[RunRecord]) -> tuple[np.ndarray | None, np.ndarray]:
+    def _of(self, runs: Sequence[RunRow]) -> tuple[np.ndarray | None, np.ndarray]:
         """(the counted runs' pair keys, sorted, or None when two share one; their `correct`)."""
         held = self._held.get(id(runs))
+        # held by id, and the runs kept with it: a freed cell's id may be reused by another
         if held is None or held[0] is not runs:
             keys, counted, correct = pair_keys(runs, self._scenarios)
             keys, correct = keys[counted], correct[counted]
+            # sorted keys compare two cells with one array_equal, not a dict lookup a run
             order = np.argsort(keys, kind="stable")
             keys, correct = keys[order], correct[order]
+            # two runs with one key (a repeated seed) cannot pair one to one: the test is unpaired
             unique = not np.any(keys[1:] == keys[:-1])
             held = self._held[id(runs)] = (runs, keys if unique else None, correct)
         return held[1], held[2]
 
-    def count(self, a: Sequence[RunRecord], b: Sequence[RunRecord]) -> tuple[int, int] | None:
+    def count(self, a: Sequence[RunRow], b: Sequence[RunRow]) -> tuple[int, int] | None:
         """(a correct and b not, b correct and a not) over the pairs, or None when the counted runs
         do not pair up one to one by (scenario, run index, seed)."""
         (left, x), (right, y) = self._of(a), self._of(b)
+        # paired only when every counted run of each side has its partner: a partial pairing would
+        # test a subset chosen by which runs failed to count
         if left is None or right is None or not len(left) or not np.array_equal(left, right):
             return None
         return int(np.count_nonzero(x & ~y)), int(np.count_nonzero(y & ~x))
 
-    def correct_rate(self, runs: Sequence[RunRecord], confidence: float) -> Rate | None:
+    def correct_rate(self, runs: Sequence[RunRow], confidence: float) -> Rate | None:
         """The rate of `correct` over the counted runs."""
         correct = self._of(runs)[1]
         return rate(int(np.count_nonzero(correct)), len(correct), confidence)
 
 
 def two_sided(
-    a: Sequence[RunRecord], b: Sequence[RunRecord], ra: Rate, rb: Rate, pairs: DiscordantPairs
+    a: Sequence[RunRow], b: Sequence[RunRow], ra: Rate, rb: Rate, pairs: DiscordantPairs
 ) -> tuple[str, tuple[int, int] | None, float]:
     """The two-sided exact test of correct(a) against correct(b): McNemar on the discordant pairs when
     the runs pair one to one, else Boschloo on the two proportions. (name, discordant pairs, p)."""
@@ -96,7 +101,7 @@ def _compare(
     kind: ComparisonKind,
     group: str,
     scope: str,
-    sides: dict[str, Sequence[RunRecord]],
+    sides: dict[str, Sequence[RunRow]],
     confidence: float,
     pairs: DiscordantPairs,
 ) -> list[Comparison]:
@@ -129,7 +134,7 @@ def _compare(
 
 
 def compare(
-    groups: dict[tuple[ComparisonKind, str, str], dict[str, Sequence[RunRecord]]],
+    groups: dict[tuple[ComparisonKind, str, str], dict[str, Sequence[RunRow]]],
     *,
     alpha: float = 0.05,
     confidence: float = 0.95,

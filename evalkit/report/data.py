@@ -27,7 +27,8 @@ from evalkit.report.side_by_side import SideBySideLine, configured_pairs, side_b
 from evalkit.report.terminal import configured_order
 from evalkit.report.transcripts import Transcript, pick_failed, pick_passing, prepare_choices, transcript
 from evalkit.results.integrity import incompleteness
-from evalkit.results.records import Cell, Results, RunRecord
+from evalkit.results.records import Cell, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.results.table import group_runs
 from evalkit.stats.proportions import IntervalMethod
 from evalkit.stats.rates import Rate
@@ -174,7 +175,7 @@ class ReportData:
 ColumnKey = tuple[str, str, str, str]
 
 
-def _columns(results: Results) -> list[Column]:
+def _columns(results: Results[RunRow]) -> list[Column]:
     backends, modes, strategies = configured_order(results)
 
     def rank(order: list[str], value: str) -> tuple[int, str]:
@@ -186,7 +187,7 @@ def _columns(results: Results) -> list[Column]:
     return [Column(f"c{i}", *key, simulated=key in simulated) for i, key in enumerate(ordered)]
 
 
-def _rows(results: Results) -> list[Row]:
+def _rows(results: Results[RunRow]) -> list[Row]:
     families: dict[str, set[str]] = defaultdict(set)
     for run in results.runs:
         families[run.cell.family].add(run.cell.scenario)
@@ -198,8 +199,8 @@ def _rows(results: Results) -> list[Row]:
 
 
 def _group_runs(
-    results: Results, columns: Sequence[Column], rows: Sequence[Row]
-) -> dict[tuple[str, str], Sequence[RunRecord]]:
+    results: Results[RunRow], columns: Sequence[Column], rows: Sequence[Row]
+) -> dict[tuple[str, str], Sequence[RunRow]]:
     """Runs per (row id, column id), in file order: each run in its scenario's, its family's and the
     overall row's cell of its column."""
     by_column: dict[ColumnKey, str] = {(c.backend, c.model, c.mode, c.strategy): c.id for c in columns}
@@ -215,10 +216,11 @@ def _group_runs(
     return {key: grouped[key] for key in sorted(grouped, key=order.__getitem__)}
 
 
-def _tallies(rows: Sequence[Row], grouped: dict[tuple[str, str], Sequence[RunRecord]]) -> dict[tuple[str, str], Tally]:
+def _tallies(rows: Sequence[Row], grouped: dict[tuple[str, str], Sequence[RunRow]]) -> dict[tuple[str, str], Tally]:
     """Scenario cells tally their runs; a family's cells and the overall row's add up their scenarios'."""
     family_row = {r.family: r.id for r in rows if r.kind == "family"}
     scenario_rows = {r.id: r for r in rows if r.kind == "scenario"}
+    # only scenario cells read their runs: each run is read once, however many rows it is counted in
     tallies = {key: Tally.of(runs) for key, runs in grouped.items() if key[0] in scenario_rows}
     pooled: dict[tuple[str, str], list[Tally]] = defaultdict(list)
     for (row_id, column_id), tally in tallies.items():
@@ -228,11 +230,11 @@ def _tallies(rows: Sequence[Row], grouped: dict[tuple[str, str], Sequence[RunRec
 
 
 def _comparison_groups(
-    columns: Sequence[Column], rows: Sequence[Row], grouped: dict[tuple[str, str], Sequence[RunRecord]]
-) -> dict[tuple[ComparisonKind, str, str], dict[str, Sequence[RunRecord]]]:
+    columns: Sequence[Column], rows: Sequence[Row], grouped: dict[tuple[str, str], Sequence[RunRow]]
+) -> dict[tuple[ComparisonKind, str, str], dict[str, Sequence[RunRow]]]:
     """Strategies side by side within a backend/model/mode, and models side by side within a
     mode/strategy, for the overall row and each family."""
-    out: dict[tuple[ComparisonKind, str, str], dict[str, Sequence[RunRecord]]] = defaultdict(dict)
+    out: dict[tuple[ComparisonKind, str, str], dict[str, Sequence[RunRow]]] = defaultdict(dict)
     for row in rows:
         if row.kind == "scenario":
             continue  # per-scenario pairs would multiply the comparisons past any useful power
@@ -245,7 +247,7 @@ def _comparison_groups(
 
 
 def _not_counted(
-    columns: Sequence[Column], rows: Sequence[Row], grouped: dict[tuple[str, str], Sequence[RunRecord]]
+    columns: Sequence[Column], rows: Sequence[Row], grouped: dict[tuple[str, str], Sequence[RunRow]]
 ) -> list[NotCounted]:
     out = []
     for column in columns:
@@ -271,7 +273,7 @@ def _drilldown(
     ident: str,
     column: Column,
     row: Row,
-    runs: Sequence[RunRecord],
+    runs: Sequence[RunRow],
     whole: Sequence[RunRecord],
     stats: CellStats,
     max_failed: int,
@@ -290,14 +292,14 @@ def _drilldown(
     )
 
 
-def results_time(results: Results) -> str | None:
+def results_time(results: Results[RunRow]) -> str | None:
     """When the newest segment of `results` finished: a report's stamp. Not the clock: the same files
     give the same report, byte for byte, so a committed report made again from its results is unchanged."""
     return max((footer.finished_at for footer in results.footers), default=None)
 
 
 def build_report(
-    results: Results,
+    results: Results[RunRow],
     *,
     title: str | None = None,
     confidence: float = 0.95,
@@ -320,6 +322,7 @@ def build_report(
         ri, ci = int(row_id[1:]), int(column_id[1:])
         stats = cell_stats(
             tallies[(row_id, column_id)],
+            # seeded by the cell's place: its bootstrap does not depend on the cells computed before it
             np.random.default_rng([seed, ri, ci]),
             confidence=confidence,
             method=interval_method,

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 
 from evalkit.report.cells import CellStats, Cost
 from evalkit.report.comparisons import DiscordantPairs
-from evalkit.results.records import RunRecord
+from evalkit.results.runs import RunRow
 from evalkit.stats.pvalues import boschloo, holm, mcnemar
 from evalkit.stats.rates import Rate
 
@@ -108,6 +108,7 @@ def finding_sentence(f: Finding) -> str:
             f"{model}, {f.family}: no stack produced a correct run "
             f"(0/{best.correct.n} for each of {others + 1}); nothing to ship."
         )
+    # a best that is no better than nothing is not named best: "best" would read as "use this"
     if not f.works:
         return (
             f"{model}, {f.family}: no stack works here: the most correct, {best.name}, is correct "
@@ -132,9 +133,8 @@ def finding_sentence(f: Finding) -> str:
     return text
 
 
-def _p_better(
-    best: Sequence[RunRecord], other: Sequence[RunRecord], rb: Rate, ro: Rate, pairs: DiscordantPairs
-) -> float:
+def _p_better(best: Sequence[RunRow], other: Sequence[RunRow], rb: Rate, ro: Rate, pairs: DiscordantPairs) -> float:
+    # one-sided: the question is whether the best is better, not whether the two differ
     discordant = pairs.count(best, other)
     if discordant is not None:
         return mcnemar(*discordant, alternative="greater")
@@ -142,25 +142,28 @@ def _p_better(
 
 
 def _smallest_p(
-    best: Sequence[RunRecord], other: Sequence[RunRecord], rb: Rate, ro: Rate, pairs: DiscordantPairs, tests: int
+    best: Sequence[RunRow], other: Sequence[RunRow], rb: Rate, ro: Rate, pairs: DiscordantPairs, tests: int
 ) -> float:
     """The Holm-adjusted p of the most lopsided outcome these run counts allow (the best's correct
     runs against none of the other's), ranked first in Holm's order: above α, no outcome could tell."""
+    # paired: every correct run of the best lost by the other, none gained
     if pairs.count(best, other) is not None:
         extreme = mcnemar(rb.x, 0, alternative="greater")
     else:
         extreme = boschloo(rb.x, rb.n, 0, ro.n, alternative="greater")
+    # ranked first, Holm multiplies it by the number of tests: no rank gives it a smaller adjusted p
     return min(1.0, tests * extreme)
 
 
 def _rank(c: Candidate, order: int) -> tuple[float, int, float, float, int]:
+    # ties on the rate go to more evidence, then to the cheaper stack; display order last, so it is stable
     return (-c.correct.value, -c.correct.n, c.cost.model_calls_mean, c.cost.latency_median_s, order)
 
 
 def _finding(
     model: str,
     family: str,
-    candidates: list[tuple[Candidate, Sequence[RunRecord]]],
+    candidates: list[tuple[Candidate, Sequence[RunRow]]],
     alpha: float,
     pairs: DiscordantPairs,
 ) -> Finding:
@@ -168,7 +171,8 @@ def _finding(
     (best, best_runs), rest = ranked[0][1], [c for _, c in ranked[1:]]
     p_raw = [_p_better(best_runs, runs, best.correct, c.correct, pairs) for c, runs in rest]
 
-    def too_few(c: Candidate, runs: Sequence[RunRecord], p: float) -> bool:
+    def too_few(c: Candidate, runs: Sequence[RunRow], p: float) -> bool:
+        # only a stack not shown worse can be "too few": one shown worse had enough runs to show it
         return p > alpha and _smallest_p(best_runs, runs, best.correct, c.correct, pairs, len(rest)) > alpha
 
     tested = [(replace(c, p_holm=p), too_few(c, runs, p)) for (c, runs), p in zip(rest, holm(p_raw), strict=True)]
@@ -180,6 +184,7 @@ def _finding(
         worse=tuple(c for c, _ in tested if c.p_holm is not None and c.p_holm <= alpha),
         alpha=alpha,
         too_few=tuple(c for c, few in tested if few),
+        # against a stack of the same size with none correct: is the best better than nothing at all?
         p_vs_none=boschloo(best.correct.x, best.correct.n, 0, best.correct.n, alternative="greater"),
     )
 
@@ -187,7 +192,7 @@ def _finding(
 def find(
     families: Sequence[tuple[str, str]],
     columns: Sequence[tuple[str, str, str]],
-    runs: dict[tuple[str, str], Sequence[RunRecord]],
+    runs: dict[tuple[str, str], Sequence[RunRow]],
     cells: dict[tuple[str, str], CellStats],
     alpha: float = 0.05,
     guards: dict[str, str] | None = None,
@@ -195,6 +200,7 @@ def find(
     """`families`: (row id, family); `columns`: (column id, model label, stack), in display order;
     `runs` and `cells` keyed by (row id, column id); `guards`: column id -> what its stack runs. One
     finding per model and family with counted runs."""
+    # models in column order, once each: findings follow the matrix left to right
     models = list(dict.fromkeys(model for _, model, _ in columns))
     guards = guards or {}
     pairs = DiscordantPairs()
@@ -204,6 +210,7 @@ def find(
             candidates = []
             for column_id, column_model, stack in columns:
                 stats = cells.get((row_id, column_id))
+                # a stack with no counted run in this family has no rate to rank
                 if column_model != model or stats is None or stats.correct is None or stats.cost is None:
                     continue
                 candidate = Candidate(

@@ -23,12 +23,15 @@ Job = Callable[[], str]
 
 
 def can_fork() -> bool:
+    # the CPUs this process may use (a container's limit), not the machine's, where the OS says so
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return hasattr(os, "fork") and cpus > 1 and threading.active_count() == 1
 
 
 def draw(jobs: dict[str, Job], *, fork: bool | None = None) -> dict[str, str]:
     """Every job's SVG, in the order of `jobs`. `fork`: None decides by `can_fork()`."""
+    # every other job, not the second half: the forest plots come first and cost alike, so both
+    # processes get a share of each kind
     theirs = list(jobs)[1::2]
     if len(jobs) < 2 or not (can_fork() if fork is None else fork):
         return {name: job() for name, job in jobs.items()}
@@ -56,5 +59,6 @@ def _split(jobs: dict[str, Job], theirs: list[str]) -> dict[str, str]:
     finally:
         source.close()  # before waiting: a child still writing then fails instead of blocking
         _, status = os.waitpid(pid, 0)
+    # the child's own pickle, from a pipe only it writes to: nothing untrusted is unpickled
     sent: dict[str, str] = pickle.loads(payload) if status == 0 and payload else {}
     return drawn | (sent or {name: jobs[name]() for name in theirs})

@@ -37,6 +37,7 @@ def rate_colour(rate: Rate | None) -> str:
     """Red (0%) through yellow to green (100%), light enough for dark text."""
     if rate is None:
         return "#eeeeee"
+    # hue 0 is red and 120 green; one lightness for every cell keeps the text equally readable
     return f"hsl({rate.value * 120:.0f}, 70%, 82%)"
 
 
@@ -95,6 +96,7 @@ def side_calls(served: float | None, seen: float | None) -> str:
     """Model calls per run on one side of a side-by-side line: served, and seen where they differ."""
     if served is None:
         return "–"
+    # equal to the printed digit: a second number that reads the same would only add noise
     if seen is None or abs(served - seen) < 0.05:
         return f"{served:.1f}"
     return f"{served:.1f} ({seen:.1f} seen)"

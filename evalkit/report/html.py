@@ -59,6 +59,8 @@ def _visible(value: object) -> object:
 
 
 def environment() -> Environment:
+    # autoescape for markup, `finalize` for control characters, StrictUndefined so a misspelt field
+    # fails the report instead of printing nothing
     env = Environment(
         loader=PackageLoader("evalkit", "templates"),
         autoescape=True,
@@ -88,6 +90,7 @@ def environment() -> Environment:
 
 
 def render_html(data: ReportData) -> str:
+    # the one place markup is trusted: matplotlib wrote it, and escaped the labels it drew
     plots = {name: Markup(svg) for name, svg in render_plots(data).items()}
     template = environment().get_template("report.html.j2")
     return template.render(data=data, plots=plots, version=__version__)

@@ -36,6 +36,7 @@ def check_target(path: Path, *, option: str, overwrite: bool) -> None:
     """`path` as a log `option` may write: not a link, not an existing file unless `overwrite`, and never a
     results file or a folder (`check_output`)."""
     where = f"{option} {path.parent}: {path.name}"
+    # a link could point anywhere (a results file, another user's file): never written through
     if path.is_symlink():
         raise OutputError(f"{where} is a symbolic link: export never writes through one (remove it)")
     if path.exists() and not overwrite:
@@ -69,6 +70,7 @@ class LogArchive:
     def add(self, sample: Any, run_id: str) -> None:
         """Write `sample` (an `EvalSample`) and its summary; a `ResultsError` if its entry is taken."""
         name = f"{_SAMPLES}{sample.id}_epoch_{sample.epoch}.json"
+        # a zip may hold one name twice, and a viewer would show one of them: refused instead
         if name in self._names:
             raise ResultsError(
                 f"run {run_id!r}: another run of its column has scenario {sample.metadata['scenario']!r} "
@@ -77,6 +79,7 @@ class LogArchive:
         self._names.add(name)
         try:
             self._zip.writestr(name, _json(sample))
+            # the summaries go to a temporary file as one JSON list, written a sample at a time
             self._summaries.write(b"," if self.written else b"[")
             self._summaries.write(_json(sample.summary()))
         except OSError as exc:
@@ -89,6 +92,7 @@ class LogArchive:
         try:
             self._summaries.write(b"]" if self.written else b"[]")
             self._summaries.seek(0)
+            # zip64 up front: the member's size is not known until it is written, and may pass 4 GB
             with self._zip.open("summaries.json", "w", force_zip64=True) as member:
                 shutil.copyfileobj(self._summaries, member, 1 << 20)
             self._zip.writestr("header.json", _json(header))

@@ -112,8 +112,10 @@ def _tool_calls(message: Message) -> list[Any] | None:
 
     calls = [
         InspectCall(
+            # inspect pairs a call with its result by id: a call without one is named by its position
             id=call.id or f"call_{i}",
             function=call.name,
+            # arguments that did not parse are {} here; `parse_error` carries why, as inspect shows it
             arguments=call.arguments if call.arguments is not None else {},
             parse_error=call.parse_error,
         )
@@ -150,6 +152,7 @@ def _answer(run: RunRecord) -> str | None:
     if last is None:
         return None
     calls = "\n".join(_call_text(c) for c in last.tool_calls)
+    # a run that ended on its terminal tool answered with that call, whatever text came with it
     if run.outcome == "terminal_tool" and calls:
         return calls
     return last.content or calls or None
@@ -163,6 +166,7 @@ def _target(run: RunRecord) -> list[str] | str:
 def _scores(run: RunRecord) -> dict[str, Any]:
     from inspect_ai.scorer import Score
 
+    # an uncounted run (infra error, unsupported) is no verdict on the model: no score, not a 0
     if not run.counted:
         return {}
     answer = _answer(run)
@@ -179,6 +183,7 @@ def _usage(prompt: int, completion: int) -> Any:
 
 
 def _model(cell: Cell) -> str:
+    # the backend's label where it adds something: two backends may serve one model name
     return cell.model if cell.model == cell.backend else f"{cell.backend}/{cell.model}"
 
 
@@ -204,6 +209,7 @@ def _sample(run: RunRecord) -> Any:
         error = EvalError(message=run.error or "infra error", traceback="", traceback_ansi="")
     return EvalSample(
         id=sample_id(run.cell.scenario),
+        # inspect counts epochs from 1; evalkit's run index is 0-based
         epoch=run.index + 1,
         input=next((m.content for m in run.messages if m.role == "user"), ""),
         target=_target(run),
@@ -304,6 +310,7 @@ def _columns(paths: list[str | Path]) -> tuple[Header, str | None, dict[Key, int
     for run in results.runs:
         key = _column(run.cell)
         counts[key] = counts.get(key, 0) + 1
+    # the last complete footer: a log whose run never completed is written as "started"
     finished = next((f.finished_at for f in reversed(results.footers) if f.status == "complete"), None)
     return results.headers[0], finished, counts, results.simulated  # shards and resumes share the first name
 
@@ -330,6 +337,7 @@ def export_inspect(
     targets = {key: folder / log_name(header, key) for key in counts}
     if len(set(targets.values())) < len(targets):
         raise OutputError(f"{option} {folder}: two columns were given one log name")  # a hash collision
+    # every target checked before the first is written: a refusal leaves the folder as it was
     for target in targets.values():
         check_target(target, option=option, overwrite=overwrite)
     try:
@@ -339,6 +347,7 @@ def export_inspect(
     archives: list[LogArchive] = []
     try:
         keys = list(targets)
+        # a pass over the files per group of columns: memory holds a group's open archives, not all
         for start in range(0, len(keys), _GROUP):
             group: dict[Key, LogArchive] = {}
             for key in keys[start : start + _GROUP]:  # one at a time: each made is discarded on a failure

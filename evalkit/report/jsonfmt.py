@@ -25,6 +25,7 @@ def _plain(value: Any) -> Any:
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
+    # JSON has no NaN or infinity: a value without a number is null, which every reader accepts
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
@@ -76,4 +77,5 @@ def report_dict(data: ReportData) -> dict[str, Any]:
 
 
 def render_json(data: ReportData) -> str:
+    # allow_nan=False: a non-finite number that slipped past `_plain` is an error, not invalid JSON
     return json.dumps(report_dict(data), indent=1, ensure_ascii=False, allow_nan=False) + "\n"

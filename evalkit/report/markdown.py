@@ -39,6 +39,7 @@ def cell_text(stats: CellStats | None) -> str:
 def _matrix(data: ReportData) -> list[str]:
     """Transposed against the HTML matrix (one line per strategy column) so it fits a CI summary."""
     rows = [r for r in data.rows if r.kind != "scenario"]
+    # every name comes from a results file, so from a user or a model: escaped, a "|" cannot add a column
     head = ["backend · model · mode", "strategy"] + [markdown_cell(r.label) for r in rows]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for column in data.columns:
@@ -51,6 +52,7 @@ def _matrix(data: ReportData) -> list[str]:
 def _served(data: ReportData) -> list[str]:
     """Cost per run where a model server behind a guard proxy counted what it served, beside what
     evalkit's client saw (all scenarios); nothing when no run was counted so."""
+    # the overall row: cost per run over all scenarios, one line a column
     costs = [(c, s.cost) for c in data.columns if (s := data.cell(data.rows[0], c)) and s.cost]
     if not any(cost.served_runs for _, cost in costs):
         return []
@@ -81,6 +83,7 @@ def _comparisons(data: ReportData) -> list[str]:
         f"{len(significant)} of {len(data.comparisons)} comparisons of correct rates (strategies within a "
         f"model, models within a strategy) differ after Holm's correction (α = {data.alpha}, two-sided)."
     ]
+    # only the significant ones as rows: a CI summary has no room for every pair
     if significant:
         lines += [
             "",

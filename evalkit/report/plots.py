@@ -57,6 +57,7 @@ def to_svg(fig: Figure, name: str) -> str:
     boxes: list[Bbox] = []
     hook = fig.canvas.mpl_connect("draw_event", lambda event: boxes.append(fig.get_tightbbox(event.renderer)))
     try:
+        # no date and a fixed salt: the same data draws the same bytes, so a committed report regenerates unchanged
         with matplotlib.rc_context({"svg.hashsalt": f"evalkit-{name}", "svg.fonttype": "none"}):
             fig.savefig(buf, format="svg", metadata={"Date": None})
     finally:
@@ -101,11 +102,13 @@ def _overall(data: ReportData) -> list[tuple[Column, CellStats]]:
 
 
 def _group_colour(data: ReportData) -> Callable[[Column], str]:
+    # one colour per backend · model, in column order: every plot colours a model alike
     groups = list(dict.fromkeys(c.group for c in data.columns))
     return lambda column: _GROUP_COLOURS[groups.index(column.group) % len(_GROUP_COLOURS)]
 
 
 def _figure(rows: int, width: float = 7.5) -> tuple[Figure, Axes]:
+    # a figure's height grows with its rows, so a label never overlaps the next one
     fig = Figure(figsize=(width, 0.9 + 0.32 * max(rows, 1)))
     return fig, fig.add_subplot()
 
@@ -126,7 +129,9 @@ def _forest(data: ReportData, row: Row, name: str) -> str:
             capsize=3,
         )
     ax.set_yticks(range(len(items)), [_label(c) for c, _ in items])
+    # the first column on top, as the matrix lists it
     ax.invert_yaxis()
+    # a little past 0 and 1, so a marker at either end is not cut in half
     ax.set_xlim(-0.02, 1.02)
     ax.set_xlabel(f"correct rate ({data.confidence:.0%} {data.interval_method} interval)")
     ax.grid(axis="x", alpha=0.3)
@@ -149,6 +154,7 @@ def tradeoff(data: ReportData) -> str:
     fig = Figure(figsize=(7.5, 4.2))
     ax = fig.add_subplot()
     colour = _group_colour(data)
+    # colour says the model, the marker the strategy: both readable without the legend's order
     markers = "osD^v<>Pp*hX"
     strategies = list(dict.fromkeys(c.strategy for c, _ in items))
     for column, stats in items:
@@ -184,6 +190,7 @@ def heatmap(data: ReportData) -> str:
                 values[i, j] = stats.correct.value
     fig = Figure(figsize=(1.6 + 0.75 * len(data.columns), 1.8 + 0.3 * len(rows)))
     ax = fig.add_subplot()
+    # a cell with no counted run is left blank, not drawn as 0%
     image = ax.imshow(np.ma.masked_invalid(values), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
     for (i, j), value in np.ndenumerate(values):
         if not np.isnan(value):
@@ -214,6 +221,7 @@ def heatmap(data: ReportData) -> str:
 
 
 def _bucketed(hist: tuple[int, ...]) -> list[int]:
+    # 0 to 3 retries each, then 4 and more together: a long tail of single runs would be unreadable bars
     return [*hist[:4], *([0] * (4 - len(hist[:4]))), sum(hist[4:])]
 
 
@@ -232,6 +240,7 @@ def _stacked(ax: Axes, labels: list[str], parts: list[str], shares: np.ndarray, 
 def retries_distribution(data: ReportData) -> str:
     """Share of counted runs with 0, 1, 2, 3 and 4+ retries, per column."""
     items = _overall(data)
+    # `max(…, 1)`: a column without counted runs draws an empty bar rather than dividing by zero
     shares = np.array([np.array(_bucketed(s.retries_hist)) / max(s.counted, 1) for _, s in items])
     fig, ax = _figure(len(items))
     blues = list(matplotlib.colormaps["Blues"](np.linspace(0.2, 0.95, len(_RETRY_BUCKETS))))
@@ -272,6 +281,7 @@ def render_plots(data: ReportData, *, fork: bool | None = None) -> dict[str, str
     nothing to plot. `fork`: see `evalkit.report.forked.draw`."""
     if not _overall(data):
         return {}
+    # the latency plot only where some latency was measured (see `tradeoff`)
     plots = {name: partial(plot, data) for name, plot in PLOTS.items() if name != "tradeoff" or measured_latency(data)}
     return draw(forest_plots(data) | plots, fork=fork)
 

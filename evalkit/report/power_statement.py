@@ -32,6 +32,7 @@ class DetectableLine:
     mcnemar: float | None  # n independent pairs (the conservative case for paired runs)
 
     def used(self, paired: bool) -> float | None:
+        # the figure for the test the comparisons actually run
         return self.mcnemar if paired else self.boschloo
 
 
@@ -91,5 +92,6 @@ def power_statement(n: int, alpha: float = 0.05, *, paired: bool = False) -> Pow
 
 
 def _needed(alpha: float) -> tuple[SampleSize, ...]:
+    # other levels are searched now: rare, and a report asked for them can afford the time
     known = NEEDED_AT_DEFAULTS.get((alpha, POWER))
     return known or tuple(n_needed(b, c, alpha=alpha, power=POWER) for b, c in DROPS)

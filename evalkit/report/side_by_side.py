@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from evalkit.report.cells import CellStats
 from evalkit.report.comparisons import DiscordantPairs, two_sided
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.run.config import CellRef, SideBySide
 from evalkit.stats.proportions import Difference, newcombe
 from evalkit.stats.pvalues import holm
@@ -48,7 +48,7 @@ class SideBySideLine:
     significant: bool
 
 
-def configured_pairs(results: Results) -> list[SideBySide]:
+def configured_pairs(results: Results[RunRow]) -> list[SideBySide]:
     """The `side_by_side` pairs of the results headers' configs, each once, in the order given."""
     seen: dict[str, SideBySide] = {}
     for header in results.headers:
@@ -60,6 +60,7 @@ def configured_pairs(results: Results) -> list[SideBySide]:
                 pair = SideBySide.model_validate(item)
             except ValidationError:
                 continue  # a header from a later evalkit with fields this one does not know
+            # a resumed file repeats its config's pairs in each header: each pair is one line, once
             seen.setdefault(pair.model_dump_json(), pair)
     return list(seen.values())
 
@@ -84,7 +85,7 @@ def side_by_side(
     scopes: Sequence[tuple[str, str]],
     column_of: dict[tuple[str, str, str], str],
     cells: dict[str, dict[str, CellStats]],
-    grouped: dict[tuple[str, str], Sequence[RunRecord]],
+    grouped: dict[tuple[str, str], Sequence[RunRow]],
     *,
     confidence: float = 0.95,
     alpha: float = 0.05,
@@ -98,6 +99,7 @@ def side_by_side(
         for row_id, scope in scopes:
             stats = [cells.get(row_id, {}).get(i) if i else None for i in ids]
             left, right = _side(pair.left, stats[0]), _side(pair.right, stats[1])
+            # a side with no counted run yet is shown, without a test: the claim is named, not dropped
             if left.correct is None or right.correct is None or None in ids:
                 raw.append(SideBySideLine(pair.claim, scope, left, right, None, "", None, None, False))
                 continue
@@ -106,6 +108,7 @@ def side_by_side(
             lx, rx = left.correct, right.correct
             difference = newcombe(lx.x, lx.n, rx.x, rx.n, confidence)
             raw.append(SideBySideLine(pair.claim, scope, left, right, difference, test, p, None, False))
+    # Holm over the lines with a test only: an untested line must not make the others stricter
     tested = {i: line.p for i, line in enumerate(raw) if line.p is not None}
     adjusted = dict(zip(tested, holm(list(tested.values())), strict=True))
     return tuple(

@@ -13,7 +13,7 @@ from collections import defaultdict
 from evalkit.report.provenance import fitted_labels
 from evalkit.report.restarts import phase_exits, summary_line
 from evalkit.results.escaping import one_line
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.stats.proportions import wilson
 
 __all__ = ["WIDTH", "configured_order", "summary_table"]
@@ -21,12 +21,13 @@ __all__ = ["WIDTH", "configured_order", "summary_table"]
 WIDTH = 100
 
 
-def configured_order(results: Results) -> tuple[list[str], list[str], list[str]]:
+def configured_order(results: Results[RunRow]) -> tuple[list[str], list[str], list[str]]:
     """Backend labels, modes and strategy labels in the order the configs list them: rows and columns
     follow the config, not the order in which concurrent runs happened to finish."""
     backends: list[str] = []
     modes: list[str] = []
     strategies: list[str] = []
+    # every header's lists, in order: a resume may have added a backend; `rank` takes the first place
     for header in results.headers:
         config = header.config
         backends += [str(b.get("label")) for b in config.get("backends", []) if isinstance(b, dict)]
@@ -35,9 +36,10 @@ def configured_order(results: Results) -> tuple[list[str], list[str], list[str]]
     return backends, modes, strategies
 
 
-def _column_order(results: Results) -> dict[tuple[str, str, str], tuple[int, int, int]]:
+def _column_order(results: Results[RunRow]) -> dict[tuple[str, str, str], tuple[int, int, int]]:
     backends, modes, strategies = configured_order(results)
 
+    # a label no config lists (a merged file of other configs) goes after the listed ones
     def rank(order: list[str], value: str) -> int:
         return order.index(value) if value in order else len(order)
 
@@ -45,7 +47,7 @@ def _column_order(results: Results) -> dict[tuple[str, str, str], tuple[int, int
     return {c: (rank(backends, c[0]), rank(modes, c[1]), rank(strategies, c[2])) for c in cells}
 
 
-def _stats(runs: list[RunRecord]) -> str:
+def _stats(runs: list[RunRow]) -> str:
     counted = [r for r in runs if r.counted]
     if not counted:
         return "unsupported" if runs and all(r.outcome == "unsupported" for r in runs) else "no counted runs"
@@ -54,6 +56,7 @@ def _stats(runs: list[RunRecord]) -> str:
     completed = sum(r.completed for r in counted) / n
     retries = sum(r.retries for r in counted) / n
     ci = wilson(correct, n)
+    # infra errors are not in the rate: shown beside it, so a rate over few runs is read as such
     infra = sum(r.outcome == "infra_error" for r in runs)
     text = (
         f"{correct:>3}/{n:<3} {correct / n:>4.0%} [{ci.low * 100:3.0f}–{ci.high * 100:3.0f}]"
@@ -62,7 +65,7 @@ def _stats(runs: list[RunRecord]) -> str:
     return text + (f"  +{infra} infra" if infra else "")
 
 
-def _served(runs: list[RunRecord]) -> str | None:
+def _served(runs: list[RunRow]) -> str | None:
     """Model calls per run seen by evalkit against those the model server served (behind a guard proxy)."""
     served = [r.served.calls for r in runs if r.counted and r.served is not None]
     if not served:
@@ -77,9 +80,9 @@ def _line(label: str, stats: str, label_width: int) -> str:
     return f"  {label}\n  {'':<{label_width}}  {stats}"  # wrap rather than cut a name
 
 
-def summary_table(results: Results, width: int = WIDTH) -> str:
+def summary_table(results: Results[RunRow], width: int = WIDTH) -> str:
     """Blocks per family; lines per backend/mode/strategy: correct x/N [interval], completed, retries."""
-    groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[RunRow]] = defaultdict(list)
     order = _column_order(results)
     first_seen: dict[tuple[str, str, str], int] = {}
     for run in results.runs:  # the tie-break for labels no config lists
@@ -92,9 +95,11 @@ def summary_table(results: Results, width: int = WIDTH) -> str:
         if run.simulated:
             simulated.add(column)
         groups[(run.cell.family, column)].append(run)
+    # labels are config text: one line each, so a newline in a name cannot forge a row
     labels = {c: one_line(c) + (" [SIM]" if c in simulated else "") for c in columns}
     stats = {key: _stats(runs) for key, runs in groups.items()}
     stats_width = max((len(v) for v in stats.values()), default=0)
+    # labels get what the statistics leave of the width; a longer one wraps onto its own line (`_line`)
     label_width = min(max((len(v) for v in labels.values()), default=10), width - 4 - stats_width)
     lines = []
     if simulated:

@@ -10,10 +10,11 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from evalkit.chat import Message, ToolCall
 from evalkit.results.records import RunRecord
-from evalkit.results.table import RunRow
+from evalkit.results.runs import RunRow
 
 __all__ = [
     "RequestSent",
@@ -25,6 +26,8 @@ __all__ = [
     "transcript",
 ]
 
+# whole records, or rows of the run table: picking reads only the fields both have
+R = TypeVar("R", bound=RunRow)
 # one runaway reply must not blow up the report; the results file keeps the full text
 MAX_CHARS = 4000
 
@@ -78,8 +81,10 @@ def _clip(text: str) -> str:
 
 
 def _call_text(call: ToolCall) -> str:
+    # malformed arguments shown as the model wrote them, with why they did not parse: that is the finding
     if call.arguments is None:
         return _clip(f"{call.name}(<malformed: {call.parse_error}>) {call.raw_arguments or ''}")
+    # sorted keys: two runs that called alike read alike, whatever order each model wrote them in
     return _clip(f"{call.name}({json.dumps(call.arguments, ensure_ascii=False, sort_keys=True)})")
 
 
@@ -94,8 +99,7 @@ def _message(message: Message) -> TranscriptMessage:
 
 
 def transcript(run: RunRecord) -> Transcript:
-    if isinstance(run, RunRow):  # an empty transcript would pass for a run with no messages
-        raise ValueError(f"{run.run_id}: a summary row has no transcript; take it from `Results.whole`")
+    """A whole record's transcript; a row of the run table has none (take the records `Results.whole` kept)."""
     return Transcript(
         run_id=run.run_id,
         index=run.index,
@@ -128,27 +132,30 @@ def transcript(run: RunRecord) -> Transcript:
     )
 
 
-def pick_failed(runs: Sequence[RunRecord], limit: int) -> list[RunRecord]:
+def pick_failed(runs: Sequence[R], limit: int) -> list[R]:
     """Up to `limit` counted runs that were not correct: one per failure category first, then by index."""
     failed = sorted((r for r in runs if r.counted and not r.correct), key=lambda r: r.index)
-    chosen: list[RunRecord] = []
+    chosen: list[R] = []
     seen: set[str | None] = set()
+    # one of each failure category first: a drill-down of three shows three kinds of failure, not one kind thrice
     for run in failed:
         if run.failure not in seen and len(chosen) < limit:
             seen.add(run.failure)
             chosen.append(run)
     taken = {r.run_id for r in chosen}
+    # then the lowest indices fill what is left of the limit
     chosen += [r for r in failed if r.run_id not in taken][: limit - len(chosen)]
     return sorted(chosen, key=lambda r: r.index)
 
 
-def pick_passing(runs: Sequence[RunRecord]) -> RunRecord | None:
+def pick_passing(runs: Sequence[R]) -> R | None:
     passing = [r for r in runs if r.counted and r.correct]
+    # the lowest index: the same run whatever the file order, and the one the scan keeps whole
     return min(passing, key=lambda r: r.index) if passing else None
 
 
-def prepare_choices(runs: Sequence[RunRecord]) -> tuple[tuple[str, int], ...]:
+def prepare_choices(runs: Sequence[RunRow]) -> tuple[tuple[str, int], ...]:
     """How often each per-turn choice a guard made while preparing requests occurred (e.g. the
     context a `context_mode: auto` guard picked)."""
-    counts = Counter(f"{i.strategy}: {i.reason}" for r in runs for i in r.interventions if i.action == "prepare")
+    counts = Counter(f"{i.strategy}: {i.reason}" for r in runs for i in r.prepared)
     return tuple(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

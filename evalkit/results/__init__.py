@@ -26,11 +26,11 @@ _LAZY = {
             "Header",
             "Intervention",
             "ModelCall",
-            "Results",
+            "RunHead",
             "RunRecord",
-            "Segment",
         )
     },
+    **{name: "evalkit.results.runs" for name in ("Results", "RunRow", "Segment")},
 }
 
 if TYPE_CHECKING:
@@ -43,10 +43,10 @@ if TYPE_CHECKING:
         Header,
         Intervention,
         ModelCall,
-        Results,
+        RunHead,
         RunRecord,
-        Segment,
     )
+    from evalkit.results.runs import Results, RunRow, Segment
 
 
 def __getattr__(name: str) -> Any:
@@ -66,8 +66,10 @@ __all__ = [
     "Intervention",
     "ModelCall",
     "Results",
+    "RunHead",
     "RunReader",
     "RunRecord",
+    "RunRow",
     "Segment",
     "load_results",
     "parse_record",

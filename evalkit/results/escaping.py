@@ -33,6 +33,7 @@ _MARKDOWN = re.compile(r"([\\|`])")
 
 
 def _shown(match: re.Match[str]) -> str:
+    # the character's own escape (`\x1b`, `\u202e`): a reader sees what was there, and it does nothing
     return match.group().encode("unicode_escape", errors="backslashreplace").decode("ascii")
 
 
@@ -48,6 +49,7 @@ def terminal_text(text: str) -> str:
 
 def markdown_cell(text: str) -> str:
     """`text` inside one markdown table cell or list item (and inert as inline HTML)."""
+    # line breaks as spaces first: in prose a newline is a space, and `one_line` would show it as `\n`
     flat = one_line(" ".join(text.splitlines()))
     return _MARKDOWN.sub(r"\\\1", flat).replace("<", "&lt;").replace(">", "&gt;")
 

@@ -55,6 +55,7 @@ def read_wheel_record(venv: str | Path) -> ForgeWheel | None:
         return None
     try:
         data = json.loads(path.read_text())
+        # `pinned` came later: a record written before it is read without it, not refused
         optional = {"pinned"}
         return ForgeWheel(
             **{name: data[name] for name in ForgeWheel.__dataclass_fields__ if name not in optional or name in data}
@@ -73,6 +74,7 @@ def installed_forge(prefix: str | Path = sys.prefix, path: list[str] | None = No
         return {}
     files = installed_files(found)
     record = read_wheel_record(prefix)
+    # a record of another version is stale (pip upgraded the venv since): its wheel hash is not this code's
     if record is not None and record.version == found.version:
         return {**record.provenance(), **files}
     python = ".".join(map(str, sys.version_info[:3]))

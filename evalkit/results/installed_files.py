@@ -35,6 +35,7 @@ _INSTALLER_FILES = {"INSTALLER", "REQUESTED", "direct_url.json", "RECORD"}
 
 
 def _digest(hashes: dict[str, str]) -> str:
+    # sorted by path: the install order, and so RECORD's order, must not change the value
     lines = "".join(f"{path} {hashes[path]}\n" for path in sorted(hashes))
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
@@ -75,6 +76,7 @@ def installed_files(dist: Distribution) -> dict[str, Any]:
     modified: list[str] = []
     missing: list[str] = []
     for path, algorithm, expected in _record(dist):
+        # an entry without a sha256 is one the installer wrote itself (RECORD lists itself unhashed)
         if algorithm != "sha256" or not _from_wheel(path):
             continue
         try:
@@ -83,7 +85,9 @@ def installed_files(dist: Distribution) -> dict[str, Any]:
             missing.append(path)
             continue
         digest = hashlib.sha256(data).digest()
+        # the hash of the bytes on disk, not RECORD's: an edited file must change `files_sha256`
         hashes[path] = digest.hex()
+        # RECORD spells a hash as unpadded URL-safe base64 (the wheel format's own spelling)
         if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != expected:
             modified.append(path)
     if not hashes and not missing:
@@ -102,6 +106,7 @@ def wheel_files_sha256(wheel: str | Path) -> str:
     with zipfile.ZipFile(wheel) as archive:
         for info in archive.infolist():
             parts = PurePosixPath(info.filename).parts
+            # the wheel's RECORD (and its signatures) describe the archive; the installer writes its own
             if info.is_dir() or (parts[0].endswith(".dist-info") and parts[-1].startswith("RECORD")):
                 continue
             if parts[0].endswith(".data"):

@@ -20,7 +20,7 @@ from typing import Literal
 from evalkit.errors import BackendError, ResultsError
 from evalkit.results.escaping import plural
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results
+from evalkit.results.runs import Results, RunRow
 from evalkit.results.scan import scan_results
 
 __all__ = [
@@ -48,7 +48,7 @@ class Problem:
 _MAX_CELLS_LISTED = 5
 
 
-def check_integrity(results: Results) -> list[Problem]:
+def check_integrity(results: Results[RunRow]) -> list[Problem]:
     """What a report or gate must not pass over silently.
 
     Errors: no run records at all; a footer counting other than the records of its segment (records
@@ -64,6 +64,7 @@ def check_integrity(results: Results) -> list[Problem]:
     if not results.runs:
         problems.append(Problem("error", f"{where}: no run records (header only): nothing to report"))
     for seg in results.segments:
+        # a segment without a footer has nothing to count against: `_no_footer` names it instead
         if seg.footer is not None and seg.footer.runs_written != seg.runs_present:
             problems.append(
                 Problem(
@@ -84,6 +85,7 @@ def check_integrity(results: Results) -> list[Problem]:
             Problem("error", f"{where}: run {results.conflicts[0]}{more} recorded twice with different verdicts")
         )
     problems += _contradictions(results, where)
+    # a repeat with the same verdict changes no number (the first is used); one that differs is an error
     identical = results.duplicates - len(results.conflicts)
     if identical:
         problems.append(
@@ -94,7 +96,7 @@ def check_integrity(results: Results) -> list[Problem]:
     return problems
 
 
-def incompleteness(results: Results) -> list[str]:
+def incompleteness(results: Results[RunRow]) -> list[str]:
     """Why a file is not a finished run, if it is not: no footer after its last records, or cells
     with fewer runs than planned, or a last segment closed by too many infra errors. A report shows
     these as a banner: its comparisons are provisional."""
@@ -102,7 +104,8 @@ def incompleteness(results: Results) -> list[str]:
     return [p.message for p in found]
 
 
-def _no_footer(results: Results) -> list[Problem]:
+def _no_footer(results: Results[RunRow]) -> list[Problem]:
+    # only each file's last segment: an earlier one without a footer was resumed, and finished later
     last = {seg.path: seg for seg in results.segments}
     return [
         Problem(
@@ -115,7 +118,7 @@ def _no_footer(results: Results) -> list[Problem]:
     ]
 
 
-def _infra_footer(results: Results) -> list[Problem]:
+def _infra_footer(results: Results[RunRow]) -> list[Problem]:
     """A file whose last segment closed with `infra_errors` (the gate reads it as not complete too);
     a `--resume --retry-infra` that brings the backend back closes the file `complete` again."""
     last = {seg.path: seg for seg in results.segments}
@@ -130,11 +133,12 @@ def _infra_footer(results: Results) -> list[Problem]:
     ]
 
 
-def _mixed_versions(results: Results, where: str) -> list[Problem]:
+def _mixed_versions(results: Results[RunRow], where: str) -> list[Problem]:
     """A scenario whose counted runs were judged against several versions of it (edited between
     two invocations): its rates mix them. Records without a hash (older files) cannot tell."""
     versions: dict[str, set[str]] = {}
     for run in results.runs:
+        # an uncounted run was not judged, so the version it ran against does not reach a rate
         if run.counted and run.scenario_hash is not None:
             versions.setdefault(run.cell.scenario, set()).add(run.scenario_hash)
     mixed = sorted((s, len(v)) for s, v in versions.items() if len(v) > 1)
@@ -151,11 +155,11 @@ def _mixed_versions(results: Results, where: str) -> list[Problem]:
     ]
 
 
-def scenario_drift(baseline: Results, candidate: Results) -> Problem | None:
+def scenario_drift(baseline: Results[RunRow], candidate: Results[RunRow]) -> Problem | None:
     """Scenarios judged against one version in the baseline and another in the candidate: a gate
     comparing them compares two different tests. Records without a hash (older files) cannot tell."""
 
-    def versions(results: Results) -> dict[str, set[str]]:
+    def versions(results: Results[RunRow]) -> dict[str, set[str]]:
         seen: dict[str, set[str]] = {}
         for run in results.runs:
             if run.counted and run.scenario_hash is not None:
@@ -163,6 +167,7 @@ def scenario_drift(baseline: Results, candidate: Results) -> Problem | None:
         return seen
 
     before, after = versions(baseline), versions(candidate)
+    # drift only when no version is shared: a version on both sides still compares like with like there
     drifted = sorted(s for s in before.keys() & after.keys() if not before[s] & after[s])
     if not drifted:
         return None
@@ -175,7 +180,7 @@ def scenario_drift(baseline: Results, candidate: Results) -> Problem | None:
     )
 
 
-def _contradictions(results: Results, where: str) -> list[Problem]:
+def _contradictions(results: Results[RunRow], where: str) -> list[Problem]:
     bad = [r.run_id for r in results.runs if r.correct and not r.completed]
     if not bad:
         return []
@@ -183,9 +188,10 @@ def _contradictions(results: Results, where: str) -> list[Problem]:
     return [Problem("error", f"{where}: run {bad[0]}{more} recorded as correct but not completed")]
 
 
-def _missing_runs(results: Results, where: str) -> list[Problem]:
+def _missing_runs(results: Results[RunRow], where: str) -> list[Problem]:
     if not results.headers or not results.runs:
         return []
+    # a resume may raise `runs_per_cell`: the largest plan is the one the file should hold
     expected = max(h.runs_per_cell for h in results.headers)
     have: Counter[tuple[str, ...]] = Counter(r.cell.key() for r in results.runs if r.index < expected)
     short = sorted((expected - n, "/".join(key)) for key, n in have.items() if n < expected)
@@ -203,7 +209,7 @@ def load_checked(
     *,
     transcripts: int = 3,
     whole: bool = False,
-) -> Results:
+) -> Results[RunRow]:
     """`scan_results` (compact rows, and whole records for up to `transcripts` failed runs per cell;
     with `whole`, every record whole: `load_results`), then `check_integrity`: errors raise
     `ResultsError`, warnings go to `warn` (by default the `evalkit` logger, which the CLI shows on
@@ -231,6 +237,7 @@ class InfraCount:
     first_error: str | None = None
 
     def add(self, outcome: str, error: str | None) -> None:
+        # an unsupported cell never reached the backend: it says nothing of whether the backend is up
         if outcome == "unsupported":
             return
         self.runs += 1
@@ -253,7 +260,7 @@ def infra_excess(counts: dict[str, InfraCount], limit: float) -> str | None:
     )
 
 
-def unreachable_backends(results: Results) -> BackendError | None:
+def unreachable_backends(results: Results[RunRow]) -> BackendError | None:
     """An error naming each backend whose every counted run is an `infra_error`, with the first error text."""
     runs_by_backend: dict[str, list[tuple[str, str | None]]] = {}
     for run in results.runs:

@@ -32,6 +32,7 @@ __all__ = ["OutputLock", "hold_outputs"]
 
 
 def _write_pid(fd: int) -> None:
+    # cut first: a shorter PID must not leave the tail of an earlier owner's longer one
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
 
@@ -81,5 +82,6 @@ def hold_outputs(*targets: Path | None) -> Iterator[None]:
             lock.acquire()
         yield
     finally:
+        # in reverse: the results file's lock, taken first, is given back last
         for lock in reversed(locks):
             lock.release()

@@ -71,6 +71,7 @@ def _check_header(path: Path, header: Header, first: Header, first_path: Path) -
             f"{path}: config hash {header.config_hash} differs from {first_path}'s "
             f"{first.config_hash}: only shards of one config can be merged"
         )
+    # another version may judge or record differently: its runs are not one experiment with these
     if header.evalkit_version != first.evalkit_version:
         raise ResultsError(
             f"{path}: written by evalkit {header.evalkit_version}, {first_path} by "
@@ -107,6 +108,7 @@ def _take(scan: _Scan, at: int, path: Path, paths: Sequence[Path], record: RunRe
         scan.infra.setdefault(record.run_id, at)
         return
     other = scan.real.get(record.run_id)
+    # a repeat within one input is the reader's to count (a resume); across inputs it is an overlap
     if other is not None and other != at:
         raise ResultsError(
             f"run {record.run_id} has a record in both {paths[other]} and {path}: "
@@ -134,11 +136,13 @@ def missing_runs(header: Header, scenarios: Iterable[str], present: set[str]) ->
     strategies = [str(s) for s in config.get("strategies", {})]
     held: dict[str, set[int]] = {}
     for run_id in present:
+        # the writer's own ids end in the run index (`backend/mode/strategy/scenario/index`)
         prefix, _, index = run_id.rpartition("/")
         if index.isdigit():
             held.setdefault(prefix, set()).add(int(index))
     count, named = 0, list[str]()
     for cell in (f"{a}/{b}/{c}/{d}" for a in labels for b in modes for c in strategies for d in sorted(scenarios)):
+        # indices past the plan (a file resumed with more runs) fill no hole of this plan
         have = {i for i in held.get(cell, set()) if i < header.runs_per_cell}
         count += header.runs_per_cell - len(have)
         i = 0  # the first missing indices: at most len(have) + MISSING_NAMED steps
@@ -161,6 +165,7 @@ def merge_results(paths: Sequence[str | Path], output: str | Path, *, opener: Op
         if any(p.resolve() == out.resolve() for p in inputs):
             raise ResultsError(f"{out}: the output cannot be one of the inputs")
         scan = _scan(inputs)
+        # what a report would refuse to read must not be merged into a file that looks whole
         raise_errors(check_integrity(scan_results(inputs, 0)))
         present = set(scan.real) | set(scan.infra)
         report = MergeReport(
@@ -182,11 +187,13 @@ def _copy(inputs: list[Path], out: Path, opener: Opener | None) -> None:
     try:
         writer = ResultsWriter(tmp, opener=opener)
         try:
+            # every record as it was, repeats included: the merged file reads as its inputs read together
             for path in inputs:
                 for record in iter_records(path):
                     writer.write(record)
         finally:
             writer.close()
+        # a rename within one directory: the output appears whole or not at all
         os.replace(tmp, out)
     except (ResultsError, OSError) as exc:
         raise ResultsError(

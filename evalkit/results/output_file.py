@@ -38,6 +38,7 @@ def holds_results(path: Path) -> bool:
         if not path.is_file():
             return False
         with path.open("rb") as fh:
+            # bounded: a multi-gigabyte file without a newline must not be read whole to be refused
             line = fh.readline(_FIRST_LINE_MAX)
             while line and line.isspace():
                 line = fh.readline(_FIRST_LINE_MAX)
@@ -55,6 +56,7 @@ def _checked_path(path: str | Path, where: str) -> Path:
     if not str(path):
         raise OutputError(f"{where}: an empty path (an unset environment variable?)")
     target = Path(path)
+    # the nearest existing folder: a file there would make every later step fail with a vaguer error
     ancestor = next((p for p in target.parents if p.exists()), None)
     if ancestor is not None and not ancestor.is_dir():
         raise OutputError(f"{where}: cannot write: {ancestor} is not a directory")
@@ -98,6 +100,7 @@ def write_output(path: str | Path, text: str, *, option: str = "", append: bool 
             raise NotADirectoryError(20, "Not a directory (a file is in the way)") from None
         if target.is_dir():
             raise IsADirectoryError(21, "Is a directory")
+        # a device or pipe (`/dev/stdout`) is written in place: renaming over it would replace it
         if append or (target.exists() and not target.is_file()):
             with target.open("a" if append else "w", encoding="utf-8") as out:
                 out.write(text)
@@ -109,6 +112,7 @@ def write_output(path: str | Path, text: str, *, option: str = "", append: bool 
 
 
 def _replace(target: Path, text: str) -> None:
+    # in the target's folder: the rename stays within one file system, so it is atomic
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

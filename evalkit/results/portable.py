@@ -30,6 +30,7 @@ def portable_path(path: str | Path, project_root: Path = PROJECT_ROOT) -> str:
     root = PurePosixPath(str(project_root))
     if pure.is_relative_to(root) and pure != root:
         return str(pure.relative_to(root))
+    # anywhere else the directories are this machine's: only the name says anything elsewhere
     return pure.name
 
 

@@ -1,5 +1,5 @@
 """The append-only JSONL results file: its records, from which everything a report, a statistic or
-the gate shows is rebuilt (the reader: `reader`; the writer: `writer`).
+the gate shows is rebuilt (the reader: `reader`; the writer: `writer`; what a reader hands on: `runs`).
 
 A file is a sequence of JSON lines:
 
@@ -12,9 +12,7 @@ A file is a sequence of JSON lines:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Required
+from typing import Annotated, Any, Literal, Required, get_args
 
 from pydantic import (
     ConfigDict,
@@ -29,7 +27,6 @@ from typing_extensions import TypedDict
 
 from evalkit._model import StrictModel
 from evalkit.chat import Completion, Message, Sampling, ToolMode, Usage
-from evalkit.errors import MissingExtra
 
 __all__ = [
     "FAILURE_CATEGORIES",
@@ -46,9 +43,8 @@ __all__ = [
     "ModelCall",
     "PhaseRestart",
     "Record",
-    "Results",
+    "RunHead",
     "RunRecord",
-    "Segment",
     "Served",
 ]
 
@@ -81,7 +77,7 @@ FailureCategory = Literal[
     "time_limit",
     "infra_error",
 ]
-FAILURE_CATEGORIES: tuple[str, ...] = FailureCategory.__args__  # type: ignore[attr-defined]
+FAILURE_CATEGORIES: tuple[str, ...] = get_args(FailureCategory)
 # outcomes that are no verdict on the model: never in a rate's denominator (`RunRecord.counted`)
 NOT_COUNTED: frozenset[Outcome] = frozenset({"infra_error", "unsupported"})
 
@@ -184,7 +180,10 @@ class PhaseRestart(Record):
     started: bool
 
 
-class RunRecord(Record):
+class RunHead(Record):
+    """A run record without its transcript: every field a statistic, a report's table or the gate
+    reads. `RunRecord` adds the transcript; the run table (`evalkit.results.table`) holds heads only."""
+
     type: Literal["run"] = "run"
     run_id: str
     cell: Cell
@@ -213,15 +212,26 @@ class RunRecord(Record):
     served: Served | None = None
     # the server phases that exited during this run (empty elsewhere, and in files written before)
     phase_restarts: list[PhaseRestart] = Field(default_factory=list)
+
+    @property
+    def counted(self) -> bool:
+        """Whether the run counts in rate denominators (infra errors and unsupported cells do not)."""
+        return self.outcome not in NOT_COUNTED
+
+
+class RunRecord(RunHead):
+    """A whole run record: its head and its transcript. The transcript's fields come last, as the
+    writer has always written them."""
+
     check: list[CheckItem] = Field(default_factory=list)
     interventions: list[Intervention] = Field(default_factory=list)
     calls: list[ModelCall] = Field(default_factory=list)
     messages: list[Message] = Field(default_factory=list)
 
     @property
-    def counted(self) -> bool:
-        """Whether the run counts in rate denominators (infra errors and unsupported cells do not)."""
-        return self.outcome not in NOT_COUNTED
+    def prepared(self) -> list[Intervention]:
+        """The choices guards made while preparing requests (`action: prepare`), which a report tallies."""
+        return [i for i in self.interventions if i.action == "prepare"]
 
 
 class HeaderBackend(TypedDict, total=False):
@@ -305,96 +315,3 @@ class Footer(Record):
         if dumped.get("reason") is None:
             dumped.pop("reason", None)
         return dumped
-
-
-@dataclass
-class Segment:
-    """One header..footer stretch of a file: what one invocation of `run` wrote."""
-
-    path: str
-    runs_present: int = 0
-    footer: Footer | None = None
-
-
-@dataclass
-class Results:
-    """Everything read from one or more results files (shards are merged in order).
-
-    `segments`, `duplicates` and `conflicts` are what `check_integrity` needs: how many records
-    each invocation left against what its footer counts, and the run ids recorded more than once.
-    `transcripts` is None when `runs` are whole records (`load_results`); `evalkit.results.scan` sets it to
-    the few whole records it kept per cell key, its `runs` then being rows without transcripts.
-    """
-
-    headers: list[Header] = field(default_factory=list)
-    runs: Sequence[RunRecord] = field(default_factory=list)  # a list, or a `RunTable` (scan)
-    footers: list[Footer] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)
-    segments: list[Segment] = field(default_factory=list)
-    duplicates: int = 0
-    conflicts: list[str] = field(default_factory=list)
-    transcripts: dict[tuple[str, ...], list[RunRecord]] | None = None
-    transcript_limit: int = 0  # with `transcripts`: the most failed runs per cell a drill-down may show
-
-    @property
-    def simulated(self) -> bool:
-        if any(h.simulated for h in self.headers):
-            return True
-        table_says = getattr(self.runs, "any_simulated", None)  # a RunTable answers from its columns
-        return bool(table_says) if table_says is not None else any(r.simulated for r in self.runs)
-
-    def whole(self, runs: Sequence[RunRecord], failed: int) -> Sequence[RunRecord]:
-        """The records of one cell's `runs` with their transcripts: all of them, or the sample kept,
-        which holds what a drill-down showing up to `failed` failed runs needs."""
-        if self.transcripts is None or not runs:
-            return runs
-        if failed > self.transcript_limit:
-            raise ValueError(f"{failed} failed transcripts per cell asked, {self.transcript_limit} kept")
-        return self.transcripts.get(runs[0].cell.key(), [])
-
-    def run_ids(self) -> set[str]:
-        return {r.run_id for r in self.runs}
-
-    def to_frame(self) -> Any:
-        """A pandas DataFrame with one flat row per run (no transcripts). pandas is the `pandas` extra:
-        nothing else in evalkit uses it, so a plain install does without it."""
-        try:
-            import pandas as pd
-        except ImportError as exc:
-            raise MissingExtra("Results.to_frame() needs pandas: pip install 'evalkit[pandas]'") from exc
-
-        rows = [_flat_row(r) for r in self.runs]
-        return pd.DataFrame(rows)
-
-
-def _flat_row(run: RunRecord) -> dict[str, Any]:
-    row: dict[str, Any] = dict(run.cell.model_dump())
-    keep = (
-        "run_id",
-        "index",
-        "seed",
-        "simulated",
-        "outcome",
-        "completed",
-        "correct",
-        "failure",
-        "first_try",
-        "retries",
-        "guard_fires",
-        "model_calls",
-        "iterations",
-        "ideal_iterations",
-        "wasted_calls",
-        "latency_s",
-        "wall_s",
-        "error",
-    )
-    row.update({k: getattr(run, k) for k in keep})
-    row["prompt_tokens"] = run.usage.prompt_tokens
-    row["completion_tokens"] = run.usage.completion_tokens
-    served = run.served  # the model server's own count behind a guard proxy; None elsewhere
-    row["served_calls"] = served.calls if served else None
-    row["served_tokens"] = served.prompt_tokens + served.completion_tokens if served else None
-    row["served_latency_s"] = served.latency_s if served else None
-    row["counted"] = run.counted
-    return row

@@ -4,11 +4,11 @@
 record: segment counts, repeats, conflicting verdicts, footers), and stores the runs in a
 `RunTable` (`evalkit.results.table`): columns of about 80 bytes a run, without transcripts (no
 calls, messages or check items; of the interventions only the `prepare` choices the report
-tallies), read back as `RunRow` views. A file of a million runs (several gigabytes with their
-transcripts) is read in a few hundred megabytes. Per cell it keeps whole only the records a report's
-drill-down can show: the first passing run, the first failing run of each failure category and the
-first `transcripts` failing runs (by run index), which are exactly the runs `pick_passing` and
-`pick_failed` choose from all of them.
+tallies), read back as `RowView`s (`RunRow`s without a transcript). A file of a million runs
+(several gigabytes with their transcripts) is read in a few hundred megabytes. Per cell it keeps
+whole only the records a report's drill-down can show: the first passing run, the first failing run
+of each failure category and the first `transcripts` failing runs (by run index), which are exactly
+the runs `pick_passing` and `pick_failed` choose from all of them.
 
 A run line is validated through a model of the record without its transcript fields (faster than
 `json.loads`: they are skipped by the JSON parser and never become Python objects), whatever the
@@ -26,10 +26,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import ConfigDict, create_model
+from pydantic import ConfigDict, Field
 
 from evalkit.results.reader import load_results, parse_record
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import Intervention, RunHead, RunRecord
+from evalkit.results.runs import Results, RunRow
 from evalkit.results.table import RunTable
 
 __all__ = ["rows_held", "scan_results"]
@@ -39,13 +40,17 @@ Key = tuple[str, ...]
 Rank = tuple[int, int]
 
 
-_TRANSCRIPT = ("calls", "messages", "check")
-# a run record without its transcript fields, which it ignores unread
-_RunHead = create_model(
-    "_RunHead",
-    __config__=ConfigDict(extra="ignore"),
-    **{name: (info.annotation, info) for name, info in RunRecord.model_fields.items() if name not in _TRANSCRIPT},
-)  # type: ignore[call-overload]
+class _RunHead(RunHead):
+    """A run line as the table reads it: the head, and of the transcript only the interventions (the
+    table keeps their `prepare` choices); the other transcript fields are ignored unread."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    interventions: list[Intervention] = Field(default_factory=list)
+
+    @property
+    def prepared(self) -> list[Intervention]:
+        return [i for i in self.interventions if i.action == "prepare"]
 
 
 @dataclass
@@ -57,11 +62,14 @@ class _CellSample:
     first_of: dict[str | None, tuple[Rank, RunRecord]] = field(default_factory=dict)
     lowest: list[tuple[int, int, RunRecord]] = field(default_factory=list)  # max-heap: (-index, -order, run)
 
-    def offer(self, run: RunRecord, order: int, whole: Callable[[], RunRecord]) -> None:
+    def offer(self, run: RunRow, order: int, whole: Callable[[], RunRecord]) -> None:
         """Keep `whole()` (made at most once) wherever `run` ranks among the runs kept so far."""
+        # a drill-down shows counted runs only: an infra error has no transcript worth keeping
         if not run.counted:
             return
+        # by run index, then arrival: the order `pick_failed` and `pick_passing` rank all runs in
         rank = (run.index, order)
+        # parsing a whole line is the costly part: done only if the run ranks somewhere, and once
         made: list[RunRecord] = []
 
         def record() -> RunRecord:
@@ -78,12 +86,14 @@ class _CellSample:
         first = self.first_of.get(run.failure)
         if first is None or rank < first[0]:
             self.first_of[run.failure] = (rank, record())
+        # the `limit` lowest-ranked failures, as a max-heap on the rank: the worst kept one leaves first
         if len(self.lowest) < self.limit:
             heapq.heappush(self.lowest, (-run.index, -order, record()))
         elif self.lowest and (-run.index, -order) > self.lowest[0][:2]:
             heapq.heapreplace(self.lowest, (-run.index, -order, record()))
 
     def records(self) -> list[RunRecord]:
+        # by rank: a run kept for two reasons (first of its category and among the lowest) is kept once
         kept: dict[Rank, RunRecord] = dict(self.first_of.values())
         kept.update(((-i, -o), run) for i, o, run in self.lowest)
         if self.passing is not None:
@@ -101,25 +111,27 @@ class _Scanner:
         self.arrivals = 0
         self._line: tuple[str, int, str] | None = None  # the line `parse` read last, for `store`
 
-    def parse(self, path: str, lineno: int, line: str) -> RunRecord:
+    def parse(self, path: str, lineno: int, line: str) -> RunRow:
         head = _RunHead.model_validate_json(line)  # the transcript's fields are skipped, never built
         self._line = (path, lineno, line)
-        return head  # type: ignore[return-value]  # a head of a run record: `store` reads its fields
+        return head
 
-    def store(self, run: RunRecord) -> None:
+    def store(self, run: RunRow) -> None:
         self.arrivals += 1
         self.table.append(run)
         key = run.cell.key()
         sample = self.samples.get(key)
         if sample is None:
             sample = self.samples[key] = _CellSample(self.transcripts)
+        # taken and reset: a later run read whole (`parse` refused its line) must not find this one
         line, self._line = self._line, None
         if isinstance(run, RunRecord):  # read whole (not by `parse`)
             sample.offer(self.table[-1], self.arrivals, lambda: run)
         elif line is not None:
+            # offered the table's row, not the head: the row is what stays; the head is dropped here
             sample.offer(self.table[-1], self.arrivals, lambda: _whole(*line))
 
-    def finish(self) -> tuple[Sequence[RunRecord], int, list[str]]:
+    def finish(self) -> tuple[Sequence[RunRow], int, list[str]]:
         repeats, conflicts = self.table.resolve_repeats()
         return self.table, repeats, conflicts
 
@@ -162,7 +174,7 @@ def rows_held() -> Iterator[None]:
         gc.set_threshold(*thresholds)
 
 
-def scan_results(paths: Iterable[str | Path], transcripts: int = 3) -> Results:
+def scan_results(paths: Iterable[str | Path], transcripts: int = 3) -> Results[RunRow]:
     """`load_results` with a `RunTable` in `runs` and, in `Results.transcripts`, the whole
     records a drill-down showing up to `transcripts` failed runs per cell picks from."""
     if transcripts < 0:

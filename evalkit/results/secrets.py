@@ -155,8 +155,10 @@ def public_url(url: str) -> str:
     if parts is None:
         return redact(url, secrets_of(url))
     secrets = secrets_of(url)
+    # user info ends at the last "@": a password may hold one itself
     netloc = parts.netloc.rsplit("@", 1)[-1]
     query = parts.query
+    # split by hand, not parsed and re-encoded: every other parameter keeps its exact spelling
     if query:
         pairs = [p.split("=", 1) for p in query.split("&")]
         query = "&".join(

@@ -42,6 +42,7 @@ def _lines(path: str) -> Iterator[tuple[int, int, str]]:
     """(line number, byte offset, text) of each record line, as `iter_records` reads them: blank lines
     and a last line cut short (an interrupted write) are skipped."""
     try:
+        # bytes, not text: a line's byte offset is what `_line_at` seeks to when it is read again
         with open(path, "rb") as fh:
             offset = 0
             for lineno, raw in enumerate(fh, start=1):
@@ -89,6 +90,7 @@ def kept_runs(paths: Iterable[str | Path], wanted: Callable[[Cell], bool]) -> It
             if replaceable.get(head.run_id) is False:
                 continue  # a repeat of a run whose record is kept: `load_results` counts it, and drops it
             replaceable[head.run_id] = later = supersedes(head.outcome)
+            # this record takes the place of the pending one, if any: only the latest may be kept
             pending.pop(head.run_id, None)
             if not wanted(head.cell):
                 continue
@@ -96,5 +98,6 @@ def kept_runs(paths: Iterable[str | Path], wanted: Callable[[Cell], bool]) -> It
                 pending[head.run_id] = (path, lineno, offset)
             else:
                 yield _run(path, lineno, line)
+    # after the last line no later record can take their place: these are kept
     for path, lineno, offset in pending.values():
         yield _run(path, lineno, _line_at(path, offset))

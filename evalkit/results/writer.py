@@ -24,6 +24,7 @@ Opener = Callable[[Path, str], BinaryIO]
 
 
 def _open_unbuffered(path: Path, mode: str) -> BinaryIO:
+    # unbuffered: a record reaches the file when `write` returns, so a crash after it loses nothing
     return cast(BinaryIO, open(path, mode, buffering=0))
 
 
@@ -51,6 +52,7 @@ class ResultsWriter:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if append and self.path.exists():
                 truncate_partial_line(self.path)
+            # "xb" for a new file: two runs given the same output never write into each other's file
             self._fh = (opener or _open_unbuffered)(self.path, "ab" if append else "xb")
             self._good = self._fh.seek(0, os.SEEK_END)
         except OSError as exc:
@@ -65,6 +67,7 @@ class ResultsWriter:
         data = (record.model_dump_json(exclude_none=False) + "\n").encode()
         try:
             view = memoryview(data)
+            # an unbuffered write may take part of the line (a signal, a nearly full disk): write the rest
             while view:
                 view = view[self._fh.write(view) or 0 :]
         except OSError as exc:
@@ -79,12 +82,15 @@ class ResultsWriter:
 
     def close(self) -> None:
         try:
+            # a broken file's error was raised already: another one from fsync would only hide it
             if not self.broken:
                 os.fsync(self._fh.fileno())
         except OSError as exc:
             raise output_error(self.path, exc) from exc
         finally:
             self._fh.close()
+            # a file this writer created and never wrote a line into (a start that failed) is no
+            # results file: nothing of it is kept
             if self._created and self._good == 0:
                 with contextlib.suppress(OSError):
                     self.path.unlink()
@@ -114,8 +120,10 @@ def finished_runs(path: Path) -> Finished:
             found.headers.append(_parse_header(path, lineno, data))
         elif kind == "run":
             run = _run_keys(path, lineno, data)
+            # the same rule as the reader's, so a resume re-runs exactly the runs a report would miss
             if supersedes(found.outcomes.get(run.run_id)):
                 found.outcomes[run.run_id] = run.outcome
+                # the kept record's version replaces the superseded one's, or there is none
                 found.versions.pop(run.run_id, None)
                 if run.scenario_hash is not None:
                     found.versions[run.run_id] = (run.cell.scenario, run.scenario_hash)
@@ -160,6 +168,7 @@ def _lines(path: Path) -> Iterator[str]:
     try:
         with open(path, encoding="utf-8") as fh:
             for line in fh:
+                # a last line without its newline is an interrupted write: the resume cuts it off
                 if line.endswith("\n") and line.strip():
                     yield line
     except OSError as exc:
@@ -178,6 +187,7 @@ def truncate_partial_line(path: Path) -> None:
             start = max(0, position - 65536)
             fh.seek(start)
             block = fh.read(position - start)
+            # the file ends on a whole line: nothing to cut
             if position == end and block.endswith(b"\n"):
                 return
             newline = block.rfind(b"\n")
@@ -185,4 +195,5 @@ def truncate_partial_line(path: Path) -> None:
                 fh.truncate(start + newline + 1)
                 return
             position = start
+        # no newline anywhere: the only line is partial, and nothing of it is a record
         fh.truncate(0)

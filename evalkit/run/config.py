@@ -93,6 +93,7 @@ class RunConfig(StrictModel):
         both = sorted(set(self.strategies) & set(self.agents))
         if both:
             raise ValueError(f"agents.{both[0]}: the label is also a guard stack of `strategies`")
+        # an agent sends its own requests with native tools: it has no prompt mode to run in
         if self.agents and "native" not in self.modes:
             raise ValueError(f"agents.{next(iter(self.agents))}: agents run in native mode: add native to `modes`")
         for label, specs in self.strategies.items():
@@ -161,7 +162,9 @@ class RunConfig(StrictModel):
             matches = [Path(p) for p in glob.glob(full, recursive=True)]
             if not matches:
                 raise ConfigError(f"{self.source or self.name}: scenarios: pattern {pattern!r} matches no file")
+            # resolved, so two globs that reach one file through different paths load it once
             found.update(p.resolve() for p in matches)
+        # sorted: the plan's order, and so the run ids' order, does not depend on the file system's
         return sorted(found)
 
     def as_replay(self, record_dir: Path) -> RunConfig:
@@ -180,6 +183,7 @@ class RunConfig(StrictModel):
             )
             for e in self.backends
         ]
+        # a file of its own: a replay must never append to the results it replays
         output = Path(self.output).with_suffix("") if self.output else Path("results") / self.name
         return self.model_copy(update={"backends": entries, "output": f"{output}-replay.jsonl"})
 
@@ -196,6 +200,7 @@ class RunConfig(StrictModel):
     def fingerprint(self) -> str:
         """A hash of everything that decides the runs, to tell configs apart (a resume compares the
         stored config field by field: evalkit/run/config_diff.py)."""
+        # these change what is written or shown, not what a run does: editing them keeps the hash
         dumped = self.model_dump(
             exclude={"output", "description", "allow_state_modules", "side_by_side", "max_infra_error_rate"}
         )
@@ -204,6 +209,7 @@ class RunConfig(StrictModel):
             _drop_added_defaults(backend, _ADDED_LATER["backend"])
             if backend["serve"] is not None:
                 _drop_added_defaults(backend["serve"], _ADDED_LATER["serve"])
+        # sorted keys: the same config written in another key order has the same hash
         data = json.dumps(dumped, sort_keys=True)
         return hashlib.sha256(data.encode()).hexdigest()[:16]
 
@@ -226,6 +232,7 @@ def _drop_added_defaults(dumped: dict[str, Any], added: dict[str, Any]) -> None:
 def parse_strategy_specs(label: str, specs: list[Any]) -> list[StrategySpec]:
     """Turn a YAML guard list into (name, options) pairs, with errors that name the stack."""
     out: list[StrategySpec] = []
+    # the three spellings a YAML stack allows: `name`, `{name: {options}}`, `{plugin: name, options: {...}}`
     for item in specs:
         if isinstance(item, str):
             out.append((item, {}))
@@ -266,6 +273,7 @@ def load_config(path: str | Path) -> RunConfig:
         config = RunConfig.model_validate(doc.data)
     except ValidationError as exc:
         raise ConfigError(doc.invalid(exc)) from exc
+    # the scenario globs are relative to the config file, wherever the command was run from
     config.base_dir = str(Path(path).resolve().parent)
     config.source = str(path)
     return config

@@ -86,8 +86,10 @@ def changed_fields(stored: dict[str, Any], config: RunConfig) -> list[str]:
         # today's model fills in fields added since the file was written, at their defaults
         old = RunConfig.model_validate(stored).model_dump(mode="json")
     except ValidationError:
+        # a header today's model refuses is compared as written: its differences are still named
         old = stored
     new = config.model_dump(mode="json")
+    # both through `public_config`: the header holds blanked secrets, so the new config must too
     return _diff(run_defining(public_config(old)), run_defining(public_config(new)), "")
 
 
@@ -127,6 +129,7 @@ def phase_changes(before: list[Any], now: list[Any]) -> list[str]:
     """How the server phases a header recorded (`started_by_evalkit.phases`) differ from those of
     another: a command line (portable paths), a venv (as the config's variables chose it), the Python
     version, a package, its version or its installed files (`files_sha256`, where both have it)."""
+    # phases are compared by position: a phase added or removed shifts every one after it
     if len(before) != len(now):
         return [f"{len(before)} server phases in the runs already in the file, {len(now)} now"]
     out: list[str] = []
@@ -149,6 +152,7 @@ def guard_changes(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """How the code of the guards that wrap someone else's (a header's `guards`: the in-process
     `forge` strategy's forge-guardrails) differs between two headers: a version or installed files."""
     out = []
+    # a guard on one side only is a stack added or removed, which the config's diff names already
     for name in sorted(set(before) & set(now)):
         sides = [info if isinstance(info, dict) else {} for info in (before[name], now[name])]
         packages = [[{**info, "name": info.get("package", name)}] if "version" in info else [] for info in sides]
@@ -189,6 +193,7 @@ def _package_changes(before: Any, now: Any) -> list[str]:
             out.append(f"{was} in the runs already in the file, {f'{name} ' + new['version'] if new else 'none'} now")
         elif old["version"] != new["version"]:
             out.append(f"{name} {old['version']} in the runs already in the file, {new['version']} now")
+        # a header from before files were hashed has none: only two hashes can disagree
         elif old.get("files_sha256") and new.get("files_sha256") and old["files_sha256"] != new["files_sha256"]:
             out.append(
                 f"{name} {new['version']} with other installed files (files_sha256 {old['files_sha256'][:12]}… in "

@@ -47,6 +47,7 @@ def _constraint_label(request: ChatRequest) -> str | None:
     c = request.constraint
     if c is None:
         return None
+    # a hash, not the constraint: a grammar runs to kilobytes a call, and equal ones must compare equal
     body = c.grammar if c.kind == "grammar" else repr(sorted((c.json_schema or {}).items()))
     return f"{c.kind}:{hashlib.sha256((body or '').encode()).hexdigest()[:12]}"
 
@@ -106,6 +107,7 @@ class _Run:
         request = ChatRequest(messages=list(self.view.messages), tools=list(self.view.tools), sampling=self.sampling)
         for strategy in self.strategies:
             request = strategy.prepare(request, self.view)
+        # what the model was offered after the guards' choices: judging a call reads this, not the scenario's
         self.view.offered = list(request.tools)
         self.flush_notes("prepare")
         wire = apply_prompt_mode(request) if self.mode == "prompt" else request
@@ -124,6 +126,7 @@ class _Run:
         completion, retries = await call_with_retries(
             lambda: self.backend.complete(wire, context), self.policy, rng=self.rng
         )
+        # prompt mode: the server saw no tools, so its calls are whatever the text spells strictly
         if self.mode == "prompt":
             completion = completion.model_copy(update={"tool_calls": parse_strict_calls(completion.text)})
         return completion, retries
@@ -131,6 +134,7 @@ class _Run:
     def judge(self, reply: Completion) -> tuple[Completion, Decision]:
         for strategy in self.strategies:
             decision = strategy.judge(reply, self.view)
+            # a rewrite hands the next guard a changed reply; any other decision ends the stack
             if isinstance(decision, Rewrite):
                 self.intervene(strategy.name, "rescue", decision.note)
                 reply = decision.reply
@@ -152,6 +156,7 @@ class _Run:
             self.intervene(name, "accept", decision.note)
 
     def with_ids(self, calls: list[ToolCall]) -> list[ToolCall]:
+        # ids unique within the run: a tool result must name the call it answers, and some models send none
         index = len(self.state.calls)
         return [c if c.id else c.model_copy(update={"id": f"call_{index}_{i}"}) for i, c in enumerate(calls)]
 
@@ -167,6 +172,7 @@ class _Run:
             self.view.messages.append(
                 Message(role="tool", content=result_text(done), tool_call_id=call.id, name=call.name, origin="mock")
             )
+            # a malformed or unknown call to the terminal tool does not end the run: it did not happen
             valid = done.known_tool and not call.malformed
             terminal = terminal or (valid and call.name == self.scenario.terminal_tool)
         self.view.executed.extend(batch)
@@ -178,6 +184,7 @@ class _Run:
 
     def reject(self, reply: Completion, decision: Retry) -> None:
         """Append the rejected reply and the correction, on the channel the decision names."""
+        # a correction on the tool channel answers each call, as a chat template requires of a call
         if decision.role == "tool" and reply.tool_calls:
             calls = self.with_ids(reply.tool_calls)
             self.view.messages.append(Message(role="assistant", content=reply.text, tool_calls=calls, origin="model"))
@@ -186,6 +193,7 @@ class _Run:
                     Message(role="tool", content=decision.message, tool_call_id=call.id, name=call.name, origin="guard")
                 )
             return
+        # the rejected calls as text: an assistant message with calls but no tool answers is invalid
         shown = reply.text or _calls_as_text(reply.tool_calls)
         self.view.messages.append(Message(role="assistant", content=shown, origin="model"))
         self.view.messages.append(Message(role="user", content=decision.message, origin="guard"))
@@ -227,6 +235,7 @@ class _Run:
             completion_tokens=self.state.usage.completion_tokens + reply.usage.completion_tokens,
         )
         self.state.latency_s += reply.latency_s
+        # the record keeps the model's own reply; a guard's rewrite shows in the interventions
         raw_reply = reply
         reply, decision = self.judge(reply)
         self.flush_notes("judge")
@@ -261,6 +270,7 @@ class _Run:
             self.view.messages.append(Message(role="user", content=self.scenario.user_text(self.turn)))
             status = "next"
             while status == "next":
+                # the budget is the run's, over every turn: a long first turn leaves less for the next
                 if len(self.state.calls) >= self.scenario.max_iterations:
                     self.state.outcome, status = "iteration_limit", "run_done"
                     break

@@ -43,19 +43,23 @@ class PlannedRun:
 def scenario_hash(scenario: Scenario) -> str:
     """A hash of what a run of `scenario` is given and judged by (its prompt, turns, tools, mocks,
     reference and check), so records judged against two versions of a scenario tell apart."""
+    # sorted keys: the same scenario written with its keys in another order is the same version
     data = json.dumps(scenario.model_dump(mode="json", exclude=_NOT_JUDGED), sort_keys=True)
     return hashlib.sha256(data.encode()).hexdigest()[:16]
 
 
 def run_seed(base: int, backend: str, scenario: str, index: int) -> int:
     """The same for every strategy and mode, so their runs pair up for comparison."""
+    # a hash, not Python's hash(): the same seeds on every machine and every run of the interpreter
     digest = hashlib.sha256(f"{base}|{backend}|{scenario}|{index}".encode()).digest()
+    # non-negative and below 2³¹: it fits a server's seed field whether that is signed or not
     return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
 
 
 def iter_runs(config: RunConfig, scenarios: list[Scenario], labels: set[str] | None = None) -> Iterator[PlannedRun]:
     """The matrix, one run at a time (optionally only the backend entries in `labels`)."""
     specs = config.strategy_specs()
+    # once a scenario, not once a run: a hash dumps the whole scenario to JSON
     hashes = {id(s): scenario_hash(s) for s in scenarios}
     for entry in config.backends:
         if labels is not None and entry.label not in labels:
@@ -87,6 +91,7 @@ def plan_runs(config: RunConfig, scenarios: list[Scenario]) -> list[PlannedRun]:
 
 
 async def execute_run(spec: PlannedRun, backend: Backend, config: RunConfig) -> RunRecord:
+    # the run's seed goes to the server too: a seeded local model repeats its answer on a re-run
     sampling = config.sampling.model_copy(update={"seed": spec.seed})
     policy = RetryPolicy(spec.entry.retry.attempts, spec.entry.retry.base_delay_s, spec.entry.retry.max_delay_s)
     state, view = await run_loop(
@@ -113,6 +118,7 @@ async def execute_run(spec: PlannedRun, backend: Backend, config: RunConfig) -> 
         failure=verdict.failure,
         first_try=verdict.correct and state.retries == 0,
         retries=state.retries,
+        # choosing a context (`prepare`) is no rescue: it is not counted as a guard firing
         guard_fires=sum(1 for i in state.interventions if i.action != "prepare"),
         model_calls=len(state.calls),
         iterations=len(state.calls),

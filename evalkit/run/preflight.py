@@ -212,6 +212,8 @@ def discard_empty_leftover(output: Path) -> bool:
     """True if `output` holds no complete line (a start that failed before writing its header):
     it is emptied, so the run starts afresh instead of refusing to touch it."""
     try:
+        # a failed start wrote at most part of a header: a larger file without a newline is something
+        # else, left for the reader to name rather than emptied
         if output.stat().st_size > 64 * 1024:
             return False
         data = output.read_bytes()
@@ -227,6 +229,7 @@ def discard_empty_leftover(output: Path) -> bool:
 def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> None:
     """A resume needs the file's config, with the same or a larger N (a larger one tops every cell up)."""
     first = headers[0]
+    # the hash first, at the file's own N (-n may grow): equal hashes need no field-by-field diff
     if config.model_copy(update={"runs": first.runs_per_cell}).fingerprint() != first.config_hash:
         changed = changed_fields(dict(first.config), config)
         if changed:
@@ -234,6 +237,7 @@ def check_resumable(config: RunConfig, headers: list[Header], output: Path) -> N
                 f"{output} was written by a different config: {', '.join(changed)} changed; "
                 "resume needs the same config (only -n may grow)"
             )
+    # an earlier resume may have grown N: the largest is what the file already holds
     largest = max(h.runs_per_cell for h in headers)
     if config.runs < largest:
         raise ResultsError(
@@ -250,6 +254,7 @@ def check_same_phases(headers: list[Header], backends: dict[str, Any], output: P
         now = _phases(info)
         for header in headers:
             before = _phases(header.backends.get(label))
+            # a backend evalkit does not start has no phases on either side: nothing to compare
             changes = phase_changes(before, now) if before is not None and now is not None else []
             if changes:
                 raise ResultsError(
@@ -295,6 +300,7 @@ def check_scenario_versions(scenarios: list[Scenario], versions: dict[str, tuple
     now = {s.id: scenario_hash(s) for s in scenarios}
     changed: dict[str, int] = {}
     for scenario, version in versions.values():
+        # a scenario this run no longer runs adds no runs, so its old version mixes with nothing
         if scenario in now and version != now[scenario]:
             changed[scenario] = changed.get(scenario, 0) + 1
     if not changed:

@@ -41,6 +41,7 @@ from evalkit.strategies.plugins import plugin_allowed
 
 __all__ = ["RescoreSummary", "rescore_results"]
 
+# a replayed answer cannot fail as a server can: a retry would only replay the same miss
 _ONCE = RetryPolicy(attempts=1, base_delay_s=0.0, max_delay_s=0.0)
 
 
@@ -66,11 +67,14 @@ async def _rejudge(run: RunRecord, scenario: Scenario, stack: list[tuple[str, di
     except ReplayMiss as exc:  # the current loop needs a model call that was never made
         raise ResultsError(str(exc)) from None
     verdict = judge_run(scenario, state.outcome, view.executed, state.reply)
+    # the current loop may stop sooner than the recorded one did: only the calls it replayed count
     used = run.calls[: len(state.calls)]
+    # a replay has no backend faults; the record keeps the retries the real call needed
     calls = [
         new.model_copy(update={"backend_retries": old.backend_retries})
         for old, new in zip(used, state.calls, strict=True)
     ]
+    # the replayed calls' own tokens: a run that now stops earlier cost what those calls cost
     usage = run.usage.model_copy(
         update={
             "prompt_tokens": sum(c.completion.usage.prompt_tokens for c in used),
@@ -130,7 +134,9 @@ def _rescore_locked(
     stacks: dict[str, list[tuple[str, dict[str, Any]]]] | None = None
     summary = RescoreSummary()
     agents: set[str] = set()  # agent columns: an agent cannot be re-run from its stored outputs
+    # beside the output, so the final rename stays within one file system
     tmp = output.with_name(output.name + ".rescoring")
+    # a leftover of a rescore killed outright; the lock says none is running
     tmp.unlink(missing_ok=True)
     writer = ResultsWriter(tmp)
     try:
@@ -148,6 +154,7 @@ def _rescore_locked(
             writer.write(record)
         if stacks is None:
             raise _no_header(source)
+    # BaseException: a Ctrl-C must not leave a half-written temporary file either
     except BaseException:
         writer.close()
         tmp.unlink(missing_ok=True)
@@ -178,6 +185,7 @@ def _rescored(
     stacks: dict[str, list[tuple[str, dict[str, Any]]]],
     summary: RescoreSummary,
 ) -> RunRecord:
+    # no verdict to redo: an infra error or an unsupported cell, or a run that never called the model
     if not run.counted or not run.calls:
         return run
     scenario = by_id.get(run.cell.scenario)

@@ -104,11 +104,13 @@ def _finished(
         return set(), []
     if not options.get("resume"):
         raise ResultsError(f"{output} exists: pass --resume to continue it, or choose another output")
+    # a last line without its newline is a write the interruption cut: not a record, and in the way
     truncate_partial_line(output)
     found = finished_runs(output)
     check_resumable(config, found.headers, output)
     check_resume_shard(output, [h.shard for h in found.headers], options.get("shard"))
     retry = options.get("retry_infra", False)
+    # with --retry-infra an infra error is not finished: its run runs again, and the new record supersedes
     kept = {run_id for run_id, outcome in found.outcomes.items() if not (retry and outcome == "infra_error")}
     counted = {
         r: v for r, v in found.versions.items() if r in kept and found.outcomes[r] not in NOT_COUNTED
@@ -175,6 +177,7 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                     backends=backends,
                     guards=guards,
                     agents=agents,
+                    # the file already holds a segment: this header continues it
                     resumed=writer.path.stat().st_size > 0,
                     shard=str(options["shard"]) if options.get("shard") else None,
                 )
@@ -197,6 +200,8 @@ async def _run_phase(job: _Job, entries: list[BackendEntry]) -> None:
                 runs_written=writer.runs_written - written_before,
                 reason=reason,
             )
+            # after a failed write the writer refuses more: the segment stays without a footer, which
+            # every reader names as a run that did not finish
             if not writer.broken:
                 writer.write(footer)
                 if on_footer := options.get("on_footer"):
@@ -208,6 +213,7 @@ def _stop_on_signals(task: asyncio.Task[Any] | None) -> Iterator[list[int]]:
     """SIGINT and SIGTERM cancel `task` (the run) from the event loop, never in the middle of a write;
     the list collects the signals received. The previous handlers come back afterwards."""
     received: list[int] = []
+    # Python installs signal handlers from the main thread only; elsewhere the caller's handling stands
     if task is None or threading.current_thread() is not threading.main_thread():
         yield received
         return
@@ -216,6 +222,7 @@ def _stop_on_signals(task: asyncio.Task[Any] | None) -> Iterator[list[int]]:
 
     def stop(sig: int) -> None:
         received.append(sig)
+        # a cancellation lands at the task's next await, never inside a record's write
         task.cancel()
 
     for sig in previous:
@@ -271,12 +278,15 @@ async def arun_config(config: RunConfig, output: Path, **options: Unpack[RunOpti
             _prepare_recordings(record_dir, labels, finished, resume)
         writer = ResultsWriter(output, append=output.exists(), opener=options.get("opener"))
         job = _Job(config, scenarios, finished, writer, options.get("executor") or _local(), options, earlier=earlier)
+        # a backend with nothing pending gets no phase: no server is started for it
         busy = Counter(spec.entry.label for spec in job.pending(labels))
         job.total = sum(busy.values())
         try:
             for entries in _phases(config, set(busy)):
                 await _run_phase(job, entries)
         except asyncio.CancelledError:
+            # a signal's cancellation ends here, as KeyboardInterrupt once the file is closed;
+            # any other cancellation is the caller's own
             if not received:
                 raise
         finally:

@@ -64,6 +64,7 @@ _PARTS: list[tuple[str, type[StrictModel]]] = [
 
 
 def _estimate(k: int, n: int, categories: int = 2) -> Estimate:
+    # the Beta marginal of a Dirichlet(½, …): this share's ½ against the other categories' ½ each
     a, b = k + _HALF, n - k + _HALF * (categories - 1)
     low, high = sps.beta.ppf([0.025, 0.975], a, b)
     return Estimate(value=round(a / (a + b), 6), low=round(float(low), 6), high=round(float(high), 6), calls=n, count=k)
@@ -99,6 +100,7 @@ def _estimates(obs: list[Observation]) -> dict[str, Estimate]:
         found[f"{part}.wrong_reply"] = _estimate(sum(o.wrong_reply for o in answers), len(answers))
     tools = Counter(o.behaviour for o in obs if o.step == "tool" and o.constrained)
     n = sum(tools.values())
+    # three outcomes under a grammar: the intended call, `respond`, anything else
     found["constrained.tool_step_correct"] = _estimate(tools["correct"], n, 3)
     found["constrained.tool_step_respond"] = _estimate(tools["premature_answer"], n, 3)
     found["constrained.reply_step_respond"] = _share(
@@ -113,6 +115,7 @@ def _parts(found: dict[str, Estimate], base: dict[str, Estimate] | None = None) 
     parts: dict[str, object] = {}
     for name, model in _PARTS:
         mine = {k.split(".", 1)[1]: e for k, e in found.items() if k.startswith(f"{name}.")}
+        # an override part without calls would only repeat the base: left out, so the base applies
         if base is not None and all(e.calls == 0 for e in mine.values()):
             continue
         values = {k: (base[f"{name}.{k}"].value if base and e.calls == 0 else e.value) for k, e in mine.items()}
@@ -133,6 +136,7 @@ def homogeneity_p(
     for o in obs:
         if keep(o):
             table.setdefault(str(getattr(o, key)), Counter())[outcome(o)] += 1
+    # small groups out: chi-square's approximation is poor below a handful of calls per row
     groups = sorted(g for g, c in table.items() if sum(c.values()) >= _MIN_GROUP)
     behaviours = sorted({b for g in groups for b in table[g]})
     if len(groups) < 2 or len(behaviours) < 2:
@@ -149,6 +153,7 @@ def _overrides(obs: list[Observation], estimates: dict[str, Estimate], notes: li
             homogeneity_p(obs, key, _plain_reply(False)),
             homogeneity_p(obs, key, _answer, lambda o: str(o.wrong_reply)),
         ]
+        # any one of the three behaviours differing is reason enough to fit the groups apart
         p = min(t[0] for t in tests)
         groups = sorted({g for t in tests for g in t[1]})
         plural = {"mode": "modes", "family": "families"}[key]

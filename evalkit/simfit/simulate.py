@@ -54,6 +54,7 @@ class SimCell:
 
 def _draw_part(found: dict[str, Estimate], rng: np.random.Generator) -> dict[str, float]:
     names = list(found)
+    # the tool-step behaviours are one Dirichlet: drawn together, so their weights still sum to 1
     if names and all(n.startswith("tool_step.") for n in names):
         weights = rng.dirichlet([found[n].count + _HALF for n in names])
         return {n.split(".", 1)[1]: float(w) for n, w in zip(names, weights, strict=True)}
@@ -78,6 +79,7 @@ def draw_profile(profile: SimProfile, rng: np.random.Generator) -> SimProfile:
     for part, values in _draw_parts(estimates, "", rng).items():  # a parameter not estimated keeps its value
         data[part] = {**(data[part] or {}), **values}
     for override in data["overrides"]:
+        # an override's estimates are named by its group (`family=x.` or `mode=y.`) in the fit
         key = "family" if override["family"] is not None else "mode"
         prefix = f"{key}={override[key]}."
         for part, values in _draw_parts(estimates, prefix, rng).items():
@@ -111,8 +113,10 @@ def simulate_cells(profile: SimProfile, cells: list[SimCell], *, draws: int, run
 
     async def go() -> None:
         for d in range(draws):
+            # one draw for every cell of an experiment: the cells share what the model is, as real ones do
             backend = SimulatedBackend(entry=entry, profile=draw_profile(profile, rng))
             for c, cell in enumerate(cells):
+                # run indices go on across draws, so no two draws replay the same seeds
                 seeds = [run_seed(seed, "sim", cell.scenario.id, d * runs + i) for i in range(runs)]
                 out[d, c] = await _run_cell(backend, cell, seeds)
 

@@ -38,6 +38,7 @@ def bootstrap_mean(
     size = int(counts.sum())
     if size == 0:
         raise ValueError("bootstrap of an empty sample")
+    # each row: how often each distinct value is drawn in one resample; times the values, its mean
     means = rng.multinomial(size, counts / size, size=resamples) @ distinct / size
     a = (1 - confidence) / 2
     low, high = np.quantile(means, [a, 1 - a])

@@ -55,6 +55,7 @@ def binom_pmf(k: np.ndarray | int, n: int, p: np.ndarray | float) -> np.ndarray:
 def binom_sf(k: np.ndarray | int, n: np.ndarray | int, p: np.ndarray | float) -> np.ndarray:
     """P(X > k) for X ~ Binomial(n, p) (1 for k < 0, 0 for k ≥ n, as scipy.stats.binom.sf)."""
     k, n = np.asarray(k), np.asarray(n)
+    # bdtrc returns nan outside its domain; the clip keeps it there and `where` sets the limits
     out: np.ndarray = np.where(k >= n, 0.0, special.bdtrc(np.clip(k, -1, n), n, p))
     return out
 
@@ -77,6 +78,7 @@ def _conditional(n1: int, n2: int) -> tuple[np.ndarray, np.ndarray]:
     for total in range(n1 + n2 + 1):  # along the margin x₁ + x₂ = total, from the largest x₁ down
         rows = np.arange(min(total, n1), max(0, total - n2) - 1, -1)
         values = pmf[rows, total - rows]
+        # each table's upper tail is the mass of the tables before it on the margin (strictly larger x₁)
         above[rows, total - rows] = np.concatenate(([0.0], np.cumsum(values)[:-1]))
     return pmf, above
 
@@ -128,6 +130,7 @@ def _sup_tail(n1: int, n2: int, region: np.ndarray) -> float:
     pis = _PIS
     tail = _tail(n1, n2, region)
     best = int(np.argmax(tail))
+    # the tail is smooth in π, so its supremum lies between the best grid point's neighbours
     low, high = pis[max(best - 1, 0)], pis[min(best + 1, pis.size - 1)]
     from scipy import optimize  # only where a Boschloo region is computed (see the imports)
 
@@ -137,6 +140,7 @@ def _sup_tail(n1: int, n2: int, region: np.ndarray) -> float:
         method="bounded",
         options={"xatol": 1e-10},
     )
+    # a bounded search may settle below the grid point it started beside: keep the larger of the two
     return float(min(1.0, max(tail[best], -refined.fun)))
 
 
@@ -158,6 +162,7 @@ def boschloo_table(x1: int, n1: int, x2: int, n2: int) -> float:
     """One-sided Boschloo p-value of one table (Fisher mid-p above BOSCHLOO_MAX_TABLES tables)."""
     if (n1 + 1) * (n2 + 1) > BOSCHLOO_MAX_TABLES:
         return midp(x1, n1, x2, n2)
+    # the region is every table whose Fisher p is at most this table's: "at least as extreme"
     return _sup_tail(n1, n2, _region(n1, n2, float(fisher_grid(n1, n2)[x1, x2])))
 
 
@@ -174,9 +179,12 @@ def boschloo_pvalues(n1: int, n2: int) -> np.ndarray:
     sorted_p = fisher_p[order]
     last = np.searchsorted(sorted_p, sorted_p * (1 + _TIE), side="right") - 1  # the last of each tie
     best = np.zeros(sorted_p.size)
+    # π in chunks: the joint probabilities of every table at every π at once would take
+    # 1,001 × (n₁+1)(n₂+1) floats, gigabytes at 500 runs an arm
     for chunk in np.array_split(np.linspace(0.0, 1.0, _NUISANCE_GRID), max(1, (n1 + n2) // 16)):
         b1, b2 = _binom_rows(n1, chunk), _binom_rows(n2, chunk)
         joint = (b1[:, :, None] * b2[:, None, :]).reshape(chunk.size, -1)[:, order]
+        # a table's tail at π is the cumulative mass up to the last table tied with it
         best = np.maximum(best, np.cumsum(joint, axis=1)[:, last].max(axis=0))
     out = np.empty_like(best)
     out[order] = np.minimum(best, 1.0)

@@ -153,6 +153,7 @@ class GateTest:
     ) -> float:
         """P(shown within the margin) at these true rates."""
         region = _within_region(self, n_base, n_cand, margin, alpha)
+        # the within test runs on the swapped sides, so lost and gained swap too
         if isinstance(region, PairStaircase):
             return float(region.probability((1 - p_base) * p_cand, p_base * (1 - p_cand))[0])
         return float(region.probability(p_cand, p_base)[0])
@@ -205,6 +206,7 @@ class FisherTest(GateTest):
         return fisher_grid(n_base, n_cand)
 
     def exact_region(self, n_base: int, n_cand: int, margin: float, alpha: float) -> Region:
+        # a p-value equal to α up to rounding rejects, as `fisher` decides a table at α
         limit = (fisher_grid(n_base, n_cand) <= alpha * (1 + 1e-9)).sum(axis=1) - 1
         return Staircase(n_base, n_cand, np.maximum.accumulate(limit))
 
@@ -279,6 +281,7 @@ def select(
         kind = "mcnemar" if margin <= 0 else "tango"
     elif margin > 0:
         kind = "chan"
+    # the statistic users choose is for the plain case only: a margin needs a test that has one
     elif not large:
         return _chosen(statistics, test)
     else:
@@ -300,6 +303,7 @@ def detectable_drop(
     least `power` (None: not even a drop to 0). Rounded down, so the claim holds at the rate printed
     (power falls as the candidate rate rises)."""
     achieved = lru_cache(maxsize=None)(lambda pct: test.power(n_base, n_cand, p_base, pct / 100, margin, alpha))
+    # power falls as the candidate rate rises: if a drop to 0 is not caught, none is
     if achieved(0) < power:
         return None
     low, high = 0, int(np.floor(p_base * 100 + 1e-9))  # in percent: low is caught, high perhaps not

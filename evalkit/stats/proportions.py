@@ -60,6 +60,7 @@ def wilson(x: int, n: int, confidence: float = 0.95) -> Interval:
     centre = p + z * z / (2 * n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     denom = 1 + z * z / n
+    # at 0 or n the formula gives 0 or 1 up to rounding; set exactly, a 0/10 interval starts at 0
     low = 0.0 if x == 0 else (centre - half) / denom
     high = 1.0 if x == n else (centre + half) / denom
     return Interval(low, high)
@@ -89,6 +90,7 @@ def newcombe(x1: int, n1: int, x2: int, n2: int, confidence: float = 0.95) -> Di
     p1, p2 = x1 / n1, x2 / n2
     w1, w2 = wilson(x1, n1, confidence), wilson(x2, n2, confidence)
     d = p1 - p2
+    # each end combines the two Wilson intervals' distances on the side it moves towards
     low = d - math.hypot(p1 - w1.low, w2.high - p2)
     high = d + math.hypot(w1.high - p1, p2 - w2.low)
     return Difference(d, max(-1.0, low), min(1.0, high))

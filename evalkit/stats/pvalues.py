@@ -45,6 +45,7 @@ def boschloo(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "gre
         return 1.0  # no information about a difference; scipy returns nan here
     if alternative == "greater":
         return boschloo_table(x1, n1, x2, n2)
+    # "less" is "greater" with the arms swapped: one implementation of the one-sided test
     if alternative == "less":
         return boschloo_table(x2, n2, x1, n1)
     return min(1.0, 2 * min(boschloo_table(x1, n1, x2, n2), boschloo_table(x2, n2, x1, n1)))
@@ -53,6 +54,7 @@ def boschloo(x1: int, n1: int, x2: int, n2: int, alternative: Alternative = "gre
 def floor_pvalue(x: int, n: int, floor: float) -> float:
     """One-sided exact binomial p-value of H₀ "rate ≥ floor" against "rate < floor" for x of n."""
     check_counts(x, n)
+    # a floor of 0 every rate meets: no evidence can show a rate under it
     return 1.0 if floor <= 0 else float(binom_cdf(x, n, floor))
 
 
@@ -63,6 +65,7 @@ def mcnemar(b: int, c: int, alternative: Alternative = "greater") -> float:
     n = b + c
     if n == 0:
         return 1.0
+    # under H₀ each discordant pair goes either way with probability ½: P(X ≥ b), X ~ Binomial(n, ½)
     if alternative == "greater":
         return float(binom_sf(b - 1, n, 0.5))
     if alternative == "less":
@@ -78,6 +81,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     adjusted = [0.0] * m
     running = 0.0
     for rank, i in enumerate(order):
+        # the running maximum keeps adjusted p-values in the order of the raw ones (step-down)
         running = max(running, min(1.0, (m - rank) * pvalues[i]))
         adjusted[i] = running
     return adjusted

@@ -26,6 +26,7 @@ class Rate:
 
 def rate(x: int, n: int, confidence: float = 0.95, method: IntervalMethod = "wilson") -> Rate | None:
     """x of n with its interval (Wilson's by default); None for no runs."""
+    # no runs: no rate at all, never a 0% that would read as a measurement
     if n == 0:
         return None
     interval = proportion_interval(x, n, confidence, method)

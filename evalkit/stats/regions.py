@@ -85,6 +85,7 @@ class Staircase:
         return bool(x_cand <= self.limit[x_base])
 
     def intersect(self, other: Staircase) -> Staircase:
+        # rejected by both: the lower of the two limits in every row (still non-decreasing)
         return Staircase(self.n_base, self.n_cand, np.minimum(self.limit, other.limit))
 
     def probability(self, p_base: np.ndarray | float, p_cand: np.ndarray | float) -> np.ndarray:
@@ -110,6 +111,7 @@ class Staircase:
             axis=1,
         )
         t = np.clip(self.limit[x1], low2 - 1, high2) - (low2 - 1)  # column 0: below the window
+        # a row whose limit is −1 rejects nothing: probability 0, whatever the window's column 0 says
         c2 = np.where(self.limit[x1] < 0, 0.0, np.take_along_axis(cdf, np.broadcast_to(t, f1.shape), axis=1))
         result: np.ndarray = np.minimum(1.0, (f1 * c2).sum(axis=1))
         return result
@@ -126,6 +128,7 @@ class PairStaircase:
         return bool(lost >= self.need[lost + gained])
 
     def intersect(self, other: PairStaircase) -> PairStaircase:
+        # rejected by both: the larger of the two needs for every number of discordant pairs
         return PairStaircase(self.n, np.maximum(self.need, other.need))
 
     def probability(self, p_lost: np.ndarray | float, p_gained: np.ndarray | float) -> np.ndarray:
@@ -133,7 +136,9 @@ class PairStaircase:
         pl, pg = (np.atleast_1d(np.asarray(v, dtype=float)) for v in np.broadcast_arrays(p_lost, p_gained))
         out = np.empty(pl.size)
         discordant = pl + pg
+        # θ: the share of discordant pairs that are lost; with no discordant pair it is never read
         theta = np.divide(pl, discordant, out=np.zeros_like(pl), where=discordant > 0)
+        # a few rates (the refining search) are cheaper one by one than through the shared recursion
         if pl.size <= _FEW:
             for i in range(pl.size):
                 out[i] = self._direct(theta[i], discordant[i])
@@ -146,6 +151,7 @@ class PairStaircase:
         low, high = _window(self.n, np.array([discordant]))
         d = np.arange(low, high + 1)
         need = self.need[d]
+        # need 0: every outcome rejects; need beyond d: none can
         tail = np.where(need <= 0, 1.0, np.where(need > d, 0.0, special.bdtrc(need - 1, d, theta)))
         return float(binomial_pmf(d, self.n, np.array(discordant)) @ tail)
 
@@ -155,6 +161,7 @@ class PairStaircase:
         low, high = _window(self.n, discordant)
         total = np.zeros(theta.size)
         sure = (theta <= 1e-12) | (theta >= 1 - 1e-12)  # all discordant pairs on one side: the tail is 0 or 1
+        # the recursion divides by θ and 1 − θ: run it at ½ where the answer is known anyway (`exact`)
         inner = np.where(sure, 0.5, theta)
         q = 1 - inner
         k = int(self.need[low])
@@ -169,6 +176,8 @@ class PairStaircase:
             total += weight * np.where(sure, exact, np.clip(tail, 0.0, 1.0))
             if d == high:
                 break
+            # from d to d + 1 pairs: P(Bin(d+1) ≥ k) = P(Bin(d) ≥ k) + θ P(Bin(d) = k − 1), and the two
+            # point masses by the same recursion
             further = below * (k - 1) * q / ((d - k + 2) * inner) if k >= 2 else np.zeros_like(inner)
             tail, at, below = tail + inner * below, inner * below + q * at, inner * further + q * below
             if self.need[d + 1] > k:  # one more lost pair needed: step the tail up by one count
@@ -198,11 +207,13 @@ def supremum(
     scalar search between the best point's neighbours. `level`: the caller only compares the result
     with it, so the search is skipped when the grid's best is above it (a lower bound of the
     supremum decides) or clearly below it (the search moves it by far less)."""
+    # a boundary of one point (δ at ±1): nothing to search
     if high <= low:
         return float(probability(np.array([low]))[0])
     grid = np.linspace(low, high, NUISANCE_GRID)
     values = probability(grid) if values is None else values
     best = int(np.argmax(values))
+    # above the level the grid's best already rejects; clearly below it the search cannot reach it
     if level is not None and not level * (1 - _CLEAR) <= values[best] <= level:
         return float(min(1.0, values[best]))
     left, right = grid[max(best - 1, 0)], grid[min(best + 1, grid.size - 1)]
@@ -226,6 +237,7 @@ def _laws(n1: int, n2: int, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """On the grid of the boundary p₁ − p₂ = δ: P(X₁ = x₁) for every x₁, and P(X₂ ≤ t) for t = −1..n₂
     (column 0 is t = −1). A region's probability at every grid point is then one gather and one
     product; a test's critical value needs it for twenty regions."""
+    # p₁ over the rates where both p₁ and p₂ = p₁ − δ are probabilities
     grid = np.linspace(max(0.0, delta), min(1.0, 1.0 + delta), NUISANCE_GRID)
     f1 = binomial_pmf(np.arange(n1 + 1)[None, :], n1, grid[:, None])
     f2 = binomial_pmf(np.arange(n2 + 1)[None, :], n2, np.clip(grid - delta, 0.0, 1.0)[:, None])
@@ -252,6 +264,7 @@ def boundary_size(region: Staircase | PairStaircase, delta: float, *, level: flo
             f1, cdf = _boundary_laws(region.n_base, region.n_cand, round(delta, 12))
             values = np.minimum(1.0, (f1 * cdf[:, region.limit + 1]).sum(axis=1))
     else:
+        # p_gained = t, p_lost = t + δ: both ≥ 0 and together at most 1
         low, high = max(0.0, -delta), (1.0 - delta) / 2
 
         def at(t: np.ndarray) -> np.ndarray:

@@ -41,6 +41,7 @@ class Statistic:
     def load(self) -> UnpairedTest:
         module, _, attribute = self.test.partition(":")
         test: UnpairedTest = getattr(importlib.import_module(module), attribute)
+        # a registry line pointing at another statistic's test would judge under the wrong name
         if test.kind != self.name:
             raise ValueError(f"{self.test} is the test {test.kind!r}, registered as {self.name!r}")
         return test

@@ -32,14 +32,18 @@ __all__ = ["fm_pvalue", "fm_z", "score_interval", "tango_pvalue", "tango_z"]
 def _restricted(p1: np.ndarray, n1: int, p2: np.ndarray, n2: int, d: float) -> tuple[np.ndarray, np.ndarray]:
     """FM's restricted MLE (p̃₁, p̃₂) with p̃₁ − p̃₂ = d, for arm 1 (baseline) and arm 2 (candidate)."""
     theta = n2 / n1
+    # the cubic a·t³ + b·t² + c·t + e = 0 of FM's appendix, whose root in [0, 1] is p̃₁
     a = 1 + theta
     b = -(1 + theta + p1 + theta * p2 + d * (theta + 2))
     c = d * d + d * (2 * p1 + theta + 1) + p1 + theta * p2
     e = -p1 * d * (1 + d)
+    # its root by the trigonometric form (three real roots; the one wanted has angle (π + arccos)/3)
     v = b**3 / (27 * a**3) - b * c / (6 * a * a) + e / (2 * a)
     u = np.sign(v) * np.sqrt(np.maximum(b * b / (9 * a * a) - c / (3 * a), 0.0))
+    # u = 0: a triple root, where any angle gives it
     ratio = np.divide(v, u**3, out=np.zeros_like(v), where=u != 0)
     w = (np.pi + np.arccos(np.clip(ratio, -1.0, 1.0))) / 3
+    # rounding can put a root of 0 or 1 a hair outside [0, 1], where the variance would go negative
     t1 = np.clip(2 * u * np.cos(w) - b / (3 * a), 0.0, 1.0)
     t2 = np.clip(t1 - d, 0.0, 1.0)
     return t1, t2
@@ -77,6 +81,7 @@ def tango_z(lost: np.ndarray | int, gained: np.ndarray | int, n: int, margin: fl
     b, c = np.asarray(lost, dtype=float), np.asarray(gained, dtype=float)
     d = margin
     big_b = (b + c) * (1 - d) - 2 * d * (n - b)
+    # the positive root of 2n·u² − B·u − c·D(1 − D) = 0 (see the module's docstring)
     u = (big_b + np.sqrt(big_b * big_b + 8 * n * c * d * (1 - d))) / (4 * n)
     var = n * (2 * u + d - d * d)
     diff = b - c - n * d
@@ -100,6 +105,7 @@ def score_interval(paired: bool, x1: int, n1: int, x2: int, n2: int, alpha: floa
 
     def root(target: float) -> float:
         low, high = -1.0, 1.0  # z(low) ≥ target > z(high), at the limits by convention
+        # 60 halvings of a width of 2 reach 2⁻⁵⁹, below a double's resolution near the margins used
         for _ in range(60):
             mid = (low + high) / 2
             low, high = (mid, high) if z(mid) >= target else (low, mid)

@@ -80,11 +80,13 @@ def cell_rule(
     test: str = UNPAIRED.default,
 ) -> CellRule:
     """`looks`: the interim looks before max_runs (0: none, the final test gets all of α)."""
+    # no interim looks: nothing is spent early, and the final test gets the whole of α
     final_alpha = alpha * (1 - INTERIM_SHARE) if looks else alpha
     row = unpaired_pvalues(base_n, max_runs, test)[base_x]
     k = -1
     while k + 1 <= max_runs and row[k + 1] <= final_alpha:  # p rises with the candidate's passes
         k += 1
+    # the interim share split evenly over the looks: the union bound keeps their total at INTERIM_SHARE·α
     interim = alpha * INTERIM_SHARE / looks if looks else 0.0
     failures = max_runs - k
     # P(Binom(N, q) ≥ F) = I_q(F, N − F + 1): the failure rate q at which F failures come with 80%
@@ -96,8 +98,10 @@ def decide(rule: CellRule, passes: int, failures: int, *, interim: bool = True) 
     """The cell's verdict after `passes + failures` counted candidate runs (at most max_runs).
     `interim`: this call is one of the rule's interim looks (call it at most `looks` times so)."""
     needed = rule.failures_to_fail - failures
+    # enough failures already: the final test rejects whatever the remaining runs do
     if needed <= 0:
         return "regression"
+    # more passes than the final test tolerates: it can no longer reject
     if passes > rule.k:
         return "accept"
     runs = passes + failures
@@ -109,6 +113,7 @@ def decide(rule: CellRule, passes: int, failures: int, *, interim: bool = True) 
     ):
         return "regression (interim)"
     remaining = rule.max_runs - passes - failures  # ≥ needed, since passes ≤ k
+    # the chance that the remaining runs bring the failures still needed, were the rate the design's p₁
     if float(sps.binom.sf(needed - 1, remaining, 1 - rule.p1)) < rule.futility:
         return "accept (futility)"
     return "continue"
@@ -118,6 +123,7 @@ def operating_characteristics(rule: CellRule, p: float, batch: int) -> tuple[flo
     """(P(the cell is called a regression), expected counted runs) for a candidate whose true rate
     is p, looking after every batch of `batch` runs as `evalkit gate --sequential` does. Exact: the
     distribution of (passes, failures) is carried from look to look."""
+    # the probability of each (passes, failures) among the cells still running after a look
     states: dict[tuple[int, int], float] = {(0, 0): 1.0}
     rejected, runs, done = 0.0, 0.0, 0
     while states:
@@ -130,6 +136,7 @@ def operating_characteristics(rule: CellRule, p: float, batch: int) -> tuple[flo
                 grown[(s + k, f + size - k)] += weight * q
         states = {}
         for (s, f), weight in grown.items():
+            # the last batch is the final test, not an interim look
             decision = decide(rule, s, f, interim=done < rule.max_runs)
             if decision == "continue":
                 states[(s, f)] = weight

@@ -43,6 +43,7 @@ def cmh(tables: Sequence[tuple[int, int, int, int]], confidence: float) -> Strat
     w_sum = d_num = p_num = q_num = 0.0
     for xb, nb, xc, nc in tables:
         total, passes = nb + nc, xb + xc
+        # a stratum of one run has no variance given its margins: it carries no information
         if total < 2:
             continue
         num += xb - nb * passes / total
@@ -58,6 +59,7 @@ def cmh(tables: Sequence[tuple[int, int, int, int]], confidence: float) -> Strat
     z = num / math.sqrt(var)
     p = conditional_pvalue(tables)
     d = d_num / w_sum
+    # Sato's estimate is not a sum of squares and can come out below 0: read as no spread
     se = math.sqrt(max(0.0, d * p_num + q_num)) / w_sum
     half = float(special.ndtri(1 - (1 - confidence) / 2)) * se
     return Stratified(z, p, d, max(-1.0, d - half), min(1.0, d + half))
@@ -66,6 +68,7 @@ def cmh(tables: Sequence[tuple[int, int, int, int]], confidence: float) -> Strat
 def _hypergeom(xb: int, nb: int, xc: int, nc: int) -> tuple[int, np.ndarray]:
     """The baseline's passes given the margins: (the least possible, the probabilities from there)."""
     passes = xb + xc
+    # the baseline's passes given the margins: at least what the candidate cannot hold, at most its runs
     low, high = max(0, passes - nc), min(nb, passes)
     a = np.arange(low, high + 1)
     logs = special.gammaln(nb + 1) - special.gammaln(a + 1) - special.gammaln(nb - a + 1)
@@ -81,8 +84,10 @@ def conditional_pvalue(tables: Sequence[tuple[int, int, int, int]]) -> float:
         low, pmf = _hypergeom(xb, nb, xc, nc)
         keep = pmf > pmf.max() * 1e-30  # far tails, below any level a gate uses
         first, last = int(np.argmax(keep)), int(len(keep) - np.argmax(keep[::-1]))
+        # the sum's law is the convolution of the strata's: they are independent given their margins
         law = np.convolve(law, pmf[first:last])
         start += low + first
         observed += xb
+    # the trimmed tails and rounding leave the total a hair off 1
     law /= law.sum()
     return float(min(1.0, law[max(0, observed - start) :].sum()))

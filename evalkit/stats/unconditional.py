@@ -70,8 +70,10 @@ def _stat(order: Order, n1: int, n2: int, delta: float, x1: np.ndarray, x2: np.n
     elif order == "tango":
         z = tango_z(x1, x2, n1, delta)
     elif order == "fisher":
+        # −log p: larger is more extreme, as for the score statistics; the floor keeps the log finite
         z = -np.log(np.maximum(fisher_grid(n1, n2)[x1, x2], 1e-300))
     else:
+        # McNemar's exact conditional p: of d discordant pairs, P(X ≥ x1) for X ~ Binomial(d, ½)
         d = x1 + x2
         z = -np.log(np.maximum(np.where(d > 0, special.bdtrc(x1 - 1, d, 0.5), 1.0), 1e-300))
     out: np.ndarray = np.round(z, _DIGITS)
@@ -92,6 +94,7 @@ def _tabulate(order: Order, n1: int, n2: int, delta: float) -> np.ndarray:
         return _stat(order, n1, n2, delta, np.arange(n1 + 1)[:, None], np.arange(n2 + 1)[None, :])
     d, x1 = np.arange(n1 + 1)[:, None], np.arange(n1 + 1)[None, :]
     valid = x1 <= d
+    # an impossible table is given a real one's statistic, then −∞, which no threshold counts
     values = _stat(order, n1, n2, delta, np.where(valid, x1, 0), np.where(valid, d - x1, 0))
     out: np.ndarray = np.where(valid, values, -np.inf)
     return out
@@ -136,7 +139,9 @@ class _Ordering:
         if matrix is not None:  # each row is monotone: count its entries at least z
             at_least = (matrix >= z).sum(axis=1)
             if not self.paired:
+                # closed: a table with more baseline successes and the same x2 is at least as extreme
                 return Staircase(self.n1, self.n2, np.maximum.accumulate(at_least - 1))
+            # need[d]: the least x1 of d discordant pairs inside; closed as the slow path below is
             need = np.minimum.accumulate((rows + 1 - at_least)[::-1])[::-1]
             return PairStaircase(self.n1, np.minimum.accumulate(need - rows) + rows)
         if not self.paired:  # per x1: the largest x2 with stat ≥ z (the statistic falls as x2 rises)
@@ -184,6 +189,7 @@ def _size(region: Region, delta: float, level: float | None = None) -> float:
 
 
 def _ordering(order: Order, table: Table, delta: float) -> _Ordering:
+    # `fisher` and `mcnemar` rank tables alike at every δ: one ordering, so one cache entry, for all
     return _Ordering(order, table.n1, table.n2, delta if order in ("fm", "tango") else 0.0)
 
 
@@ -221,6 +227,7 @@ def rejection_region(order: Order, n1: int, n2: int, delta: float, alpha: float)
     ordering = _Ordering(order, n1, n2, delta if order in ("fm", "tango") else 0.0)
     start = _CRITICAL.get((order, round(delta, 12), alpha))  # the last critical value, for another size
     if start is None:
+        # a first guess: where a −log p (fisher, mcnemar) or a normal z alone would reach α
         start = -math.log(alpha) if order in ("fisher", "mcnemar") else -float(special.ndtri(alpha))
     low, high = start - 0.05, start + 0.05
 

@@ -95,6 +95,7 @@ def is_action_request(
 ) -> bool:
     """An action keyword, unless the message asks for analysis (then only an imperative counts)."""
     text = message.lower()
+    # whole words only: "address" holds "add", "settings" holds "set"
     hits = _words(text, keywords)
     if not hits:
         return False
@@ -109,6 +110,7 @@ def has_blocker(text: str, patterns: list[str] = BLOCKER_PATTERNS) -> bool:
     lowered = text.lower()
     for pattern in patterns:
         match = re.search(pattern, lowered)
+        # a blocker needs its cause: "unable to." alone is an excuse, not a blocker a user can act on
         if match and len(lowered[match.end() :].split()) >= _MIN_REASON_WORDS:
             return True
     return False
@@ -116,6 +118,7 @@ def has_blocker(text: str, patterns: list[str] = BLOCKER_PATTERNS) -> bool:
 
 def classify_turn(answer: str, work: list[ExecutedCall], patterns: list[str] = BLOCKER_PATTERNS) -> TurnOutcome:
     """The seed's acceptance contract for an action turn that ends with `answer`."""
+    # a failed edit is no work done, and a read is no change: only a mutating call that succeeded counts
     mutated = any(_succeeded(e) and e.mutating for e in work)
     if mutated and answer.strip():
         return "completed_with_work"
@@ -130,6 +133,7 @@ def _succeeded(done: ExecutedCall) -> bool:
 
 def _turn_start(messages: list[Message]) -> int:
     for i in range(len(messages) - 1, -1, -1):
+        # the scenario's own user turn, not a guard's correction (also a user message)
         if messages[i].role == "user" and messages[i].origin == "scenario":
             return i
     return 0
@@ -188,6 +192,7 @@ class CompletionGuard(BaseStrategy):
         if classify_turn(answer, work, self.blocker_patterns) != "insufficient_progress":
             return None
         turn = _turn_start(view.messages)
+        # the budget is per user turn: a new turn starts with every retry again
         if turn != self._turn:
             self._turn, self.used = turn, 0
         if self.used >= self.max_retries:
@@ -196,6 +201,7 @@ class CompletionGuard(BaseStrategy):
         return Retry(self.message, f"insufficient progress: {_why(work)} (retry {self.used}/{self.max_retries})")
 
     def applies(self, view: TurnView) -> bool:
+        # where no offered tool can change anything, no turn can be asked to do work
         if self.require_mutating_tool and not view.mutating_tools & view.tool_names():
             return False
         return is_action_request(view.user_message, self.keywords, self.analysis_cues)

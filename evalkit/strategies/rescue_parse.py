@@ -73,6 +73,7 @@ def _loads(text: str) -> Any:
     """JSON, repaired for the slips small models make (trailing commas, missing closers, Python
     literals); None when it still does not parse."""
     text = text.strip()
+    # as written first: a repair could change a string that happens to hold ", }"
     for candidate in (text, re.sub(r",\s*([}\]])", r"\1", text)):
         for attempt in (candidate, candidate + _missing_closers(candidate)):
             try:
@@ -122,6 +123,7 @@ def _as_call(obj: Any, tools: Mapping[str, ToolSpec]) -> ToolCall | None:
         obj = {**{k: v for k, v in obj.items() if k != "function"}, **obj["function"]}
     name_key = next((k for k in _NAME_KEYS if isinstance(obj.get(k), str)), None)
     arg_key = next((k for k in _ARG_KEYS if k in obj), None)
+    # any other key (a `description`, a `returns`) makes it a definition or an example, not a call
     if name_key is None or set(obj) - {name_key, arg_key, "id", "type"}:
         return None
     tool = tools.get(obj[name_key])
@@ -170,6 +172,7 @@ def _from_tags(text: str, tools: Mapping[str, ToolSpec]) -> list[ToolCall]:
     calls: list[ToolCall] = []
     for match in _TAG.finditer(text):
         body = match.group(2)
+        # last, the JSON read past the tag's end: a "</tool_call>" inside an argument cut the body short
         calls += _from_json(body, tools) or _from_xml(body, tools) or _json_at(text, match.start(2), tools)
     return calls
 
@@ -196,6 +199,7 @@ def _xml_value(raw: str, schema: Any) -> Any:
     if kind == "string" or (kind is None and not looks_like_json):
         return raw
     value = _loads(raw)
+    # text that does not parse as the schema's type is still the model's value: kept as text
     return raw if value is None else value
 
 

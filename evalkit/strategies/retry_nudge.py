@@ -35,11 +35,13 @@ class RetryNudge(BaseStrategy):
         self.used = 0
 
     def judge(self, reply: Completion, view: TurnView) -> Decision | None:
+        # with no tools offered, text is the only answer there is: nothing to nudge
         if reply.tool_calls or not view.tools:
             return None
         if self.used < self.max_retries:
             self.used += 1
             return Retry(self.message, f"text reply while tools are offered (nudge {self.used}/{self.max_retries})")
+        # exhausted: Forge's proxy hands the text on (None: accepted); `fail` makes the loss explicit
         if self.on_exhausted == "fail":
             return Stop("failed", f"still text after {self.max_retries} nudges")
         return None

@@ -19,7 +19,8 @@ from evalkit.gate.config import FloorRule, GateConfig
 from evalkit.gate.outcome import GateResult
 from evalkit.gate.render import render_junit, render_markdown, render_text
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import RunRecord
+from evalkit.results.runs import Results
 from evalkit.run.runner import run_config
 from evalkit.stats import pvalues
 from evalkit.stats.gate_tests import REGISTRY, detectable_drop

@@ -12,7 +12,7 @@ from evalkit.gate.comparison import compare
 from evalkit.gate.config import GateConfig
 from evalkit.gate.render import render_text
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results
+from evalkit.results.runs import Results
 from evalkit.run.config import RunConfig, load_config
 from evalkit.run.runner import run_config
 

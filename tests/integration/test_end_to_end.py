@@ -19,7 +19,8 @@ import yaml
 from evalkit.backends.packaged import MODELS
 from evalkit.backends.serve import LlamaServer
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import RunRecord
+from evalkit.results.runs import Results
 from evalkit.run.config import load_config
 from evalkit.run.runner import run_config
 from tests.integration.conftest import MODEL, require_llama_server

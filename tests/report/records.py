@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from evalkit.chat import Message, Sampling, ToolCall, Usage
-from evalkit.results.records import Cell, Footer, Header, Intervention, Results, RunRecord
+from evalkit.results.records import Cell, Footer, Header, Intervention, RunRecord
+from evalkit.results.runs import Results
 from evalkit.results.writer import ResultsWriter
 
 FAILURE_OF = {"final_answer": "text_instead_of_tool", "iteration_limit": "iteration_limit"}

@@ -14,7 +14,8 @@ from evalkit.report import render
 from evalkit.report.data import build_report
 from evalkit.report.plots import render_plots
 from evalkit.report.published import Published, PublishedRow, published_table
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import RunRecord
+from evalkit.results.runs import Results
 from evalkit.stats.rates import Rate
 from tests.report import records
 

@@ -12,7 +12,7 @@ from evalkit.report.html import render_html
 from evalkit.report.markdown import render_markdown
 from evalkit.report.terminal import summary_table
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results
+from evalkit.results.runs import Results
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
 

@@ -22,7 +22,8 @@ from evalkit.report.cells import PASS_K
 from evalkit.report.data import OVERALL, Column, ReportData, Row, build_report
 from evalkit.report.power_statement import BASELINES, DROPS, NEEDED_AT_DEFAULTS, POWER, power_statement
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import RunRecord
+from evalkit.results.runs import Results
 from evalkit.run.config import RunConfig
 from evalkit.run.runner import run_config
 from evalkit.stats import averages, proportions, pvalues, sample_size

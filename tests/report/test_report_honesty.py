@@ -9,7 +9,8 @@ from evalkit.report import render
 from evalkit.report.data import build_report
 from evalkit.report.findings import finding_sentence
 from evalkit.results.integrity import load_checked
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import RunRecord
+from evalkit.results.runs import Results
 from evalkit.results.writer import ResultsWriter
 from evalkit.stats.pvalues import mcnemar
 from tests.report import records

@@ -13,7 +13,8 @@ from evalkit.report.data import build_report
 from evalkit.report.html import render_html
 from evalkit.report.jsonfmt import render_json
 from evalkit.report.markdown import render_markdown
-from evalkit.results.records import Results, Served
+from evalkit.results.records import Served
+from evalkit.results.runs import Results
 from evalkit.run.config import RunConfig
 from evalkit.stats.proportions import newcombe
 from evalkit.stats.pvalues import holm

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from evalkit.cli.progress import ProgressBar
 from evalkit.report.terminal import WIDTH, summary_table
-from evalkit.results.records import Results
+from evalkit.results.runs import Results
 from evalkit.results.writer import ResultsWriter
 from evalkit.stats.proportions import wilson
 from tests.report import records

@@ -24,7 +24,8 @@ from evalkit.judge.arguments import DELIBERATE_DIFFERENCES
 from evalkit.report.bfcl_table import BFCL_MISSING, BfclEntry, BfclRow, BfclScore
 from evalkit.report.data import Column, ReportData
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import RunRecord
+from evalkit.results.runs import Results, RunRow
 
 __all__ = ["CheckerJudge", "Judge", "bfcl_category", "bfcl_score", "with_bfcl_score"]
 
@@ -87,12 +88,12 @@ class CheckerJudge:
             return f"BFCL's checker failed ({type(exc).__name__})"
 
 
-def _whole_runs(results: Results, wanted: set[str]) -> dict[str, RunRecord]:
+def _whole_runs(results: Results[RunRow], wanted: set[str]) -> dict[str, RunRecord]:
     """The records of the `wanted` runs with their transcripts. A report reads runs without them
     (`evalkit.results.scan`), so the files are read again whole, through the same reader and
     the same rule for a run id seen twice (`load_results`); nothing is picked out by cutting lines."""
     if results.transcripts is None:
-        return {run.run_id: run for run in results.runs if run.run_id in wanted}
+        return {run.run_id: run for run in results.runs if isinstance(run, RunRecord) and run.run_id in wanted}
     return {run.run_id: run for run in load_results(results.paths).runs if run.run_id in wanted}
 
 
@@ -106,7 +107,7 @@ class _Tally:
     disagree: int = 0
     not_judged: Counter[str] = field(default_factory=Counter)  # why BFCL's checker could not judge a run
 
-    def add(self, run: RunRecord, verdict: bool | str | None) -> None:
+    def add(self, run: RunRow, verdict: bool | str | None) -> None:
         self.runs += 1
         self.evalkit_counted += run.counted
         self.evalkit_correct += run.counted and run.correct
@@ -130,7 +131,7 @@ class _Tally:
         )
 
 
-def bfcl_score(results: Results, columns: Iterable[Column], judge: Judge | None) -> BfclScore | None:
+def bfcl_score(results: Results[RunRow], columns: Iterable[Column], judge: Judge | None) -> BfclScore | None:
     """The table for the report columns `columns`; None when the results hold no imported BFCL case.
     `judge` None: BFCL's checker is not available (its column says so)."""
     bfcl_runs = [(run, category) for run in results.runs if (category := bfcl_category(run.cell.scenario))]
@@ -173,7 +174,7 @@ def installed_judge() -> Judge | None:
 
 
 def with_bfcl_score(
-    data: ReportData, results: Results, judge: Judge | Literal["installed"] | None = "installed"
+    data: ReportData, results: Results[RunRow], judge: Judge | Literal["installed"] | None = "installed"
 ) -> ReportData:
     """`data` with its BFCL score table (unchanged when the results hold no imported BFCL case).
     `judge`: BFCL's checker as installed (the default), another judge, or None (none available)."""

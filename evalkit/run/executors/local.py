@@ -72,6 +72,7 @@ class OpenBackends:
                     backend = await pool._chains(config, entry, client)
                 else:
                     backend = create_backend(entry, client)
+                # the recorder wraps the outermost backend: it records what the run saw, chain or not
                 if record_dir is not None:
                     from evalkit.backends.recording import RecordingBackend
 
@@ -79,6 +80,7 @@ class OpenBackends:
                 pool.backends[entry.label] = backend
             if config.agents:
                 await pool._agents(config, entries)
+        # a failure half way (a server that did not start) must not leave the started ones running
         except BaseException:
             await pool.aclose()
             raise
@@ -124,6 +126,7 @@ class OpenBackends:
             provenance[label]["started_by_evalkit"] = started[0] if len(started) == 1 else started
         return provenance
 
+    # the order they were opened in, reversed: agents call backends, backends use clients and servers
     async def aclose(self) -> None:
         if self.agents is not None:
             await self.agents.aclose()
@@ -175,6 +178,7 @@ class LocalPhase:
     async def run(self, pending: Mapping[str, Iterator[PlannedRun]]) -> AsyncGenerator[RunRecord, None]:
         """Each run's record as soon as it finishes; closing the generator cancels the runs in flight."""
         capacity = self.capacity()
+        # bounded by the runs in flight: a writer that falls behind holds the workers back, not memory
         queue: asyncio.Queue[object] = asyncio.Queue(maxsize=max(1, sum(capacity.values())))
 
         async def work(specs: Iterator[PlannedRun], backend: Backend, chain: ChainBackend | None, slot: int) -> None:
@@ -200,6 +204,7 @@ class LocalPhase:
             else:
                 await queue.put(_DONE)
 
+        # the finisher tells the loop below when every worker is done (or one failed)
         finisher = asyncio.ensure_future(finish())
         try:
             while (item := await queue.get()) is not _DONE:
@@ -208,6 +213,7 @@ class LocalPhase:
                 assert isinstance(item, RunRecord)
                 yield item
         finally:
+            # the generator closed early (a signal, a write that failed): no run may go on unwritten
             for task in [*workers, finisher]:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -76,6 +76,7 @@ class ShardWorker:
             by_label.setdefault(spec.entry.label, []).append(spec)
         async with contextlib.aclosing(self._phase.run({k: iter(v) for k, v in by_label.items()})) as records:
             async for record in records:
+                # JSON across the wire: the driver validates it into a record of its own evalkit's model
                 yield record.model_dump_json()
 
     async def close(self) -> None:
@@ -84,6 +85,8 @@ class ShardWorker:
 
 def _provenance(described: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each label's description from the first worker, and every worker's own under `ray_workers`."""
+    # the first worker's description stands for the label; every worker's is kept beside it, so a
+    # node with another server build shows in the header
     first = described[0]["backends"]
     return {
         label: {**info, "ray_workers": [{"node": d["node"], **d["backends"].get(label, {})} for d in described]}
@@ -119,6 +122,7 @@ class RayPhase:
             except Exception as exc:  # a worker's failure ends the phase, as a local one would
                 await queue.put(_worker_error(exc))
             finally:
+                # every pump says it is done, failed or not: the loop below counts them down
                 await queue.put(_DONE)
 
         # two batches in flight per worker (they share its limits): it never idles at a batch's tail
