@@ -44,6 +44,10 @@ class ToolStep(StrictModel):
     hallucinated_tool: float = Field(ge=0)
     wrong_arguments: float = Field(ge=0)
     premature_answer: float = Field(ge=0)
+    # the right call, written as text in the reply (a fenced JSON object, as SmolLM2 writes it) rather
+    # than as a structured call: what `rescue_parse` and Forge's rescue recover. Last, and 0 by default,
+    # so a profile without it draws exactly what it drew before the weight existed.
+    call_as_text: float = Field(0.0, ge=0)
 
 
 class ReplyStep(StrictModel):
