@@ -3,7 +3,8 @@
 Probabilities are per model call and depend on the situation the simulated model is in: the next
 right move is a tool call (`tool_step`) or a reply to the user (`reply_step`), and whether a guard
 has just nudged it. The numbers in the shipped profiles are illustrative, chosen to show the
-trade-offs the seed documents describe; they are not measurements of any real model.
+trade-offs the seed documents describe; they are not measurements of any real model, except
+`tool_step.call_as_text`, which all of them take from the fitted SmolLM2 profile's native-mode value.
 
 A *fitted* profile (`evalkit sim fit`) is measured instead: it carries `fitted` (the model, the
 source files' hashes, the prior, and every parameter's interval and number of calls) and may carry
