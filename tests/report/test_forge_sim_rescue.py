@@ -58,3 +58,21 @@ def test_the_side_by_side_rescue_rows_show_the_rescued_columns_not_trust_texts()
         runs = _direct(results, stack)
         assert any(_rescued(r) for r in runs.values()), stack
         assert right.correct.x == _correct(runs) != _correct(_direct(results, without)), claim
+
+
+def test_the_prose_that_cites_these_counts_matches_the_committed_results() -> None:
+    """The README's (or, once moved, a docs page's) sentence on the rescued calls, from the results."""
+    results = load_results([COMMITTED])
+    trust, rescue = _direct(results, "trust_text"), _direct(results, "rescue_parse")
+    nudge, both = _direct(results, "retry_nudge"), _direct(results, "rescue+nudge")
+    calls = sum(i.strategy == "rescue_parse" and i.action == "rescue" for r in rescue.values() for i in r.interventions)
+    gained = sum(r.correct and not trust[k].correct for k, r in rescue.items())
+    expected = (
+        f"`rescue_parse` rescued {calls} calls in {sum(map(_rescued, rescue.values()))} of the `direct` entry's "
+        f"{len(rescue)} runs, and only those runs differ from `trust_text`'s on the same seeds ({gained} turned "
+        f"correct), so the side-by-side table's rescue columns are no longer `trust_text` and `retry_nudge` "
+        f"again: `rescue_parse` {_correct(rescue)}/{len(rescue)} against {_correct(trust)}, `rescue+nudge` "
+        f"{_correct(both)} against {_correct(nudge)}"
+    )
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    assert any(expected in " ".join(page.read_text(encoding="utf-8").split()) for page in pages), expected
