@@ -55,11 +55,13 @@ def _report(name: str, *args: str) -> Artefact:
     return Artefact(f"reports/{name}", ("report", *args, "-o", OUT))
 
 
-def _gate(name: str, baseline: str, candidate: str) -> Artefact:
+def _gate(name: str, baseline: str, candidate: str, *, refused: bool = False) -> Artefact:
+    """`refused`: the committed finding is the gate refusing its input (exit 2: a column over
+    max_infra_error_rate); its markdown says so, and --check still compares it word for word."""
     from readme_findings import FORGE_GATE_OPTIONS
 
     command = ("gate", "--baseline", baseline, "--candidate", candidate, *FORGE_GATE_OPTIONS, "--markdown", OUT)
-    return Artefact(f"reports/{name}", command, exits=(0, 1, 4))
+    return Artefact(f"reports/{name}", command, exits=(0, 1, 2, 4) if refused else (0, 1, 4))
 
 
 def _page(path: Path) -> str:
@@ -98,7 +100,7 @@ def artefacts() -> list[Artefact]:
         _report("forge-sim.html", "results/forge-sim-0.10.0.jsonl"),
         _report("forge-smollm2.html", "results/forge-smollm2.jsonl"),
         _report("agents-sim.html", "results/agents-sim.jsonl"),
-        _gate("forge-upgrade-gate-sim.md", *FORGE_GATE_SIM),
+        _gate("forge-upgrade-gate-sim.md", *FORGE_GATE_SIM, refused=True),  # 0.7.3's 502s (README "Forge")
         _gate("forge-upgrade-gate-smollm2.md", *FORGE_GATE_SMOLLM2),
         _gate("agent-upgrade-gate-sim.md", *AGENT_GATE_SIM),
         Artefact(

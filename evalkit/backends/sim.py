@@ -60,6 +60,14 @@ def _progress(messages: list[Message], skill: Skill, names: dict[str, str]) -> i
     return done
 
 
+def _written_call(calls: list[ToolCall]) -> str:
+    """The right call written in the reply's text: a fenced JSON object with `name` and `args`, the
+    form SmolLM2 writes (docs/sim-fitting.md); both `rescue_parse` and Forge's
+    rescue read it, and the prompt-mode parser does not (it is not the harness's own format)."""
+    objects = [{"name": c.name, "args": c.arguments or {}} for c in calls]
+    return "```\n" + json.dumps(objects[0] if len(objects) == 1 else objects, indent=2) + "\n```"
+
+
 def _placeholder_args(tool: ToolSpec) -> dict[str, Any]:
     props = tool.parameters.get("properties", {}) if isinstance(tool.parameters, dict) else {}
     return {name: ("hello" if spec.get("type", "string") == "string" else 1) for name, spec in props.items()}
@@ -79,6 +87,7 @@ class _Situation:
         self.progress = _progress(request.messages, context.skill, context.tool_names)
         self.skill = context.skill
         self.family = context.family
+        self.tool_names = context.tool_names
 
 
 class SimulatedBackend:
@@ -149,9 +158,11 @@ class SimulatedBackend:
             }
         if s.constrained:  # the grammar makes format errors and invented tools impossible
             weights["malformed_call"] = weights["hallucinated_tool"] = 0.0
-        if s.forced:  # must emit a call: prose turns into some call, most often the right one
-            weights["correct"] += weights["text_instead_of_tool"] + weights["premature_answer"]
-            weights["text_instead_of_tool"] = weights["premature_answer"] = 0.0
+        if s.forced:  # must emit a call: prose (and a call in prose) turns into some call, most often the right one
+            weights["correct"] += (
+                weights["text_instead_of_tool"] + weights["premature_answer"] + weights["call_as_text"]
+            )
+            weights["text_instead_of_tool"] = weights["premature_answer"] = weights["call_as_text"] = 0.0
         behaviour = rng.choices(list(weights), weights=list(weights.values()))[0]
         if s.respond and behaviour == "correct" and rng.random() < self.profile.respond_instead_of_tool:
             behaviour = "premature_answer"
@@ -186,6 +197,9 @@ class SimulatedBackend:
             return "", [ToolCall(id=call_id, name=target.name, arguments=wrong or {"query": "?"})]
         if behaviour == "premature_answer":
             return self._say(s, _INVENTED, call_id)
+        if behaviour == "call_as_text":
+            made = s.skill.calls[s.progress :] if s.skill.parallel else [target]
+            return _written_call([c.model_copy(update={"name": s.tool_names.get(c.name, c.name)}) for c in made]), []
         return _STALL_TEXT, []  # text_instead_of_tool
 
     def _reply_step(self, rng: random.Random, s: _Situation, now: Behaviour) -> tuple[str, list[ToolCall]]:

@@ -3,7 +3,10 @@
 Probabilities are per model call and depend on the situation the simulated model is in: the next
 right move is a tool call (`tool_step`) or a reply to the user (`reply_step`), and whether a guard
 has just nudged it. The numbers in the shipped profiles are illustrative, chosen to show the
-trade-offs the seed documents describe; they are not measurements of any real model.
+trade-offs the seed documents describe; they are not measurements of any real model. That holds
+for `tool_step.call_as_text` too: the shipped profiles give it a weight (1% to 7% of the plain tool
+steps) so rescue parsing has something to recover on the simulated model, where the fitted SmolLM2
+profile's is ~0 (it never wrote the intended call as text at a native tool step: 0 of 481).
 
 A *fitted* profile (`evalkit sim fit`) is measured instead: it carries `fitted` (the model, the
 source files' hashes, the prior, and every parameter's interval and number of calls) and may carry
@@ -44,6 +47,10 @@ class ToolStep(StrictModel):
     hallucinated_tool: float = Field(ge=0)
     wrong_arguments: float = Field(ge=0)
     premature_answer: float = Field(ge=0)
+    # the right call, written as text in the reply (a fenced JSON object, as SmolLM2 writes it) rather
+    # than as a structured call: what `rescue_parse` and Forge's rescue recover. Last, and 0 by default,
+    # so a profile without it draws exactly what it drew before the weight existed.
+    call_as_text: float = Field(0.0, ge=0)
 
 
 class ReplyStep(StrictModel):

@@ -11,7 +11,9 @@ reference: a real model may pass the check with other argument values the check 
 Behaviours, at a tool step (an intended call is still to make): `correct` (the intended call, as
 the check accepts it), `malformed_call` (a call whose arguments do not parse), `hallucinated_tool`
 (a tool that was not offered), `premature_answer` (an answer through `respond`), `wrong_arguments`
-(another call or other arguments) and `text_instead_of_tool` (prose). At a reply step: `reply`,
+(another call or other arguments), `call_as_text` (the intended call written in the reply's text, in a
+form `rescue_parse` recovers, where the mode's own parsing found no call) and `text_instead_of_tool`
+(prose). At a reply step: `reply`,
 `respond` (the answer through `respond`) or `unneeded_tool_call` (any other call); an answer is also
 `wrong_reply` when it fails the reply items (text, question, degenerate output) of the check in force.
 """
@@ -28,7 +30,7 @@ from typing import Any
 from evalkit.backends.base import RetryPolicy
 from evalkit.backends.replay import ReplayBackend
 from evalkit.backends.sim import RESPOND
-from evalkit.chat import CallContext, ChatRequest, Completion, Message, ToolCall
+from evalkit.chat import CallContext, ChatRequest, Completion, Message, ToolCall, ToolSpec
 from evalkit.errors import ReplayMiss, ResultsError
 from evalkit.judge.arguments import arguments_match
 from evalkit.judge.calls import match_rules, uses_v2
@@ -41,8 +43,9 @@ from evalkit.run.loop import run_loop
 from evalkit.scenario.matching import mismatch
 from evalkit.scenario.model import CallCheck, Scenario
 from evalkit.strategies import StrategySpec, build_stack
+from evalkit.strategies.rescue_parse import rescue_calls
 
-__all__ = ["Observation", "Recorded", "classify_files", "fits_intended"]
+__all__ = ["Observation", "Recorded", "classify_files", "fits_intended", "tool_behaviour"]
 
 _ONCE = RetryPolicy(attempts=1, base_delay_s=0.0, max_delay_s=0.0)
 
@@ -113,9 +116,11 @@ def _progress(scenario: Scenario, messages: list[Message], intended: list[ToolCa
     return done
 
 
-def _tool_behaviour(scenario: Scenario, target: ToolCall, calls: list[ToolCall], offered: set[str]) -> str:
+def tool_behaviour(
+    scenario: Scenario, target: ToolCall, calls: list[ToolCall], offered: dict[str, ToolSpec], text: str
+) -> str:
     if not calls:
-        return "text_instead_of_tool"
+        return "call_as_text" if _written_call(scenario, target, text, offered) else "text_instead_of_tool"
     if any(c.malformed or c.name_lost for c in calls):
         return "malformed_call"
     if any(c.name not in offered for c in calls):
@@ -123,6 +128,14 @@ def _tool_behaviour(scenario: Scenario, target: ToolCall, calls: list[ToolCall],
     if calls[0].name == RESPOND:
         return "premature_answer"
     return "correct" if fits_intended(scenario, target, calls[0]) else "wrong_arguments"
+
+
+def _written_call(scenario: Scenario, target: ToolCall, text: str, offered: dict[str, ToolSpec]) -> bool:
+    """Is this text reply the intended call written as text, in a form `rescue_parse` recovers? (A
+    call it recovers that is not the intended one stays prose: the simulated model writes only the
+    right call as text.)"""
+    found = rescue_calls(text, offered) if text.strip() else None
+    return found is not None and fits_intended(scenario, target, found[0][0])
 
 
 _REPLY_KINDS = frozenset(
@@ -153,11 +166,15 @@ def _observation(
 ) -> Observation:
     """The situation of one model call (from the very request the model answered) and what it did."""
     intended = context.skill.calls
-    offered = {t.name for t in context.offered_tools}
+    offered = {t.name: t for t in context.offered_tools}
     calls = completion.tool_calls or (parse_strict_calls(completion.text) if context.mode == "prompt" else [])
     done = _progress(scenario, request.messages, intended)
     tool_step = done < len(intended)
-    behaviour = _tool_behaviour(scenario, intended[done], calls, offered) if tool_step else _reply_behaviour(calls)
+    behaviour = (
+        tool_behaviour(scenario, intended[done], calls, offered, completion.text)
+        if tool_step
+        else _reply_behaviour(calls)
+    )
     cell = run.cell
     return Observation(
         source=source,

@@ -1,12 +1,13 @@
 """Fitting a simulated profile's parameters to classified model calls (`evalkit.simfit.classify`).
 
 Every parameter is a share of calls in one situation, estimated with a Jeffreys prior: Beta(1/2, 1/2)
-for a single share, Dirichlet(1/2, ..., 1/2) for the six tool-step weights. The value is the
+for a single share, Dirichlet(1/2, ..., 1/2) for the seven tool-step weights. The value is the
 posterior mean, the interval the central 95% of the posterior (for a weight, of its Beta marginal),
 so a parameter with no calls behind it is the prior's 0.5 with an interval of almost [0, 1].
 
 Which calls inform which parameter (the simulated backend's own situations, `evalkit.backends.sim`):
-`tool_step.*` the tool steps without a nudge, a constraint or a forced call; `after_nudge.
+`tool_step.*` the tool steps without a nudge, a constraint or a forced call (`call_as_text`: a reply
+with no call that `rescue_parse` reads as the intended call); `after_nudge.
 tool_step_correct` the tool steps just after a nudge (without a constraint); `reply_step.uses_respond`
 the unforced reply steps without a nudge where `respond` was offered; `reply_step.unneeded_tool_call`
 those same steps where the model did not use `respond` (the backend draws the two one after the

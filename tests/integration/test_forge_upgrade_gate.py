@@ -3,8 +3,9 @@ the job's `env:` given plain values, against the Forge venvs scripts/install-for
 (linked into the copy, so its install step finds them and does nothing). Skips without both releases.
 
 The verdict for 0.7.3 -> 0.10.0 is a finding (README "Forge"): 0.7.3's proxy answers HTTP 502 when a
-reply's tool-call arguments do not parse, those runs are infra errors, and the gate will not judge
-the cells where they pass its limit: exit 4, NOT JUDGED. The slow test runs the workflow at its own N
+reply's tool-call arguments do not parse, those runs are infra errors, and on the simulated model
+they pass the limit for a whole column (forge-norescue): the gate refuses the pair, exit 2 (it gives
+exit 4, NOT JUDGED, when only cells pass it). The slow test runs the workflow at its own N
 and requires the committed gate summary (reports/forge-upgrade-gate-sim.md) word for word; the fast
 tests/test_regenerate.py holds the same file to the gate on the committed results."""
 
@@ -74,8 +75,9 @@ def test_the_workflow_runs_locally_and_the_gate_gives_a_verdict(tmp_path: Path) 
     that ran are the ones the job pinned."""
     gate, summary = _run_workflow(tmp_path, "2")
     first = summary.splitlines()[0]
-    assert gate in (0, 1, 4) and first.startswith("## evalkit gate: ")
-    assert ("NOT JUDGED" in first) == (gate == 4) and ("SIMULATED" in summary)
+    assert gate in (0, 1, 2, 4) and first.startswith("## evalkit gate: ")
+    assert ("NOT JUDGED" in first) == (gate == 4) and ("ERROR (exit 2)" in first) == (gate == 2)
+    assert gate == 2 or "SIMULATED" in summary  # a refused input has no verdict to label
     for version in ("0.7.3", "0.10.0"):
         header = (tmp_path / "repo" / "results" / f"forge-{version}.jsonl").read_text(encoding="utf-8")
         assert f'"name":"forge-guardrails","version":"{version}"' in header
@@ -85,5 +87,5 @@ def test_the_workflow_runs_locally_and_the_gate_gives_a_verdict(tmp_path: Path) 
 def test_at_its_own_n_the_workflow_reproduces_the_committed_gate(tmp_path: Path) -> None:
     env_job, _ = _job()
     gate, summary = _run_workflow(tmp_path, env_job["RUNS"])
-    assert gate == 4
+    assert gate == 2
     assert summary == COMMITTED.read_text(encoding="utf-8")

@@ -18,11 +18,12 @@ KNOWN: dict[str, Any] = {
     "name": "known",
     "tool_step": {
         "correct": 0.5,
-        "text_instead_of_tool": 0.3,
+        "text_instead_of_tool": 0.2,
         "malformed_call": 0.1,
         "hallucinated_tool": 0.1,
         "wrong_arguments": 0.0,
         "premature_answer": 0.0,
+        "call_as_text": 0.1,
     },
     "reply_step": {"unneeded_tool_call": 0.3, "uses_respond": 0.0},
     "after_nudge": {"tool_step_correct": 0.7, "reply_step_tool_call": 0.4, "uses_respond": 0.0},

@@ -37,7 +37,9 @@ def test_a_profile_fitted_to_its_own_runs_predicts_them(known: Recorded, scenari
 
 
 def test_a_wrong_profile_is_caught(known: Recorded, scenarios: list[Scenario]) -> None:
-    perfect = dict(KNOWN["tool_step"], correct=1.0, text_instead_of_tool=0, malformed_call=0, hallucinated_tool=0)
+    perfect = dict(
+        KNOWN["tool_step"], correct=1.0, text_instead_of_tool=0, malformed_call=0, hallucinated_tool=0, call_as_text=0
+    )
     fitted = fit_profile(known)
     wrong = SimProfile.model_validate({**fitted.model_dump(), "tool_step": perfect, "overrides": []})
     wrong = wrong.model_copy(update={"fitted": fitted.fitted.model_copy(update={"estimates": {}})})  # type: ignore[union-attr]
