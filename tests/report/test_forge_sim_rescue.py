@@ -9,7 +9,8 @@ from pathlib import Path
 
 from evalkit.report.data import build_report
 from evalkit.results.reader import load_results
-from evalkit.results.records import Results, RunRecord
+from evalkit.results.records import RunRecord
+from evalkit.results.runs import Results
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "results/forge-sim-0.10.0.jsonl"
