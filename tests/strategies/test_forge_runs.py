@@ -75,9 +75,11 @@ def test_forge_with_no_retries_ends_at_the_first_text_or_unknown_tool(forge_runs
 
 @needs_forge
 def test_every_forge_intervention_is_one_of_its_actions(forge_runs) -> None:  # type: ignore[no-untyped-def]
-    reasons = Counter(
-        i.reason.split(" (")[0] for r in forge_runs.runs if r.cell.strategy.startswith("forge") for i in r.interventions
-    )
+    interventions = [i for r in forge_runs.runs if r.cell.strategy.startswith("forge") for i in r.interventions]
+    # the shipped profile writes some calls as text (`call_as_text`): Forge reads them back, a rescue
+    rescues = [i for i in interventions if i.action == "rescue"]
+    assert rescues and all(i.reason.startswith("forge rescued ") and " from text" in i.reason for i in rescues)
+    reasons = Counter(i.reason.split(" (")[0] for i in interventions if i.action != "rescue")
     assert set(reasons) <= {
         "forge retry",
         "forge tool_error",
